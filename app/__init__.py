@@ -1,0 +1,1 @@
+"""attnlens' user side: the Streamlit app and the command line."""

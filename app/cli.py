@@ -1,0 +1,159 @@
+"""The `attnlens` command line (CONTRACTS.md): bad input exits 2 with one line, no traceback."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+import model
+
+
+class UsageError(Exception):
+    """A bad flag or value on the command line."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line instead of usage + message
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(
+        prog="attnlens", description="See what every attention head of a Transformer looks at."
+    )
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=Parser)
+
+    models = sub.add_parser("models", help="list the models that load by name")
+    models.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    trace = sub.add_parser("trace", help="record every layer's and head's attention for TEXT")
+    trace.add_argument("model", metavar="MODEL")
+    trace.add_argument("text", metavar="TEXT")
+    trace.add_argument("--target", help="teacher-force this target (encoder-decoder models)")
+    trace.add_argument("--format", choices=("json", "csv", "npz"), default="json")
+    trace.add_argument("--out", type=Path, help="write here instead of standard output")
+    trace.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+
+    train = sub.add_parser("train", help="train a bundled model's task from scratch")
+    train.add_argument("task", metavar="TASK")
+    train.add_argument("--out", type=Path, help="folder for the weights (default: runs/TASK)")
+    train.add_argument("--steps", type=int, help="training steps (default: the recipe's)")
+    train.add_argument("--seed", type=int, help="random seed (default: the recipe's)")
+    train.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+
+    serve = sub.add_parser("serve", help="start the app in the browser")
+    serve.add_argument("--port", type=int, default=8501)
+    serve.add_argument("--model", help="model to open first (default: reverse)")
+    return parser
+
+
+def cmd_models(args: argparse.Namespace) -> None:
+    entries = model.bundled_models()
+    if args.json:
+        print(json.dumps([e.__dict__ for e in entries], indent=2))
+        return
+    for e in entries:
+        print(f"{e.name:<12} {e.architecture:<16} {e.description}")
+
+
+def cmd_trace(args: argparse.Namespace) -> None:
+    lens = model.load(args.model, device=args.device)
+    tr = lens.trace(args.text, target=args.target)
+    for warning in tr.warnings:
+        print(f"attnlens: warning: {warning}", file=sys.stderr)
+    if args.format == "npz":
+        _write_bytes(tr.to_npz(), args.out)
+    elif args.format == "csv":
+        _write_text(tr.to_frame().to_csv(index=False), args.out)
+    else:
+        _write_text(tr.to_json() + "\n", args.out)
+
+
+def cmd_train(args: argparse.Namespace) -> None:
+    from dataclasses import replace
+
+    from model.recipes import get_recipe
+    from model.train import train
+
+    recipe = get_recipe(args.task)
+    config = recipe.train
+    if args.steps is not None:
+        if args.steps < 1:
+            raise model.InputError(f"--steps must be at least 1, got {args.steps}")
+        config = replace(config, steps=args.steps)
+    if args.seed is not None:
+        config = replace(config, seed=args.seed)
+    out = args.out or Path("runs") / args.task
+    metrics = train(recipe.make_task(), recipe.model, config, out, device=args.device)
+    print(
+        json.dumps({"out": str(out), **{k: v for k, v in metrics.items() if k != "head_alignment"}})
+    )
+
+
+def cmd_serve(args: argparse.Namespace) -> None:
+    if not 1 <= args.port <= 65535:
+        raise model.InputError(f"--port must be between 1 and 65535, got {args.port}")
+    script = Path(__file__).parent / "main.py"
+    command = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(script),
+        "--server.port",
+        str(args.port),
+        "--server.headless",
+        "true",
+        "--browser.gatherUsageStats",
+        "false",
+    ]
+    if args.model:
+        command += ["--", "--model", args.model]
+    raise SystemExit(subprocess.call(command))
+
+
+def _write_text(text: str, out: Path | None) -> None:
+    if out is None:
+        sys.stdout.write(text)
+    else:
+        out.write_text(text)
+
+
+def _write_bytes(blob: bytes, out: Path | None) -> None:
+    if out is None:
+        sys.stdout.buffer.write(blob)
+    else:
+        out.write_bytes(blob)
+
+
+COMMANDS = {"models": cmd_models, "trace": cmd_trace, "train": cmd_train, "serve": cmd_serve}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+        COMMANDS[args.command](args)
+    except UsageError as err:
+        print(_one_line(err), file=sys.stderr)
+        return 2
+    except (ValueError, OSError) as err:
+        print(f"attnlens: error: {_one_line(err)}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("attnlens: interrupted", file=sys.stderr)
+        return 130
+    return 0
+
+
+def _one_line(err: BaseException) -> str:
+    text = str(err).strip() or type(err).__name__
+    return " ".join(text.split())
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

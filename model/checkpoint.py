@@ -1,0 +1,67 @@
+"""Saving and loading bundled models: safetensors weights plus a JSON description, no pickle."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+from safetensors.torch import load_model, save_model
+
+from model.config import TransformerConfig
+from model.tokenizer import CharTokenizer
+from model.transformer import Transformer
+
+WEIGHTS, DESCRIPTION = "model.safetensors", "config.json"
+
+
+def save(
+    folder: Path, net: Transformer, tok: CharTokenizer, meta: dict[str, Any], half: bool = False
+) -> None:
+    """Write folder/model.safetensors and folder/config.json (float16 weights when half)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    target = net
+    if half:
+        target = Transformer(net.config)
+        target.load_state_dict(net.state_dict())
+        target.half()
+    save_model(target, str(folder / WEIGHTS))
+    description = {"transformer": net.config.to_dict(), "tokenizer": tok.to_dict(), **meta}
+    (folder / DESCRIPTION).write_text(json.dumps(description, indent=2, sort_keys=True) + "\n")
+
+
+def read_description(folder: Path) -> dict[str, Any]:
+    path = folder / DESCRIPTION
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing")
+    data: dict[str, Any] = json.loads(path.read_text())
+    return data
+
+
+def load(
+    folder: Path, device: torch.device, weights: Path | None = None
+) -> tuple[Transformer, CharTokenizer, dict[str, Any]]:
+    """A model in eval mode, its tokenizer and its description, from a bundled folder."""
+    description = read_description(folder)
+    net = Transformer(TransformerConfig.from_dict(description["transformer"]))
+    path = weights or folder / WEIGHTS
+    if path.suffix != ".safetensors":
+        raise ValueError(f"refusing to load {path}: only .safetensors weights are accepted")
+    probe = Transformer(net.config)
+    probe.half()
+    dtype_is_half = _stored_half(path)
+    target = probe if dtype_is_half else net
+    load_model(target, str(path), device="cpu")
+    if dtype_is_half:
+        net.load_state_dict({k: v.float() for k, v in probe.state_dict().items()})
+    net.to(device).eval()
+    return net, CharTokenizer.from_dict(description["tokenizer"]), description
+
+
+def _stored_half(path: Path) -> bool:
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="pt") as f:
+        first = next(iter(f.keys()))
+        return bool(f.get_slice(first).get_dtype() == "F16")

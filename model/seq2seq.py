@@ -1,0 +1,117 @@
+"""A lens over our own encoder-decoder Transformer with a character tokenizer."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from model import checkpoint
+from model.batch import pad_rows
+from model.errors import InputError
+from model.evaluate import greedy_batch
+from model.lens import Lens
+from model.masks import padding_mask, subsequent_mask
+from model.tokenizer import EOS
+from model.trace import ModelInfo, Trace
+
+
+class Seq2SeqLens(Lens):
+    """One of the bundled encoder-decoder models (§3), traced by return value."""
+
+    def __init__(self, folder: Path, device: torch.device, name: str | None = None) -> None:
+        self.net, self.tokenizer, self.meta = checkpoint.load(folder, device)
+        self.device = device
+        c = self.net.config
+        self.info = ModelInfo(
+            name or str(self.meta.get("name", folder.name)), "encoder-decoder", c.N, c.h, c.d_model
+        )
+        self.description = str(self.meta.get("description", ""))
+        self.trained_len = int(self.meta.get("max_source_len", c.max_len - 1))
+
+    @property
+    def max_tokens(self) -> int:
+        return self.net.config.max_len - 1  # one position is kept for the end token
+
+    def source_ids(self, text: str) -> tuple[list[int], list[str], list[str]]:
+        """Ids and token strings of the encoder input, and warnings about it."""
+        if not text:
+            raise InputError("text is empty; type at least one character")
+        if len(text) > self.max_tokens:
+            raise InputError(
+                f"text has {len(text)} characters but {self.info.name} "
+                f"takes at most {self.max_tokens}"
+            )
+        enc = self.tokenizer.encode(text)
+        warnings = []
+        if enc.unknown:
+            shown = "".join(dict.fromkeys(enc.unknown))
+            warnings.append(f"characters outside the vocabulary were read as <unk>: {shown!r}")
+        if len(text) > self.trained_len:
+            warnings.append(
+                f"{self.info.name} was trained on at most {self.trained_len} characters; "
+                f"its output for {len(text)} is unreliable"
+            )
+        return enc.ids + [self.tokenizer.eos_id], enc.tokens + [EOS], warnings
+
+    def target_ids(self, target: str) -> tuple[list[int], list[str], list[str]]:
+        if len(target) > self.max_tokens:
+            raise InputError(
+                f"target has {len(target)} characters but {self.info.name} "
+                f"takes at most {self.max_tokens}"
+            )
+        enc = self.tokenizer.encode(target)
+        warnings = []
+        if enc.unknown:
+            shown = "".join(dict.fromkeys(enc.unknown))
+            warnings.append(
+                f"target characters outside the vocabulary were read as <unk>: {shown!r}"
+            )
+        return enc.ids, enc.tokens, warnings
+
+    def trace(self, text: str, target: str | None = None) -> Trace:
+        """Teacher-forced on target; without one, on the model's own greedy output."""
+        src, src_tokens, warnings = self.source_ids(text)
+        if target is None:
+            target = greedy_batch(self.net, self.tokenizer, [text], self.max_tokens)[0]
+        tgt, tgt_tokens, target_warnings = self.target_ids(target)
+        return self._teacher_forced(src, src_tokens, tgt, tgt_tokens, warnings + target_warnings)
+
+    @torch.inference_mode()
+    def _teacher_forced(
+        self,
+        src: list[int],
+        src_tokens: list[str],
+        tgt: list[int],
+        tgt_tokens: list[str],
+        warnings: list[str],
+    ) -> Trace:
+        tok, net = self.tokenizer, self.net
+        src_t = pad_rows([src], tok.pad_id).to(self.device)  # (1, S)
+        tgt_in = pad_rows([[tok.bos_id] + tgt], tok.pad_id).to(self.device)  # (1, T)
+        src_mask = padding_mask(src_t, tok.pad_id)  # (1, 1, S)
+        tgt_mask = padding_mask(tgt_in, tok.pad_id) & subsequent_mask(tgt_in.size(1), self.device)
+        encoded = net.encode(src_t, src_mask)
+        decoded = net.decode(net.memory_kv(encoded.memory), src_mask, tgt_in, tgt_mask)
+        logprobs = net.log_probs(decoded.hidden)[0]  # (T, V)
+        nxt = torch.tensor(tgt + [tok.eos_id], device=self.device)  # (T,)
+        S, T = src_t.size(1), tgt_in.size(1)
+        return Trace(
+            model=self.info,
+            src_tokens=tuple(src_tokens),
+            tgt_tokens=("<s>", *tgt_tokens),
+            encoder_self=_numpy(encoded.attention[:, 0]),  # (N, h, S, S)
+            decoder_self=_numpy(decoded.self_attention[:, 0]),  # (N, h, T, T)
+            cross=_numpy(decoded.cross_attention[:, 0]),  # (N, h, T, S)
+            encoder_self_mask=src_mask[0].expand(S, S).cpu().numpy(),
+            decoder_self_mask=tgt_mask[0].cpu().numpy(),
+            cross_mask=src_mask[0].expand(T, S).cpu().numpy(),
+            positional_encoding=_numpy(net.positional(0, max(S, T))),
+            tgt_logprobs=_numpy(logprobs.gather(-1, nxt.unsqueeze(-1)).squeeze(-1)),
+            warnings=tuple(warnings),
+        )
+
+
+def _numpy(t: torch.Tensor) -> np.ndarray:
+    return t.detach().float().cpu().numpy().copy()
