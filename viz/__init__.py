@@ -1,5 +1,9 @@
 """attnlens' figures: pure functions from records to Plotly figures and pandas tables."""
 
+from viz.alignment import cross_alignment
 from viz.heatmap import head_heatmap
+from viz.lines import lines_view
+from viz.mask_view import masks_view
+from viz.model_view import model_view
 
-__all__ = ["head_heatmap"]
+__all__ = ["cross_alignment", "head_heatmap", "lines_view", "masks_view", "model_view"]

@@ -6,69 +6,58 @@ import numpy as np
 import plotly.graph_objects as go
 
 from model.trace import Kind, Trace
-from viz.labels import position_labels, visible
+from viz.labels import position_labels
+from viz.select import KIND_TITLES, allowed_of, attention_of, check_head, check_layer
 
-KIND_TITLES = {
-    "encoder_self": "encoder self-attention",
-    "decoder_self": "decoder self-attention",
-    "cross": "cross-attention (decoder → encoder)",
-}
+MASKED_COLOUR = "rgb(120,120,120)"
 
 
 def head_heatmap(trace: Trace, kind: Kind, layer: int, head: int) -> go.Figure:
-    """Query tokens on rows, key tokens on columns; masked cells are blank, not a low weight."""
-    weights = trace.attention(kind)
-    if weights is None:
-        raise ValueError(
-            f"{trace.model.name} records no {kind} attention; it has {', '.join(trace.kinds)}"
-        )
-    L, H = weights.shape[:2]
-    if not (0 <= layer < L and 0 <= head < H):
-        raise ValueError(f"layer {layer}, head {head} is outside {L} layers × {H} heads")
-    w = weights[layer, head]  # (Q, K)
-    mask = trace.mask(kind)
-    allowed = np.ones_like(w, dtype=bool) if mask is None else mask
+    """Query tokens on rows, key tokens on columns; masked cells grey, not a low weight."""
+    weights = attention_of(trace, kind)
+    check_layer(weights, layer)
+    check_head(weights, head)
+    allowed = allowed_of(trace, kind)  # (Q, K)
     q_tokens, k_tokens = trace.tokens(kind)
-    shown = np.where(allowed, w, np.nan)  # masked cells are gaps, drawn in the background colour
-    hover = _hover(q_tokens, k_tokens, w, allowed)
-    fig = go.Figure(
-        go.Heatmap(
-            z=shown,
-            x=position_labels(k_tokens),
-            y=position_labels(q_tokens),
-            zmin=0.0,
-            zmax=1.0,
-            colorscale="Blues",
-            customdata=hover,
-            hovertemplate="%{customdata}<extra></extra>",
-            colorbar={"title": "weight"},
-            xgap=1,
-            ygap=1,
-        )
-    )
+    x, y = position_labels(k_tokens), position_labels(q_tokens)
+    fig = go.Figure([_weights(weights[layer, head], allowed, x, y), _masked(allowed, x, y)])
     fig.update_layout(
         title=f"{KIND_TITLES[kind]} · layer {layer} · head {head}",
-        xaxis={"title": "key", "type": "category", "tickangle": 0, "side": "top"},
+        xaxis={"title": "key", "type": "category", "side": "top"},
         yaxis={"title": "query", "type": "category", "autorange": "reversed"},
-        plot_bgcolor="rgba(200,200,200,0.35)",
-        margin={"l": 10, "r": 10, "t": 80, "b": 10},
+        plot_bgcolor="white",
+        margin={"l": 10, "r": 10, "t": 90, "b": 10},
     )
     return fig
 
 
-def _hover(
-    q_tokens: tuple[str, ...], k_tokens: tuple[str, ...], w: np.ndarray, allowed: np.ndarray
-) -> np.ndarray:
-    """Hover text per cell. Plotly renders hover text as markup, so '<' and '>' are escaped."""
-    q = [_escape(visible(t)) for t in q_tokens]
-    k = [_escape(visible(t)) for t in k_tokens]
-    out = np.empty(w.shape, dtype=object)
-    for i, qt in enumerate(q):
-        for j, kt in enumerate(k):
-            value = f"{w[i, j]:.6f}" if allowed[i, j] else "masked (not allowed)"
-            out[i, j] = f"query {i} {qt!r} → key {j} {kt!r}<br>weight {value}"
-    return out
+def _weights(w: np.ndarray, allowed: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
+    """The allowed cells, with the exact weight in the hover; masked cells left as gaps."""
+    return go.Heatmap(
+        z=np.where(allowed, w, np.nan).astype(np.float32),  # (Q, K)
+        x=x,
+        y=y,
+        zmin=0.0,
+        zmax=1.0,
+        colorscale="Blues",
+        colorbar={"title": "weight"},
+        hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.7g}<extra></extra>",
+        xgap=1,
+        ygap=1,
+        name="weight",
+    )
 
 
-def _escape(text: str) -> str:
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+def _masked(allowed: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
+    """The masked cells drawn in grey on their own layer, so they never read as a low weight."""
+    return go.Heatmap(
+        z=np.where(allowed, np.nan, 1.0).astype(np.float32),  # (Q, K)
+        x=x,
+        y=y,
+        colorscale=[[0.0, MASKED_COLOUR], [1.0, MASKED_COLOUR]],
+        showscale=False,
+        hovertemplate="query %{y}<br>key %{x}<br>masked: not allowed<extra></extra>",
+        xgap=1,
+        ygap=1,
+        name="masked",
+    )

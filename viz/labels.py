@@ -1,13 +1,13 @@
-"""Token labels for axes: every position its own label, token text kept as text."""
+"""Token labels for figures: every position its own label, token text kept as text, not markup."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 
-def position_labels(tokens: Sequence[str]) -> list[str]:
-    """'3 · h' style labels, unique per position even when tokens repeat; spaces made visible."""
-    return [f"{i} · {visible(tok)}" for i, tok in enumerate(tokens)]
+def escape(text: str) -> str:
+    """Plotly renders labels and hover text as a subset of HTML, so '&', '<', '>' are escaped."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def visible(token: str) -> str:
@@ -15,3 +15,13 @@ def visible(token: str) -> str:
     if token == " ":
         return "␣"
     return "".join(ch if ch.isprintable() else f"\\x{ord(ch):02x}" for ch in token)
+
+
+def token_text(token: str) -> str:
+    """A token made visible and safe to put in a figure."""
+    return escape(visible(token))
+
+
+def position_labels(tokens: Sequence[str]) -> list[str]:
+    """'3 · h' style labels, unique per position even when tokens repeat; safe as figure text."""
+    return [f"{i} · {token_text(tok)}" for i, tok in enumerate(tokens)]

@@ -1,0 +1,67 @@
+"""The lines view: a line per (query, key) above the threshold, coloured by head."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from model.trace import Trace
+from viz import lines_view
+
+
+def _lines(fig: object, head: int) -> set[tuple[int, int]]:
+    """(query, key) pairs drawn as lines for one head."""
+    pairs = set()
+    for t in fig.data:  # type: ignore[attr-defined]
+        if t.mode == "lines" and t.legendgroup == str(head):
+            ys = np.asarray(t.y, dtype=float).reshape(-1, 3)
+            pairs |= {(int(a), int(b)) for a, b, _ in ys}
+    return pairs
+
+
+def test_a_line_for_every_weight_above_the_threshold(trace: Trace) -> None:
+    fig = lines_view(trace, "encoder_self", 1, heads=[2], min_weight=0.1)
+    assert trace.encoder_self is not None
+    w = trace.encoder_self[1, 2]
+    expected = {(int(q), int(k)) for q, k in zip(*np.nonzero(w >= 0.1), strict=True)}
+    assert _lines(fig, 2) == expected and _lines(fig, 0) == set()
+
+
+def test_wider_lines_for_heavier_weights(synth: type) -> None:
+    w = np.zeros((1, 1, 2, 2), dtype=np.float32)
+    w[0, 0, 0] = [0.9, 0.1]
+    w[0, 0, 1] = [0.3, 0.7]
+    tr = synth.make_trace(src=("a", "b"), L=1, H=1, encoder_self=w)
+    widths = {}
+    for t in lines_view(tr, "encoder_self", 0).data:
+        if t.mode == "lines":
+            for a, b, _ in np.asarray(t.y, dtype=float).reshape(-1, 3):
+                widths[(int(a), int(b))] = t.line.width
+    assert widths[(0, 0)] > widths[(1, 1)] > widths[(1, 0)] > widths[(0, 1)]
+
+
+def test_several_heads_get_their_own_colour_and_legend_entry(trace: Trace) -> None:
+    fig = lines_view(trace, "cross", 0, heads=[0, 1])
+    legend = {t.name: t.line.color for t in fig.data if t.showlegend}
+    assert set(legend) == {"head 0", "head 1"} and len(set(legend.values())) == 2
+
+
+def test_both_columns_keep_repeated_tokens_and_hover_names_them(trace: Trace) -> None:
+    fig = lines_view(trace, "encoder_self", 0, heads=[0], min_weight=0.0)
+    left, right = (t for t in fig.data if t.mode == "text")
+    assert list(left.text) == ["a", "b", "a", "&lt;/s&gt;"] and list(left.y) == [0, 1, 2, 3]
+    assert list(right.x) == [1.0] * 4
+    hover = next(t for t in fig.data if t.mode == "markers").hovertext
+    assert "query 2 a → key 3 &lt;/s&gt;" in "".join(hover)
+
+
+def test_markup_tokens_are_escaped(markup_trace: Trace) -> None:
+    data = json.dumps(json.loads(lines_view(markup_trace, "cross", 0).to_json())["data"])
+    assert "<b>" not in data and "<img" not in data and "&lt;img src=x" in data
+
+
+def test_bad_head_is_named(trace: Trace) -> None:
+    with pytest.raises(ValueError, match="head 7"):
+        lines_view(trace, "cross", 0, heads=[7])

@@ -1,0 +1,69 @@
+"""Cross-attention alignment: which source position each produced target token looked at."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from model.trace import Trace
+from viz.labels import position_labels, token_text
+from viz.select import allowed_of, attention_of, check_head, check_layer
+
+
+def cross_alignment(trace: Trace, layer: int | None = None, head: int | None = None) -> go.Figure:
+    """Target × source (§3.2.3 encoder-decoder attention), heads averaged unless one is given.
+
+    Row i is decoder position i, labelled with its input token and the token it produced.
+    """
+    weights = attention_of(trace, "cross")
+    L = weights.shape[0]
+    layer = L - 1 if layer is None else layer
+    check_layer(weights, layer)
+    if head is not None:
+        check_head(weights, head)
+    w = weights[layer].mean(0) if head is None else weights[layer, head]  # (T, S)
+    allowed = allowed_of(trace, "cross")
+    rows = produced_labels(trace.tgt_tokens)
+    best = np.where(allowed, w, -np.inf).argmax(-1)  # (T,) the most attended source position
+    fig = go.Figure(
+        [
+            go.Heatmap(
+                z=np.where(allowed, w, np.nan).astype(np.float32),
+                x=position_labels(trace.src_tokens),
+                y=rows,
+                zmin=0.0,
+                zmax=1.0,
+                colorscale="Greens",
+                colorbar={"title": "weight"},
+                hovertemplate="target %{y}<br>source %{x}<br>weight %{z:.7g}<extra></extra>",
+                xgap=1,
+                ygap=1,
+            ),
+            go.Scatter(
+                x=[position_labels(trace.src_tokens)[j] for j in best],
+                y=rows,
+                mode="markers",
+                marker={"symbol": "circle-open", "size": 10, "color": "crimson"},
+                name="most attended",
+                hoverinfo="skip",
+            ),
+        ]
+    )
+    which = "mean of heads" if head is None else f"head {head}"
+    fig.update_layout(
+        title=f"cross-attention alignment · layer {layer} · {which}",
+        xaxis={"title": "source", "type": "category", "side": "top"},
+        yaxis={"title": "target (input → produced)", "type": "category", "autorange": "reversed"},
+        plot_bgcolor="rgb(120,120,120)",
+        margin={"l": 10, "r": 10, "t": 90, "b": 10},
+    )
+    return fig
+
+
+def produced_labels(tgt_tokens: tuple[str, ...]) -> list[str]:
+    """'i · input → produced' per decoder position; the last position produced the end."""
+    produced = [*tgt_tokens[1:], "end"]
+    return [
+        f"{i} · {token_text(a)} → {token_text(b)}"
+        for i, (a, b) in enumerate(zip(tgt_tokens, produced, strict=True))
+    ]
