@@ -57,7 +57,7 @@ def _head_lines(
     q_tokens: tuple[str, ...],
     k_tokens: tuple[str, ...],
 ) -> list[go.Scatter]:
-    """One trace per weight bin (a trace has one width), plus hover points at line middles."""
+    """One trace per weight bin (a trace has one width), plus hover points near the query end."""
     out: list[go.Scatter] = []
     low = min_weight
     for n, high in enumerate(LEVELS):

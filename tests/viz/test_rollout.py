@@ -1,0 +1,57 @@
+"""Attention rollout and flow (Abnar & Zuidema 2020)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from model.trace import Trace
+from viz import rollout_view
+from viz.rollout import attention_flow, attention_rollout, residual_mixing
+
+
+def test_rollout_of_identity_attention_is_identity(synth: type) -> None:
+    eye = synth.pattern(3, 2, 5, offset=0)
+    np.testing.assert_allclose(attention_rollout(eye), np.broadcast_to(np.eye(5), (3, 5, 5)))
+
+
+def test_rollout_multiplies_the_residual_mixing_through_layers(trace: Trace) -> None:
+    assert trace.encoder_self is not None
+    m = residual_mixing(trace.encoder_self)
+    out = attention_rollout(trace.encoder_self)
+    np.testing.assert_allclose(out[0], m[0])
+    np.testing.assert_allclose(out[1], m[1] @ m[0])
+    np.testing.assert_allclose(out.sum(-1), 1.0)
+
+
+def test_previous_token_heads_roll_back_one_position_per_layer(synth: type) -> None:
+    prev = synth.pattern(2, 1, 4, offset=1)
+    out = attention_rollout(prev, residual=0.0)
+    assert out[1][3, 1] == pytest.approx(1.0)  # two layers back from position 3
+
+
+def test_flow_of_identity_attention_is_identity(synth: type) -> None:
+    np.testing.assert_allclose(attention_flow(synth.pattern(2, 2, 4, offset=0)), np.eye(4))
+
+
+def test_flow_is_bounded_by_rollout_paths_and_respects_causality(trace: Trace) -> None:
+    assert trace.decoder_self is not None
+    flow = attention_flow(trace.decoder_self)
+    assert flow.shape == (3, 3)
+    assert np.allclose(np.triu(flow, 1), 0)  # no flow from later inputs to earlier positions
+    assert (flow <= 1 + 1e-9).all() and flow[0, 0] == pytest.approx(1.0)
+
+
+def test_view_rows_are_positions_and_cross_is_refused(trace: Trace) -> None:
+    fig = rollout_view(trace, "encoder_self", "rollout", layer=0)
+    assert trace.encoder_self is not None
+    np.testing.assert_allclose(fig.data[0].z, residual_mixing(trace.encoder_self)[0], rtol=1e-6)
+    assert list(fig.data[0].x) == ["0 · a", "1 · b", "2 · a", "3 · &lt;/s&gt;"]
+    assert rollout_view(trace, "decoder_self", "flow").data[0].z.shape == (3, 3)
+    with pytest.raises(ValueError, match="self-attention"):
+        rollout_view(trace, "cross")
+
+
+def test_flow_refuses_inputs_too_long_to_solve_quickly(synth: type) -> None:
+    with pytest.raises(ValueError, match="use rollout"):
+        attention_flow(synth.pattern(6, 1, 64, offset=0))

@@ -1,0 +1,101 @@
+"""Attention rollout and attention flow (Abnar & Zuidema 2020) through self-attention layers."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+import plotly.graph_objects as go
+
+from model.trace import Kind, Trace
+from viz.flow import layered_capacity, max_flow
+from viz.labels import position_labels
+from viz.select import KIND_TITLES, attention_of, check_layer
+
+Method = Literal["rollout", "flow"]
+FLOW_LIMIT = 60_000  # layers² × positions³ ≈ 2 s: one max-flow per (query, input) pair
+
+
+def residual_mixing(weights: np.ndarray, residual: float = 0.5) -> np.ndarray:
+    """Heads averaged, the residual connection added as identity, rows renormalised: (L, T, T)."""
+    T, K = weights.shape[2:]
+    if T != K:
+        raise ValueError(f"rollout needs self-attention (square), got {T} queries × {K} keys")
+    mixed = (1 - residual) * weights.astype(np.float64).mean(1) + residual * np.eye(T)
+    normalised: np.ndarray = mixed / mixed.sum(-1, keepdims=True)  # (L, T, T)
+    return normalised
+
+
+def attention_rollout(weights: np.ndarray, residual: float = 0.5) -> np.ndarray:
+    """How much each position after layer l draws on each input position: (L, T, T)."""
+    mixing = residual_mixing(weights, residual)
+    out = np.empty_like(mixing)
+    acc = np.eye(mixing.shape[-1])
+    for layer, m in enumerate(mixing):
+        acc = m @ acc  # (T, T): outputs of this layer × inputs of layer 0
+        out[layer] = acc
+    return out
+
+
+def attention_flow(
+    weights: np.ndarray, layer: int | None = None, residual: float = 0.5
+) -> np.ndarray:
+    """Max flow from each input position to each position after `layer` (default last): (T, T)."""
+    mixing = residual_mixing(weights, residual)
+    L, T, _ = mixing.shape
+    layer = L - 1 if layer is None else layer
+    cost = (layer + 1) ** 2 * T**3
+    if cost > FLOW_LIMIT:
+        raise ValueError(
+            f"attention flow over {layer + 1} layers × {T} positions is too slow "
+            f"(layers² × positions³ = {cost} > {FLOW_LIMIT}); use rollout"
+        )
+    cap = layered_capacity(mixing[: layer + 1])
+    top = (layer + 1) * T
+    return np.array([[max_flow(cap, k, top + q) for k in range(T)] for q in range(T)])
+
+
+def rollout_view(
+    trace: Trace, kind: Kind, method: Method = "rollout", layer: int | None = None
+) -> go.Figure:
+    """Positions after a layer (rows) × input positions (columns), by rollout or by flow."""
+    if kind == "cross":
+        raise ValueError(
+            "rollout and flow follow self-attention: pick encoder_self or decoder_self"
+        )
+    weights = attention_of(trace, kind)
+    layer = weights.shape[0] - 1 if layer is None else layer
+    check_layer(weights, layer)
+    if method == "rollout":
+        z = attention_rollout(weights)[layer]
+    elif method == "flow":
+        z = attention_flow(weights, layer)
+    else:
+        raise ValueError(f"method must be 'rollout' or 'flow', got {method!r}")
+    labels = position_labels(trace.tokens(kind)[0])
+    fig = go.Figure(
+        go.Heatmap(
+            z=z.astype(np.float32),
+            x=labels,
+            y=labels,
+            zmin=0.0,
+            colorscale="Purples",
+            colorbar={"title": method},
+            hovertemplate=f"after layer {layer}: %{{y}}<br>input %{{x}}<br>{method} %{{z:.5f}}"
+            "<extra></extra>",
+            xgap=1,
+            ygap=1,
+        )
+    )
+    fig.update_layout(
+        title=f"attention {method} · {KIND_TITLES[kind]} · layers 0–{layer}",
+        xaxis={"title": "input position", "type": "category", "side": "top"},
+        yaxis={
+            "title": f"position after layer {layer}",
+            "type": "category",
+            "autorange": "reversed",
+        },
+        plot_bgcolor="white",
+        margin={"l": 10, "r": 10, "t": 90, "b": 10},
+    )
+    return fig
