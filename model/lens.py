@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
 
+from model.decoding.record import DecodeRun
 from model.trace import ModelInfo, Trace
 
 
@@ -26,3 +28,23 @@ class Lens(ABC):
     @abstractmethod
     def trace(self, text: str, target: str | None = None) -> Trace:
         """Run the model on text (teacher-forced on target when given) and record attention."""
+
+    @abstractmethod
+    def decode(
+        self,
+        text: str,
+        strategy: str = "greedy",
+        beam_size: int = 4,
+        max_len: int | None = None,
+        length_penalty: float = 0.0,
+        temperature: float = 1.0,
+        top_k: int | None = None,
+        top_p: float | None = None,
+        seed: int | None = None,
+        force: Mapping[int, str] | None = None,
+        ablate: Sequence[str] | None = None,
+    ) -> DecodeRun:
+        """Decode text (greedy, beam or sample), recording every step's beams and attention.
+
+        Keywords mirror `attnlens decode`'s flags; `model.decoding.make_settings` checks them.
+        """

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -9,8 +10,10 @@ import torch
 
 from model import checkpoint
 from model.batch import pad_rows
+from model.decoding import DecodeRun, ModelLimits, Vocabulary, make_settings, search
+from model.decoding.heads import HeadKind
+from model.decoding.transformer_stepper import TransformerStepper
 from model.errors import InputError
-from model.evaluate import greedy_batch
 from model.lens import Lens
 from model.masks import padding_mask, subsequent_mask
 from model.tokenizer import EOS
@@ -74,9 +77,46 @@ class Seq2SeqLens(Lens):
         """Teacher-forced on target; without one, on the model's own greedy output."""
         src, src_tokens, warnings = self.source_ids(text)
         if target is None:
-            target = greedy_batch(self.net, self.tokenizer, [text], self.max_tokens)[0]
+            target = self.decode(text).output_text
         tgt, tgt_tokens, target_warnings = self.target_ids(target)
         return self._teacher_forced(src, src_tokens, tgt, tgt_tokens, warnings + target_warnings)
+
+    def decode(
+        self,
+        text: str,
+        strategy: str = "greedy",
+        beam_size: int = 4,
+        max_len: int | None = None,
+        length_penalty: float = 0.0,
+        temperature: float = 1.0,
+        top_k: int | None = None,
+        top_p: float | None = None,
+        seed: int | None = None,
+        force: Mapping[int, str] | None = None,
+        ablate: Sequence[str] | None = None,
+    ) -> DecodeRun:
+        """Greedy, beam search or sampling with the key/value cache, every step recorded."""
+        src, src_tokens, warnings = self.source_ids(text)
+        settings = make_settings(
+            self.limits, strategy, beam_size, max_len, length_penalty, temperature, top_k, top_p,
+            seed, force, ablate,
+        )  # fmt: skip
+        tok = self.tokenizer
+        vocab = Vocabulary(tok.vocab, tok.eos_id, lambda ids: tok.decode(list(ids)))
+        stepper = TransformerStepper(self.net)
+        steps, hypotheses = search(stepper, settings, src, [tok.bos_id], vocab)
+        params = settings.params(tok.vocab)
+        return DecodeRun(
+            strategy, params, tuple(src_tokens), hypotheses, steps, self.info, tuple(warnings)
+        )
+
+    @property
+    def limits(self) -> ModelLimits:
+        """What decoding may ask of this model: outputs up to max_tokens, every kind of head."""
+        c = self.net.config
+        kinds: tuple[HeadKind, ...] = ("encoder", "decoder", "cross")
+        arch = self.info.architecture
+        return ModelLimits(self.max_tokens, self.tokenizer.index, c.N, c.h, kinds, arch)
 
     @torch.inference_mode()
     def _teacher_forced(

@@ -1,0 +1,233 @@
+"""The one step loop greedy, beam search and sampling share, on any Stepper."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+
+from model.decoding.beam import BeamSearch, best_possible, rank_score
+from model.decoding.record import BeamStatus, BeamStep, Candidate, Hypothesis, StepRecord
+from model.decoding.sampling import Sampling
+from model.decoding.settings import DecodeSettings
+from model.decoding.stepper import StepOutput, Stepper
+from model.decoding.strategy import Greedy, Proposal, Strategy
+
+MIN_CANDIDATES = 5  # top candidates recorded per live beam (at least the beam size)
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """How the loop names tokens and where a hypothesis ends."""
+
+    names: Sequence[str]  # token id -> token string
+    eos_id: int
+    detokenize: Callable[[Sequence[int]], str]
+
+
+@dataclass(frozen=True)
+class Live:
+    """A hypothesis still being extended; `beam` is its index in the last step's list."""
+
+    ids: tuple[int, ...]
+    score: float
+    beam: int
+    parent: int  # the row of the step's input it extends
+
+
+@dataclass(frozen=True)
+class Ended:
+    """A hypothesis that ended (finished) or was stopped by the maximum length."""
+
+    ids: tuple[int, ...]
+    score: float
+    rank: float
+    finished: bool
+    step: int
+    beam: int
+
+
+@dataclass(frozen=True)
+class Progress:
+    """The search after one step: its record, the live and the finished hypotheses."""
+
+    record: StepRecord
+    live: tuple[Live, ...]
+    finished: tuple[Ended, ...]
+    done: bool  # no live hypothesis can still beat the finished ones
+
+
+def make_strategy(settings: DecodeSettings, device: torch.device) -> Strategy:
+    """The strategy object of one run (sampling holds the run's seeded generator)."""
+    if settings.strategy == "beam":
+        return BeamSearch(settings.beam_size)
+    if settings.strategy == "sample":
+        seed = settings.seed
+        assert seed is not None, "make_settings gives every sampling run a seed"
+        return Sampling(settings.temperature, settings.top_k, settings.top_p, seed, device)
+    return Greedy()
+
+
+def iter_steps(
+    stepper: Stepper[Any],
+    settings: DecodeSettings,
+    source: Sequence[int] | None,
+    prefix: Sequence[int],
+    vocab: Vocabulary,
+) -> Iterator[Progress]:
+    """Decode step by step, yielding after each step; the encoder runs once, in `start`."""
+    with torch.inference_mode():
+        out = stepper.start(source, prefix, settings.ablate)
+        strategy = make_strategy(settings, out.log_probs.device)
+        live: tuple[Live, ...] = (Live((), 0.0, 0, 0),)
+        finished: tuple[Ended, ...] = ()
+        for t in range(settings.max_len):
+            scores = torch.tensor([h.score for h in live], device=out.log_probs.device)  # (B,)
+            proposal = strategy.propose(out.log_probs, scores, settings.forced(t))
+            beams, live, ended = _classify(proposal, live, t, settings, vocab)
+            finished += ended
+            done = _done(live, finished, settings)
+            yield Progress(_record(t, beams, out, vocab, settings.width), live, finished, done)
+            if done or t + 1 == settings.max_len:
+                return
+            out = _advance(stepper, out, live)
+
+
+def search(
+    stepper: Stepper[Any],
+    settings: DecodeSettings,
+    source: Sequence[int] | None,
+    prefix: Sequence[int],
+    vocab: Vocabulary,
+) -> tuple[tuple[StepRecord, ...], tuple[Hypothesis, ...]]:
+    """Run the whole search: every step's record and the hypotheses, best first."""
+    records, last = [], None
+    for last in iter_steps(stepper, settings, source, prefix, vocab):
+        records.append(last.record)
+    assert last is not None, "max_len ≥ 1 gives at least one step"
+    return tuple(records), _hypotheses(last, settings, vocab)
+
+
+def _advance(
+    stepper: Stepper[Any], out: StepOutput[Any], live: tuple[Live, ...]
+) -> StepOutput[Any]:
+    """Follow the surviving hypotheses to their parents' state and feed their new tokens."""
+    device = out.log_probs.device
+    parents = [h.parent for h in live]
+    state = out.state
+    if parents != list(range(out.log_probs.size(0))):  # greedy and sampling never reorder
+        state = stepper.reorder(state, torch.tensor(parents, device=device))
+    tokens = torch.tensor([h.ids[-1] for h in live], device=device)  # (B',)
+    return stepper.step(state, tokens)
+
+
+def _statuses(proposal: Proposal, width: int, eos_id: int) -> list[BeamStatus]:
+    """Alive: the best `width` that do not end. Finished: an end token ranked within `width`
+    (HF and fairseq do the same). Pruned: the rest of what was considered."""
+    statuses: list[BeamStatus] = []
+    alive = 0
+    for rank, token in enumerate(proposal.tokens):
+        if token == eos_id:
+            statuses.append("finished" if rank < width else "pruned")
+        elif alive < width:
+            statuses.append("alive")
+            alive += 1
+        else:
+            statuses.append("pruned")
+    return statuses
+
+
+def _classify(
+    proposal: Proposal,
+    live: tuple[Live, ...],
+    t: int,
+    settings: DecodeSettings,
+    vocab: Vocabulary,
+) -> tuple[tuple[BeamStep, ...], tuple[Live, ...], tuple[Ended, ...]]:
+    """Number the continuations alive first, then finished, then pruned (each best first)."""
+    statuses = _statuses(proposal, settings.width, vocab.eos_id)
+    order = sorted(range(len(statuses)), key=lambda r: STATUS_ORDER[statuses[r]])
+    beams: list[BeamStep] = []
+    new_live: list[Live] = []
+    ended: list[Ended] = []
+    for i, r in enumerate(order):
+        row, token, logprob = proposal.parents[r], proposal.tokens[r], proposal.logprobs[r]
+        parent = live[row]
+        ids, score = (*parent.ids, token), parent.score + logprob
+        beam_of_parent = None if t == 0 else parent.beam
+        beams.append(BeamStep(i, beam_of_parent, vocab.names[token], logprob, score, statuses[r]))
+        if statuses[r] == "alive":
+            new_live.append(Live(ids, score, i, row))
+        elif statuses[r] == "finished":
+            rank = rank_score(score, len(ids), _alpha(settings))
+            ended.append(Ended(ids, score, rank, True, t, i))
+    return tuple(beams), tuple(new_live), tuple(ended)
+
+
+STATUS_ORDER: dict[BeamStatus, int] = {"alive": 0, "finished": 1, "pruned": 2}
+
+
+def _alpha(settings: DecodeSettings) -> float:
+    """Only beam search ranks by the length penalty."""
+    return settings.length_penalty if settings.strategy == "beam" else 0.0
+
+
+def _done(live: tuple[Live, ...], finished: tuple[Ended, ...], settings: DecodeSettings) -> bool:
+    """Stop when nothing is alive, or when `width` hypotheses have finished and no live one
+    can still rank above the worst of them."""
+    if not live:
+        return True
+    if len(finished) < settings.width:
+        return False
+    kth = sorted((h.rank for h in finished), reverse=True)[settings.width - 1]
+    alpha = _alpha(settings)
+    return max(best_possible(h.score, settings.max_len, alpha) for h in live) <= kth
+
+
+def _record(
+    t: int, beams: tuple[BeamStep, ...], out: StepOutput[Any], vocab: Vocabulary, width: int
+) -> StepRecord:
+    """The step's beams, each live row's top candidates and attention, as numpy."""
+    n = min(max(MIN_CANDIDATES, width), out.log_probs.size(-1))
+    top = out.log_probs.topk(n, dim=-1)  # (B, n) ×2
+    probs, ids = top.values.exp().tolist(), top.indices.tolist()
+    candidates = tuple(
+        tuple(Candidate(vocab.names[i], p) for i, p in zip(row_ids, row_p, strict=True))
+        for row_ids, row_p in zip(ids, probs, strict=True)
+    )
+    cross = None if out.cross_attention is None else _numpy(out.cross_attention)
+    return StepRecord(t, beams, candidates, cross, _numpy(out.self_attention))
+
+
+def _numpy(attention: torch.Tensor) -> np.ndarray:
+    """(L, B, H, K) on any device to (L, H, B, K) float32 on the CPU."""
+    return attention.permute(0, 2, 1, 3).float().cpu().numpy().copy()
+
+
+def _hypotheses(
+    last: Progress, settings: DecodeSettings, vocab: Vocabulary
+) -> tuple[Hypothesis, ...]:
+    """The `width` best by rank; if the maximum length stopped the search, live ones count."""
+    ended = list(last.finished)
+    if not last.done:
+        alpha, t = _alpha(settings), last.record.step
+        ended += [
+            Ended(h.ids, h.score, rank_score(h.score, len(h.ids), alpha), False, t, h.beam)
+            for h in last.live
+        ]
+    best = sorted(ended, key=lambda h: h.rank, reverse=True)[: settings.width]
+    return tuple(
+        Hypothesis(
+            tokens=tuple(vocab.names[i] for i in h.ids),
+            text=vocab.detokenize(h.ids),
+            score=h.score,
+            finished=h.finished,
+            rank_score=h.rank,
+            step=h.step,
+            beam=h.beam,
+        )
+        for h in best
+    )

@@ -1,0 +1,64 @@
+"""Sampling with temperature, top-k and top-p (nucleus, Holtzman et al. 2020), seeded."""
+
+from __future__ import annotations
+
+import torch
+
+from model.decoding.strategy import Proposal, forced_proposal
+
+
+def top_k_filter(logits: torch.Tensor, k: int) -> torch.Tensor:
+    """Keep the k highest logits of each row (ties at the k-th kept); the rest become -inf."""
+    if k >= logits.size(-1):
+        return logits
+    kth = logits.topk(k, dim=-1).values[..., -1:]  # (B, 1)
+    return logits.masked_fill(logits < kth, float("-inf"))
+
+
+def top_p_filter(logits: torch.Tensor, p: float) -> torch.Tensor:
+    """Keep the smallest set of most probable tokens whose probability reaches p; -inf the tail.
+
+    A token is kept when the probability of the tokens ranked above it is still below p.
+    """
+    if p >= 1.0:
+        return logits
+    probs, order = logits.softmax(dim=-1).sort(dim=-1, descending=True)  # (B, V) ×2
+    above = probs.cumsum(dim=-1) - probs  # (B, V): probability ranked strictly above each token
+    drop_sorted = above >= p  # (B, V)
+    drop = torch.zeros_like(drop_sorted).scatter(-1, order, drop_sorted)  # (B, V), vocab order
+    return logits.masked_fill(drop, float("-inf"))
+
+
+class Sampling:
+    """Draw the next token from softmax(logits / T), filtered by top-k then top-p."""
+
+    def __init__(
+        self,
+        temperature: float,
+        top_k: int | None,
+        top_p: float | None,
+        seed: int,
+        device: torch.device,
+    ) -> None:
+        self.temperature, self.top_k, self.top_p = temperature, top_k, top_p
+        # one generator per run, seeded once: the run replays from its seed
+        self.generator = torch.Generator(device=device).manual_seed(seed)
+
+    def distribution(self, log_probs: torch.Tensor) -> torch.Tensor:
+        """The probabilities actually sampled from, (B, V)."""
+        logits = log_probs / self.temperature  # (B, V)
+        if self.top_k is not None:
+            logits = top_k_filter(logits, self.top_k)
+        if self.top_p is not None:
+            logits = top_p_filter(logits, self.top_p)
+        return logits.softmax(dim=-1)
+
+    def propose(
+        self, log_probs: torch.Tensor, scores: torch.Tensor, forced: int | None
+    ) -> Proposal:
+        """One token drawn for the single live hypothesis (or the forced one)."""
+        if forced is not None:
+            return forced_proposal(log_probs, scores, forced)
+        probs = self.distribution(log_probs[:1])  # (1, V)
+        token = int(torch.multinomial(probs, 1, generator=self.generator))
+        return Proposal([0], [token], [float(log_probs[0, token])])

@@ -1,0 +1,47 @@
+"""What a search strategy does at each step: propose ranked continuations of the live beams."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import torch
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """Continuations the strategy considered, best first; the step loop decides their status."""
+
+    parents: list[int]  # which live hypothesis (row of log_probs) each continues
+    tokens: list[int]
+    logprobs: list[float]  # the model's log p(token | that hypothesis)
+
+
+class Strategy(Protocol):
+    """Greedy, beam search and sampling: one `propose` each, one step loop for all."""
+
+    def propose(
+        self, log_probs: torch.Tensor, scores: torch.Tensor, forced: int | None
+    ) -> Proposal:
+        """Ranked continuations of the live hypotheses; log_probs (B, V), scores (B,)."""
+        ...
+
+
+def forced_proposal(log_probs: torch.Tensor, scores: torch.Tensor, token: int) -> Proposal:
+    """Every live hypothesis takes the forced token; ranked by the score that gives."""
+    logprobs = log_probs[:, token]  # (B,)
+    order = (scores + logprobs).argsort(descending=True, stable=True)  # (B,)
+    return Proposal(order.tolist(), [token] * len(order), logprobs.index_select(0, order).tolist())
+
+
+class Greedy:
+    """Take the most probable next token."""
+
+    def propose(
+        self, log_probs: torch.Tensor, scores: torch.Tensor, forced: int | None
+    ) -> Proposal:
+        """The argmax of the single live hypothesis (or the forced token)."""
+        if forced is not None:
+            return forced_proposal(log_probs, scores, forced)
+        best = log_probs[0].max(dim=-1)
+        return Proposal([0], [int(best.indices)], [float(best.values)])
