@@ -44,6 +44,9 @@ bench: install
 
 models: install
 	$(BIN)/attnlens train reverse --out model/bundled/reverse
+	$(BIN)/attnlens train sort --out model/bundled/sort
+	$(BIN)/attnlens train dates --out model/bundled/dates
+	$(BIN)/attnlens train translate --out model/bundled/translate
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

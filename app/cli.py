@@ -46,6 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, help="random seed (default: the recipe's)")
     train.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
 
+    evaluate = sub.add_parser("eval", help="exact match and per-head alignment on a task model")
+    evaluate.add_argument("model", metavar="MODEL")
+    evaluate.add_argument("--n", type=int, default=1000, help="held-out examples (default: 1000)")
+    evaluate.add_argument("--seed", type=int, help="seed of the held-out examples (default: 20000)")
+    evaluate.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    evaluate.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+
     serve = sub.add_parser("serve", help="start the app in the browser")
     serve.add_argument("--port", type=int, default=8501)
     serve.add_argument("--model", help="model to open first (default: reverse)")
@@ -95,6 +102,14 @@ def cmd_train(args: argparse.Namespace) -> None:
     )
 
 
+def cmd_eval(args: argparse.Namespace) -> None:
+    from app.eval_command import DEFAULT_SEED, report_text, run_eval
+
+    seed = DEFAULT_SEED if args.seed is None else args.seed
+    report = run_eval(args.model, n=args.n, seed=seed, device=args.device)
+    print(report_text(report, args.json))
+
+
 def cmd_serve(args: argparse.Namespace) -> None:
     if not 1 <= args.port <= 65535:
         raise model.InputError(f"--port must be between 1 and 65535, got {args.port}")
@@ -131,7 +146,13 @@ def _write_bytes(blob: bytes, out: Path | None) -> None:
         out.write_bytes(blob)
 
 
-COMMANDS = {"models": cmd_models, "trace": cmd_trace, "train": cmd_train, "serve": cmd_serve}
+COMMANDS = {
+    "models": cmd_models,
+    "trace": cmd_trace,
+    "train": cmd_train,
+    "eval": cmd_eval,
+    "serve": cmd_serve,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

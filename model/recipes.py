@@ -35,6 +35,21 @@ RECIPES: dict[str, Recipe] = {
         _small(len(get_task("reverse").tokenizer)),
         TrainConfig(steps=6000, batch_size=128, warmup=400, seed=0),
     ),
+    "sort": Recipe(
+        "sort",
+        _small(len(get_task("sort").tokenizer)),
+        TrainConfig(steps=6000, batch_size=128, warmup=400, seed=1),
+    ),
+    "dates": Recipe(
+        "dates",
+        _small(len(get_task("dates").tokenizer)),
+        TrainConfig(steps=5000, batch_size=128, warmup=400, seed=2),
+    ),
+    "translate": Recipe(
+        "translate",
+        _small(len(get_task("translate").tokenizer)),
+        TrainConfig(steps=6000, batch_size=128, warmup=400, seed=3),
+    ),
 }
 
 

@@ -1,9 +1,17 @@
 """Tasks whose right answers and true alignments are known, for the bundled models."""
 
 from model.tasks.base import Example, Task
+from model.tasks.dates import DatesTask
 from model.tasks.reverse import ReverseTask
+from model.tasks.sort import SortTask
+from model.tasks.translate import TranslateTask
 
-TASKS: dict[str, type[Task]] = {"reverse": ReverseTask}
+TASKS: dict[str, type[Task]] = {
+    "reverse": ReverseTask,
+    "sort": SortTask,
+    "dates": DatesTask,
+    "translate": TranslateTask,
+}
 
 
 def get_task(name: str) -> Task:
@@ -13,4 +21,13 @@ def get_task(name: str) -> Task:
     return TASKS[name]()
 
 
-__all__ = ["TASKS", "Example", "ReverseTask", "Task", "get_task"]
+__all__ = [
+    "TASKS",
+    "DatesTask",
+    "Example",
+    "ReverseTask",
+    "SortTask",
+    "Task",
+    "TranslateTask",
+    "get_task",
+]

@@ -1,0 +1,80 @@
+"""`attnlens eval MODEL`: exact match and per-head alignment on fresh held-out examples."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from model import load
+from model.errors import InputError
+from model.evaluate import evaluate
+from model.seq2seq import Seq2SeqLens
+from model.tasks import TASKS, get_task
+
+DEFAULT_SEED = 20_000  # training's held-out set uses 10_000 + its seed; these differ
+
+
+@dataclass(frozen=True)
+class EvalReport:
+    """What `attnlens eval` measured on one model."""
+
+    model: str
+    task: str
+    n: int
+    seed: int
+    exact: float
+    head_alignment: list[list[float]]  # (N, h): share of target characters aligned by each head
+    best_head: tuple[int, int]  # (layer, head)
+    best_head_alignment: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "best_head": list(self.best_head)}
+
+
+def run_eval(
+    name: str, n: int = 1000, seed: int = DEFAULT_SEED, device: str = "auto"
+) -> EvalReport:
+    """Score a model trained on one of our tasks on n fresh examples of that task."""
+    if n < 1:
+        raise InputError(f"--n must be at least 1, got {n}")
+    lens = load(name, device=device)
+    task_name = lens.meta.get("task") if isinstance(lens, Seq2SeqLens) else None
+    if (
+        not isinstance(lens, Seq2SeqLens)
+        or not isinstance(task_name, str)
+        or task_name not in TASKS
+    ):
+        raise InputError(f"{name!r} was not trained on one of our tasks ({', '.join(TASKS)})")
+    result = evaluate(lens.net, lens.tokenizer, get_task(str(task_name)).examples(n, seed))
+    return EvalReport(
+        lens.name,
+        str(task_name),
+        result.n,
+        seed,
+        result.exact,
+        result.head_alignment.round(4).tolist(),
+        result.best_head,
+        result.best_alignment,
+    )
+
+
+def format_report(report: EvalReport) -> str:
+    """The report as a short table for a terminal."""
+    layer, head = report.best_head
+    heads = len(report.head_alignment[0])
+    lines = [
+        f"{report.model} (task {report.task}): {report.n} held-out examples, seed {report.seed}",
+        f"exact match: {report.exact:.1%}",
+        "cross-attention alignment (argmax over the source is the true source character):",
+        "         " + "".join(f"{'head ' + str(h):>9}" for h in range(heads)),
+    ]
+    for i, row in enumerate(report.head_alignment):
+        lines.append(f"layer {i:<3}" + "".join(f"{v:>9.1%}" for v in row))
+    lines.append(f"best head: layer {layer} head {head}, {report.best_head_alignment:.1%} aligned")
+    return "\n".join(lines)
+
+
+def report_text(report: EvalReport, as_json: bool) -> str:
+    """What the command prints."""
+    return json.dumps(report.to_dict(), indent=2) if as_json else format_report(report)

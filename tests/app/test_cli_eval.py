@@ -1,0 +1,76 @@
+"""`attnlens eval`: exact match and per-head alignment, as a table or JSON; bad input exits 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from app.cli import main
+from app.eval_command import DEFAULT_SEED
+from model import checkpoint
+from model.config import TransformerConfig
+from model.evaluate import evaluate
+from model.tasks import get_task
+from model.transformer import Transformer
+
+
+@pytest.fixture(scope="module")
+def sort_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An untrained model saved as if trained on the sort task."""
+    torch.manual_seed(0)
+    tok = get_task("sort").tokenizer
+    config = TransformerConfig(len(tok), len(tok), N=2, d_model=16, d_ff=32, h=2, max_len=32)
+    folder = tmp_path_factory.mktemp("sort-model")
+    checkpoint.save(folder, Transformer(config).eval(), tok, {"name": "s", "task": "sort"})
+    return folder
+
+
+def test_json_report_matches_evaluate(
+    sort_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["eval", str(sort_model_dir), "--n", "40", "--seed", "7", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    net, tok, _ = checkpoint.load(sort_model_dir, torch.device("cpu"))
+    expected = evaluate(net, tok, get_task("sort").examples(40, seed=7))
+    assert report["task"] == "sort" and report["n"] == 40 and report["seed"] == 7
+    assert report["exact"] == pytest.approx(expected.exact)
+    np.testing.assert_allclose(report["head_alignment"], expected.head_alignment, atol=1e-4)
+    assert report["best_head"] == list(expected.best_head)
+    assert report["best_head_alignment"] == pytest.approx(expected.best_alignment)
+    assert len(report["head_alignment"]) == 2 and len(report["head_alignment"][0]) == 2
+
+
+def test_table_names_every_head_and_the_best(
+    sort_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["eval", str(sort_model_dir), "--n", "20"]) == 0
+    out = capsys.readouterr().out
+    assert f"seed {DEFAULT_SEED}" in out and "exact match:" in out
+    assert "layer 0" in out and "layer 1" in out and "head 1" in out
+    assert "best head: layer" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["eval", "no-such-model"], "no model"),
+        (["eval", "SORT_DIR", "--n", "0"], "--n must be at least 1"),
+        (["eval", "TINY_DIR"], "not trained on one of our tasks"),
+        (["eval", "SORT_DIR", "--n", "ten"], "invalid int value"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(
+    argv: list[str],
+    message: str,
+    sort_model_dir: Path,
+    tiny_model_dir: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    folders = {"SORT_DIR": str(sort_model_dir), "TINY_DIR": str(tiny_model_dir)}
+    assert main([folders.get(a, a) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
