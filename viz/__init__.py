@@ -1,16 +1,21 @@
 """attnlens' figures: pure functions from records to Plotly figures and pandas tables."""
 
 from viz.alignment import cross_alignment
+from viz.head_stats import head_statistics, head_stats_chart
 from viz.heatmap import head_heatmap
 from viz.lines import lines_view
 from viz.mask_view import masks_view
 from viz.model_view import model_view
 from viz.positional_view import positional_view
-from viz.rollout import rollout_view
+from viz.rollout import attention_flow, attention_rollout, rollout_view
 
 __all__ = [
+    "attention_flow",
+    "attention_rollout",
     "cross_alignment",
     "head_heatmap",
+    "head_statistics",
+    "head_stats_chart",
     "lines_view",
     "masks_view",
     "model_view",

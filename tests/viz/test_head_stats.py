@@ -1,0 +1,63 @@
+"""Head statistics of known synthetic patterns."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from model.trace import Trace
+from viz import head_statistics, head_stats_chart
+
+
+def _tags(synth: type, offset: int) -> list[str]:
+    tr = synth.make_trace(
+        src=("a", "b", "c", "d", "</s>"), L=2, H=2, encoder_self=synth.pattern(2, 2, 5, offset)
+    )
+    stats = head_statistics(tr, ["encoder_self"])
+    return list(stats["tag"])
+
+
+def test_pure_diagonal_is_a_self_head(synth: type) -> None:
+    assert _tags(synth, 0) == ["self head"] * 4
+
+
+def test_pure_previous_token_is_a_previous_token_head(synth: type) -> None:
+    assert _tags(synth, 1) == ["previous-token head"] * 4
+
+
+def test_all_to_first_and_all_to_end_are_tagged(synth: type) -> None:
+    w = np.zeros((1, 2, 5, 5), dtype=np.float32)
+    w[0, 0, :, 0] = 1.0
+    w[0, 1, :, 4] = 1.0
+    tr = synth.make_trace(src=("a", "b", "c", "d", "</s>"), L=1, H=2, encoder_self=w)
+    stats = head_statistics(tr, ["encoder_self"])
+    assert list(stats["tag"]) == ["first-token head", "end-token head"]
+    assert stats.loc[0, "mean_distance"] == pytest.approx((0 + 1 + 2 + 3 + 4) / 5)
+    assert stats.loc[0, "entropy"] == pytest.approx(0.0)
+
+
+def test_uniform_attention_has_log_entropy_and_no_tag(synth: type) -> None:
+    w = np.full((1, 1, 4, 4), 0.25, dtype=np.float32)
+    tr = synth.make_trace(src=("a", "a", "b", "c"), L=1, H=1, encoder_self=w)
+    row = head_statistics(tr, ["encoder_self"]).iloc[0]
+    assert row["entropy"] == pytest.approx(np.log(4))
+    assert row["self"] == pytest.approx(0.25) and row["tag"] == ""
+    assert np.isnan(row["end"])  # no end token in this input
+
+
+def test_one_row_per_kind_layer_head_and_cross_has_no_self(trace: Trace) -> None:
+    stats = head_statistics(trace)
+    assert len(stats) == 3 * 2 * 3
+    assert list(stats.columns[:3]) == ["kind", "layer", "head"]
+    cross = stats[stats["kind"] == "cross"]
+    assert cross["self"].isna().all() and cross["first"].notna().all()
+
+
+def test_chart_is_layers_by_heads_with_tags(synth: type) -> None:
+    tr = synth.make_trace(src=("a", "b", "c"), L=2, H=3, encoder_self=synth.pattern(2, 3, 3, 1))
+    fig = head_stats_chart(head_statistics(tr), "encoder_self", "previous")
+    assert fig.data[0].z.shape == (2, 3)
+    assert fig.data[0].customdata[1][2] == "previous-token head"
+    assert fig.data[0].text[0][0] == "previous-token"
+    with pytest.raises(ValueError, match="metric"):
+        head_stats_chart(head_statistics(tr), "encoder_self", "nonsense")

@@ -1,0 +1,107 @@
+"""Head statistics: what each head attends to on average, and a tag for one-pattern heads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+
+from model.trace import Kind, Trace
+from viz.select import KIND_TITLES, attention_of
+
+END_TOKENS = frozenset({"</s>", "<eos>", "[SEP]", "<|endoftext|>"})
+SHARES = ("self", "previous", "first", "end")
+TAGS = {"self": "self head", "previous": "previous-token head", "first": "first-token head",
+        "end": "end-token head"}  # fmt: skip
+COLUMNS = ("kind", "layer", "head", "entropy", "mean_distance", *SHARES, "tag")
+
+
+def head_statistics(
+    trace: Trace, kinds: Sequence[Kind] | None = None, threshold: float = 0.5
+) -> pd.DataFrame:
+    """One row per (kind, layer, head): entropy (nats), mean |query − key|, shares and a tag.
+
+    Shares are means over queries of the weight given to the query's own position, the one
+    before it, position 0, and end-of-sentence tokens; NaN where a share has no meaning
+    (self, previous and distance for cross-attention; end when no end token is present).
+    """
+    frames = [_kind_frame(trace, k, threshold) for k in (trace.kinds if kinds is None else kinds)]
+    if not frames:
+        return pd.DataFrame(columns=list(COLUMNS))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _kind_frame(trace: Trace, kind: Kind, threshold: float) -> pd.DataFrame:
+    w = attention_of(trace, kind).astype(np.float64)  # (L, H, Q, K)
+    L, H = w.shape[:2]
+    layer, head = (a.ravel() for a in np.indices((L, H)))
+    stats = {"kind": kind, "layer": layer, "head": head, **_stats(w, trace.tokens(kind)[1], kind)}
+    frame = pd.DataFrame(
+        {k: np.ravel(v) if not isinstance(v, str) else v for k, v in stats.items()}
+    )
+    frame["tag"] = [_tag(row, threshold) for row in frame[list(SHARES)].to_numpy()]
+    return frame
+
+
+def _stats(w: np.ndarray, keys: tuple[str, ...], kind: Kind) -> dict[str, np.ndarray]:
+    """Each statistic as an (L, H) array."""
+    L, H, Q, K = w.shape
+    q, k = np.arange(Q)[:, None], np.arange(K)[None, :]
+    plogp = np.where(w > 0, w * np.log(np.where(w > 0, w, 1.0)), 0.0)
+    nan = np.full((L, H), np.nan)
+    square = kind != "cross"
+    ends = np.array([t in END_TOKENS for t in keys])
+    diag = np.diagonal(w, 0, 2, 3)  # (L, H, min(Q, K))
+    prev = np.diagonal(w, -1, 2, 3)  # (L, H, Q - 1): query i → key i - 1
+    return {
+        "entropy": -plogp.sum(-1).mean(-1),
+        "mean_distance": (w * np.abs(q - k)).sum(-1).mean(-1) if square else nan,
+        "self": diag.mean(-1) if square else nan,
+        "previous": prev.mean(-1) if square and Q > 1 else nan,
+        "first": w[..., 0].mean(-1),
+        "end": w[..., ends].sum(-1).mean(-1) if ends.any() else nan,
+    }
+
+
+def _tag(shares: np.ndarray, threshold: float) -> str:
+    """The pattern holding the largest share, if that share reaches the threshold; else ''."""
+    if np.isnan(shares).all():
+        return ""
+    best = int(np.nanargmax(shares))
+    return TAGS[SHARES[best]] if shares[best] >= threshold else ""
+
+
+def head_stats_chart(stats: pd.DataFrame, kind: Kind, metric: str = "entropy") -> go.Figure:
+    """Layers × heads coloured by one statistic of one kind, each cell labelled with its tag."""
+    if metric not in COLUMNS[3:-1]:
+        raise ValueError(f"metric must be one of {', '.join(COLUMNS[3:-1])}, got {metric!r}")
+    rows = stats[stats["kind"] == kind]
+    if rows.empty:
+        raise ValueError(f"no statistics for {kind}; the table has {sorted(set(stats['kind']))}")
+    grid = rows.pivot(index="layer", columns="head", values=metric)  # (L, H)
+    tags = rows.pivot(index="layer", columns="head", values="tag").to_numpy(dtype=object)
+    short = np.vectorize(lambda t: t.replace(" head", ""), otypes=[object])(tags)
+    fig = go.Figure(
+        go.Heatmap(
+            z=grid.to_numpy(dtype=np.float64),
+            x=[f"head {h}" for h in grid.columns],
+            y=[f"layer {r}" for r in grid.index],
+            text=short,
+            texttemplate="%{text}",
+            customdata=tags,
+            colorscale="Viridis",
+            colorbar={"title": metric},
+            hovertemplate=f"%{{y}} · %{{x}}<br>{metric} %{{z:.4f}}<br>%{{customdata}}"
+            "<extra></extra>",
+            xgap=2,
+            ygap=2,
+        )
+    )
+    fig.update_layout(
+        title=f"head statistics · {KIND_TITLES[kind]} · {metric}",
+        yaxis={"autorange": "reversed"},
+        plot_bgcolor="white",
+    )
+    return fig
