@@ -8,7 +8,8 @@ probabilities, so a source has several right translations: "house" is "kasa" (0.
 ends on "dom", while beam search finds the likelier "kasa".
 
 Alignment: every character of a target word aligns to the first character of the source word it
-translates (of the first word, for "ice cream"); a space aligns like the word that follows it.
+translates (of the first word, for "ice cream"); a space aligns like the word it ends, since the
+decoder step that writes it is the one deciding that word is complete.
 
 Training draws synonyms at random (`sample`). The held-out sets (`examples`) give each source its
 reference translation instead: the synonym that greedy decoding of the true distribution picks,
@@ -116,7 +117,7 @@ class TranslateTask(Task):
         words = [pick(units[i].variants) for i in order]
         alignment: list[int] = []
         for k, (word, i) in enumerate(zip(words, order, strict=True)):
-            alignment += [starts[i]] * (len(word) + (k > 0))  # the space before a word is its own
+            alignment += [starts[i]] * (len(word) + (k < len(words) - 1))  # with its space
         return Example(" ".join(u.source for u in units), " ".join(words), tuple(alignment))
 
     def _example(self, rng: random.Random, pick: Callable[[Variants], str]) -> Example:
