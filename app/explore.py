@@ -19,7 +19,7 @@ KIND_LABELS: dict[Kind, str] = {
 def explore_page() -> None:
     st.title("attnlens · Explore")
     name = st.sidebar.text_input(
-        "Model", value=st.session_state.get("default_model", DEFAULT_MODEL)
+        "Model", value=st.session_state.get("default_model", DEFAULT_MODEL), key="model"
     )
     try:
         lens = shared_lens(name)
@@ -27,8 +27,8 @@ def explore_page() -> None:
         st.error(f"Could not load model {name!r}: {err}")
         return
     st.caption(lens.description)
-    text = st.text_input("Text", value="hello world", max_chars=lens.max_tokens)
-    target = st.text_input("Target (optional, teacher forcing)", value="")
+    text = st.text_input("Text", value="hello world", max_chars=lens.max_tokens, key="text")
+    target = st.text_input("Target (optional, teacher forcing)", value="", key="target")
     try:
         tr = lens.trace(text, target=target or None)
     except model.InputError as err:
@@ -49,4 +49,4 @@ def head_view(tr: Trace) -> None:
     )
     layer = cols[1].number_input("Layer", 0, tr.model.n_layers - 1, tr.model.n_layers - 1)
     head = cols[2].number_input("Head", 0, tr.model.n_heads - 1, 0)
-    st.plotly_chart(viz.head_heatmap(tr, kind, int(layer), int(head)), use_container_width=True)
+    st.plotly_chart(viz.head_heatmap(tr, kind, int(layer), int(head)), width="stretch")

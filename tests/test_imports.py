@@ -1,0 +1,37 @@
+"""model → record → viz → app: imports only go that way."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+FORBIDDEN = {
+    "model": {"streamlit", "viz", "app", "plotly"},
+    "viz": {"torch", "streamlit", "app", "transformers"},
+}
+
+
+def imported_roots(path: Path) -> set[str]:
+    roots = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            roots |= {a.name.split(".")[0] for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_package_does_not_import_what_is_downstream(package: str) -> None:
+    files = sorted((ROOT / package).rglob("*.py"))
+    assert files
+    bad = {str(f.relative_to(ROOT)): imported_roots(f) & FORBIDDEN[package] for f in files}
+    assert not {f: b for f, b in bad.items() if b}
+
+
+def test_only_the_adapter_imports_transformers() -> None:
+    users = [f for f in (ROOT / "model").rglob("*.py") if "transformers" in imported_roots(f)]
+    assert all("hf" in f.relative_to(ROOT / "model").parts for f in users), users
