@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import NoReturn
 
 import model
+from app.cli_decode import add_decode_parser, cmd_decode
 
 
 class UsageError(Exception):
@@ -52,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--seed", type=int, help="seed of the held-out examples (default: 20000)")
     evaluate.add_argument("--json", action="store_true", help="print JSON instead of a table")
     evaluate.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+
+    add_decode_parser(sub)
 
     serve = sub.add_parser("serve", help="start the app in the browser")
     serve.add_argument("--port", type=int, default=8501)
@@ -149,6 +152,7 @@ def _write_bytes(blob: bytes, out: Path | None) -> None:
 COMMANDS = {
     "models": cmd_models,
     "trace": cmd_trace,
+    "decode": cmd_decode,
     "train": cmd_train,
     "eval": cmd_eval,
     "serve": cmd_serve,

@@ -1,0 +1,67 @@
+"""The DecodeRun record: the attnlens.decode/1 JSON of CONTRACTS.md, losslessly both ways."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from model import load
+from model.decoding import DecodeRun
+
+
+@pytest.fixture(scope="module")
+def run(tiny_model_dir: Path) -> DecodeRun:
+    lens = load(str(tiny_model_dir), device="cpu")
+    return lens.decode("abca", strategy="beam", beam_size=3, force={1: "b"}, ablate=["0.1"])
+
+
+def test_json_has_every_field_of_the_contract(run: DecodeRun) -> None:
+    data = json.loads(run.to_json())
+    assert data["schema"] == "attnlens.decode/1"
+    assert data["strategy"] == "beam"
+    assert data["params"]["force"] == {"1": "b"}
+    assert data["src_tokens"] == ["a", "b", "c", "a", "</s>"]
+    best = data["hypotheses"][0]
+    assert data["output_tokens"] == best["tokens"] and data["output_text"] == best["text"]
+    assert data["score"] == best["score"]
+    for h in data["hypotheses"]:
+        assert {"tokens", "text", "score", "finished"} <= set(h)
+    L, H, S = 2, 2, 5
+    for t, step in enumerate(data["steps"]):
+        assert step["step"] == t
+        for beam in step["beams"]:
+            assert set(beam) == {"beam", "parent", "token", "logprob", "score", "status"}
+            assert beam["status"] in ("alive", "finished", "pruned")
+        B = len(step["candidates"])
+        assert np.shape(step["cross_attention"]) == (L, H, B, S)
+        assert np.shape(step["decoder_self_attention"]) == (L, H, B, t + 1)
+        assert all(set(c) == {"token", "prob"} for row in step["candidates"] for c in row)
+    assert data["model"]["n_layers"] == L
+
+
+def test_round_trip_is_lossless(run: DecodeRun) -> None:
+    back = DecodeRun.from_json(run.to_json())
+    assert back.equals(run)
+    assert back.params["force"] == {1: "b"}
+    for a, b in zip(back.steps, run.steps, strict=True):
+        assert a.decoder_self_attention.dtype == np.float32
+        assert np.array_equal(a.decoder_self_attention, b.decoder_self_attention)
+        assert a.cross_attention is not None and b.cross_attention is not None
+        assert np.array_equal(a.cross_attention, b.cross_attention)
+    assert back.hypotheses == run.hypotheses and back.steps[1].beams == run.steps[1].beams
+
+
+def test_attention_rows_sum_to_one(run: DecodeRun) -> None:
+    for step in run.steps:
+        assert step.cross_attention is not None
+        np.testing.assert_allclose(step.cross_attention.sum(-1), 1.0, atol=1e-5)
+        np.testing.assert_allclose(step.decoder_self_attention.sum(-1), 1.0, atol=1e-5)
+
+
+def test_another_schema_is_refused(run: DecodeRun) -> None:
+    data = run.to_dict() | {"schema": "attnlens.trace/1"}
+    with pytest.raises(ValueError, match=r"expected schema 'attnlens\.decode/1'"):
+        DecodeRun.from_dict(data)
