@@ -1,0 +1,1 @@
+"""Benchmarks (not timed tests): `make bench` prints their tables."""
