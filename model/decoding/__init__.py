@@ -4,7 +4,7 @@ from model.decoding.heads import ABLATE_HELP, HeadRef, parse_head
 from model.decoding.loop import Vocabulary, iter_steps, search
 from model.decoding.record import BeamStep, Candidate, DecodeRun, Hypothesis, StepRecord
 from model.decoding.settings import MAX_BEAM, DecodeSettings, ModelLimits, make_settings
-from model.decoding.stepper import Stepper, StepOutput
+from model.decoding.stepper import StepOutput, Stepper
 
 __all__ = [
     "ABLATE_HELP",

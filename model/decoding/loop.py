@@ -71,6 +71,7 @@ def make_strategy(settings: DecodeSettings, device: torch.device) -> Strategy:
     return Greedy()
 
 
+@torch.inference_mode()  # re-entered on each resume: callers between steps are unaffected
 def iter_steps(
     stepper: Stepper[Any],
     settings: DecodeSettings,
@@ -79,21 +80,20 @@ def iter_steps(
     vocab: Vocabulary,
 ) -> Iterator[Progress]:
     """Decode step by step, yielding after each step; the encoder runs once, in `start`."""
-    with torch.inference_mode():
-        out = stepper.start(source, prefix, settings.ablate)
-        strategy = make_strategy(settings, out.log_probs.device)
-        live: tuple[Live, ...] = (Live((), 0.0, 0, 0),)
-        finished: tuple[Ended, ...] = ()
-        for t in range(settings.max_len):
-            scores = torch.tensor([h.score for h in live], device=out.log_probs.device)  # (B,)
-            proposal = strategy.propose(out.log_probs, scores, settings.forced(t))
-            beams, live, ended = _classify(proposal, live, t, settings, vocab)
-            finished += ended
-            done = _done(live, finished, settings)
-            yield Progress(_record(t, beams, out, vocab, settings.width), live, finished, done)
-            if done or t + 1 == settings.max_len:
-                return
-            out = _advance(stepper, out, live)
+    out = stepper.start(source, prefix, settings.ablate)
+    strategy = make_strategy(settings, out.log_probs.device)
+    live: tuple[Live, ...] = (Live((), 0.0, 0, 0),)
+    finished: tuple[Ended, ...] = ()
+    for t in range(settings.max_len):
+        scores = torch.tensor([h.score for h in live], device=out.log_probs.device)  # (B,)
+        proposal = strategy.propose(out.log_probs, scores, settings.forced(t))
+        beams, live, ended = _classify(proposal, live, t, settings, vocab)
+        finished += ended
+        done = _done(live, finished, settings)
+        yield Progress(_record(t, beams, out, vocab, settings.width), live, finished, done)
+        if done or t + 1 == settings.max_len:
+            return
+        out = _advance(stepper, out, live)
 
 
 def search(
