@@ -12,6 +12,7 @@ from typing import NoReturn
 
 import model
 from app.cli_decode import add_decode_parser, cmd_decode
+from app.plot_command import add_plot_parser, cmd_plot
 
 
 class UsageError(Exception):
@@ -55,6 +56,8 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
 
     add_decode_parser(sub)
+
+    add_plot_parser(sub)
 
     serve = sub.add_parser("serve", help="start the app in the browser")
     serve.add_argument("--port", type=int, default=8501)
@@ -155,6 +158,7 @@ COMMANDS = {
     "decode": cmd_decode,
     "train": cmd_train,
     "eval": cmd_eval,
+    "plot": cmd_plot,
     "serve": cmd_serve,
 }
 

@@ -6,6 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from model.trace import Trace
+from viz.heatmap import masked_layer
 from viz.labels import position_labels, token_text
 from viz.select import allowed_of, attention_of, check_head, check_layer
 
@@ -39,6 +40,7 @@ def cross_alignment(trace: Trace, layer: int | None = None, head: int | None = N
                 xgap=1,
                 ygap=1,
             ),
+            masked_layer(allowed, position_labels(trace.src_tokens), rows),
             go.Scatter(
                 x=[position_labels(trace.src_tokens)[j] for j in best],
                 y=rows,
@@ -51,11 +53,15 @@ def cross_alignment(trace: Trace, layer: int | None = None, head: int | None = N
     )
     which = "mean of heads" if head is None else f"head {head}"
     fig.update_layout(
-        title=f"cross-attention alignment · layer {layer} · {which}",
+        title={
+            "text": f"cross-attention alignment · layer {layer} · {which}",
+            "y": 0.97,
+            "yanchor": "top",
+        },
         xaxis={"title": "source", "type": "category", "side": "top"},
         yaxis={"title": "target (input → produced)", "type": "category", "autorange": "reversed"},
-        plot_bgcolor="rgb(120,120,120)",
-        margin={"l": 10, "r": 10, "t": 90, "b": 10},
+        plot_bgcolor="white",
+        margin={"l": 10, "r": 10, "t": 120, "b": 10},
     )
     return fig
 

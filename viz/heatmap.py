@@ -20,13 +20,17 @@ def head_heatmap(trace: Trace, kind: Kind, layer: int, head: int) -> go.Figure:
     allowed = allowed_of(trace, kind)  # (Q, K)
     q_tokens, k_tokens = trace.tokens(kind)
     x, y = position_labels(k_tokens), position_labels(q_tokens)
-    fig = go.Figure([_weights(weights[layer, head], allowed, x, y), _masked(allowed, x, y)])
+    fig = go.Figure([_weights(weights[layer, head], allowed, x, y), masked_layer(allowed, x, y)])
     fig.update_layout(
-        title=f"{KIND_TITLES[kind]} · layer {layer} · head {head}",
+        title={
+            "text": f"{KIND_TITLES[kind]} · layer {layer} · head {head}",
+            "y": 0.97,
+            "yanchor": "top",
+        },
         xaxis={"title": "key", "type": "category", "side": "top"},
         yaxis={"title": "query", "type": "category", "autorange": "reversed"},
         plot_bgcolor="white",
-        margin={"l": 10, "r": 10, "t": 90, "b": 10},
+        margin={"l": 10, "r": 10, "t": 120, "b": 10},
     )
     return fig
 
@@ -48,8 +52,8 @@ def _weights(w: np.ndarray, allowed: np.ndarray, x: list[str], y: list[str]) -> 
     )
 
 
-def _masked(allowed: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
-    """The masked cells drawn in grey on their own layer, so they never read as a low weight."""
+def masked_layer(allowed: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
+    """Masked cells drawn in grey on their own layer, so they never read as a low weight."""
     return go.Heatmap(
         z=np.where(allowed, np.nan, 1.0).astype(np.float32),  # (Q, K)
         x=x,

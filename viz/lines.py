@@ -13,7 +13,7 @@ from viz.labels import token_text
 from viz.select import KIND_TITLES, attention_of, check_head, check_layer
 
 LEVELS = (0.1, 0.25, 0.5, 0.75, 1.01)  # weights binned by upper edge; each bin one trace
-HOVER_AT = 0.15  # hover points sit this far along each line
+HOVER_AT = 0.15  # hover points sit this far along each line, near the query
 
 
 def lines_view(
@@ -30,23 +30,33 @@ def lines_view(
     for h in chosen:
         check_head(weights, h)
     q_tokens, k_tokens = trace.tokens(kind)
+    span = max(len(q_tokens), len(k_tokens))
+    rows = (column_rows(len(q_tokens), span), column_rows(len(k_tokens), span))
     traces: list[go.Scatter] = []
     for h in chosen:
         colour = qualitative.Plotly[h % len(qualitative.Plotly)]
-        w = weights[layer, h]  # (Q, K)
-        traces += _head_lines(w, h, colour, min_weight, q_tokens, k_tokens)
-    traces += [_column(q_tokens, 0.0, "right"), _column(k_tokens, 1.0, "left")]
+        traces += _head_lines(weights[layer, h], h, colour, min_weight, rows, trace.tokens(kind))
+    traces += [_column(q_tokens, rows[0], 0.0, "left"), _column(k_tokens, rows[1], 1.0, "right")]
     fig = go.Figure(traces)
-    shown = "all heads" if heads is None else "heads " + ", ".join(map(str, chosen))
+    shown = (
+        "all heads"
+        if heads is None
+        else "head" + "s" * (len(chosen) > 1) + " " + ", ".join(map(str, chosen))
+    )
     fig.update_layout(
         title=f"{KIND_TITLES[kind]} · layer {layer} · {shown}",
         xaxis={"visible": False, "range": [-0.6, 1.6]},
         yaxis={"visible": False, "autorange": "reversed"},
         plot_bgcolor="white",
-        height=max(400, 22 * max(len(q_tokens), len(k_tokens)) + 120),
+        height=max(400, 22 * span + 120),
         legend={"title": "head"},
     )
     return fig
+
+
+def column_rows(n: int, span: int) -> np.ndarray:
+    """Heights of n tokens spread over the rows of the longer column: (n,)."""
+    return np.arange(n) * ((span - 1) / (n - 1) if n > 1 else 0.0)
 
 
 def _head_lines(
@@ -54,61 +64,77 @@ def _head_lines(
     head: int,
     colour: str,
     min_weight: float,
-    q_tokens: tuple[str, ...],
-    k_tokens: tuple[str, ...],
+    rows: tuple[np.ndarray, np.ndarray],
+    tokens: tuple[tuple[str, ...], tuple[str, ...]],
 ) -> list[go.Scatter]:
-    """One trace per weight bin (a trace has one width), plus hover points near the query end."""
-    out: list[go.Scatter] = []
+    """A legend entry, one trace per weight bin (a trace has one width), and hover points."""
+    group = {"legendgroup": str(head), "name": f"head {head}"}
+    legend = go.Scatter(
+        x=[None], y=[None], mode="lines", line={"color": colour, "width": 4}, **group
+    )
+    out: list[go.Scatter] = [legend]
     low = min_weight
     for n, high in enumerate(LEVELS):
         q, k = np.nonzero((w >= low) & (w < high))
         low = max(high, min_weight)
-        if q.size == 0:
-            continue
-        xs = np.tile([0.0, 1.0, np.nan], q.size)
-        ys = np.column_stack([q, k, np.full(q.size, np.nan)]).ravel()
-        line = {"color": colour, "width": 1 + 2.5 * n}
-        out.append(
-            go.Scatter(
-                x=xs,
-                y=ys,
-                mode="lines",
-                line=line,
-                opacity=min(1.0, 0.2 + 0.2 * n),
-                hoverinfo="skip",
-                legendgroup=str(head),
-                name=f"head {head}",
-                showlegend=not out,
-            )
-        )
-    q, k = np.nonzero(w >= min_weight)
-    hover = [
-        f"head {head}<br>query {i} {token_text(q_tokens[i])} → key {j} {token_text(k_tokens[j])}"
-        f"<br>weight {w[i, j]:.7g}"
-        for i, j in zip(q, k, strict=True)
-    ]
-    out.append(  # near the query end, where the line starts
-        go.Scatter(
-            x=np.full(q.size, HOVER_AT),
-            y=q + HOVER_AT * (k - q),
-            mode="markers",
-            hovertext=hover,
-            hoverinfo="text",
-            marker={"size": 6, "color": colour, "opacity": 0},
-            legendgroup=str(head),
-            showlegend=False,
-            name=f"head {head}",
-        )
-    )
+        if q.size:
+            ys = np.column_stack([rows[0][q], rows[1][k], np.full(q.size, np.nan)]).ravel()
+            line = {"color": colour, "width": 1 + 2.5 * n}
+            opacity = min(1.0, 0.2 + 0.2 * n)
+            out.append(_segments(ys, line, opacity, group, q, k))
+    out.append(_hover_points(w, head, colour, min_weight, rows, tokens, group))
     return out
 
 
-def _column(tokens: tuple[str, ...], x: float, side: str) -> go.Scatter:
+def _segments(
+    ys: np.ndarray, line: dict[str, object], opacity: float, group: dict[str, str],
+    q: np.ndarray, k: np.ndarray,
+) -> go.Scatter:  # fmt: skip
+    """Lines from x=0 to x=1, separated by gaps; customdata keeps (query, key) of each."""
+    return go.Scatter(
+        x=np.tile([0.0, 1.0, np.nan], q.size),
+        y=ys,
+        mode="lines",
+        line=line,
+        opacity=opacity,
+        hoverinfo="skip",
+        showlegend=False,
+        customdata=np.repeat(np.column_stack([q, k]), 3, axis=0),  # (3n, 2)
+        **group,
+    )
+
+
+def _hover_points(
+    w: np.ndarray, head: int, colour: str, min_weight: float,
+    rows: tuple[np.ndarray, np.ndarray], tokens: tuple[tuple[str, ...], tuple[str, ...]],
+    group: dict[str, str],
+) -> go.Scatter:  # fmt: skip
+    q, k = np.nonzero(w >= min_weight)
+    qt, kt = tokens
+    hover = [
+        f"head {head}<br>query {i} {token_text(qt[i])} → key {j} {token_text(kt[j])}"
+        f"<br>weight {w[i, j]:.7g}"
+        for i, j in zip(q, k, strict=True)
+    ]
+    y = rows[0][q] + HOVER_AT * (rows[1][k] - rows[0][q])
+    return go.Scatter(
+        x=np.full(q.size, HOVER_AT),
+        y=y,
+        mode="markers",
+        hovertext=hover,
+        hoverinfo="text",
+        marker={"size": 6, "color": colour, "opacity": 0},
+        showlegend=False,
+        **group,
+    )
+
+
+def _column(tokens: tuple[str, ...], rows: np.ndarray, x: float, side: str) -> go.Scatter:
     """Token labels in one column; each position its own row, even for repeated tokens."""
     labels = [token_text(t) for t in tokens]
     return go.Scatter(
         x=np.full(len(tokens), x),
-        y=np.arange(len(tokens)),
+        y=rows,
         mode="text",
         text=labels,
         textposition=f"middle {side}",

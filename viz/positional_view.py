@@ -65,6 +65,7 @@ def positional_view(trace: Trace, dims: Sequence[int] = (0, 1, 4, 5)) -> go.Figu
                    "len": 0.4}},
         coloraxis2={"colorscale": "Viridis", "colorbar": {"title": "PE·PE", "y": 0.2, "len": 0.4}},
         height=800,
+        legend={"orientation": "h", "y": -0.12},
     )  # fmt: skip
     return fig
 

@@ -88,7 +88,11 @@ def rollout_view(
         )
     )
     fig.update_layout(
-        title=f"attention {method} · {KIND_TITLES[kind]} · layers 0–{layer}",
+        title={
+            "text": f"attention {method} · {KIND_TITLES[kind]} · layers 0–{layer}",
+            "y": 0.97,
+            "yanchor": "top",
+        },
         xaxis={"title": "input position", "type": "category", "side": "top"},
         yaxis={
             "title": f"position after layer {layer}",
@@ -96,6 +100,6 @@ def rollout_view(
             "autorange": "reversed",
         },
         plot_bgcolor="white",
-        margin={"l": 10, "r": 10, "t": 90, "b": 10},
+        margin={"l": 10, "r": 10, "t": 120, "b": 10},
     )
     return fig

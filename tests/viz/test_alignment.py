@@ -12,7 +12,8 @@ from viz import cross_alignment
 
 
 def test_default_is_the_last_layer_mean_of_heads(trace: Trace) -> None:
-    heat, marks = cross_alignment(trace).data
+    heat, masked, marks = cross_alignment(trace).data
+    assert np.isnan(masked.z).all()
     assert trace.cross is not None
     np.testing.assert_allclose(heat.z, trace.cross[1].mean(0), rtol=1e-6)
     assert list(heat.y) == ["0 · &lt;s&gt; → x", "1 · x → y", "2 · y → end"]
@@ -28,8 +29,8 @@ def test_one_head_and_masked_source_positions(synth: type) -> None:
     w[..., :3] = 1 / 3
     w[0, 1, :, :3] = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
     tr = synth.make_trace(L=1, H=2, cross=w, cross_mask=mask)
-    heat, marks = cross_alignment(tr, layer=0, head=1).data
-    assert np.isnan(heat.z[:, 3]).all()
+    heat, masked, marks = cross_alignment(tr, layer=0, head=1).data
+    assert np.isnan(heat.z[:, 3]).all() and (masked.z[:, 3] == 1).all()
     assert list(marks.x) == ["0 · a", "1 · b", "2 · a"]  # both 'a' keep their own column
 
 

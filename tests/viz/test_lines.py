@@ -15,9 +15,8 @@ def _lines(fig: object, head: int) -> set[tuple[int, int]]:
     """(query, key) pairs drawn as lines for one head."""
     pairs = set()
     for t in fig.data:  # type: ignore[attr-defined]
-        if t.mode == "lines" and t.legendgroup == str(head):
-            ys = np.asarray(t.y, dtype=float).reshape(-1, 3)
-            pairs |= {(int(a), int(b)) for a, b, _ in ys}
+        if t.mode == "lines" and t.legendgroup == str(head) and t.customdata is not None:
+            pairs |= {(int(a), int(b)) for a, b in np.asarray(t.customdata)[::3]}
     return pairs
 
 
@@ -36,15 +35,15 @@ def test_wider_lines_for_heavier_weights(synth: type) -> None:
     tr = synth.make_trace(src=("a", "b"), L=1, H=1, encoder_self=w)
     widths = {}
     for t in lines_view(tr, "encoder_self", 0).data:
-        if t.mode == "lines":
-            for a, b, _ in np.asarray(t.y, dtype=float).reshape(-1, 3):
+        if t.mode == "lines" and t.customdata is not None:
+            for a, b in np.asarray(t.customdata)[::3]:
                 widths[(int(a), int(b))] = t.line.width
     assert widths[(0, 0)] > widths[(1, 1)] > widths[(1, 0)] > widths[(0, 1)]
 
 
 def test_several_heads_get_their_own_colour_and_legend_entry(trace: Trace) -> None:
     fig = lines_view(trace, "cross", 0, heads=[0, 1])
-    legend = {t.name: t.line.color for t in fig.data if t.showlegend}
+    legend = {t.name: t.line.color for t in fig.data if t.showlegend is not False}
     assert set(legend) == {"head 0", "head 1"} and len(set(legend.values())) == 2
 
 
@@ -55,6 +54,15 @@ def test_both_columns_keep_repeated_tokens_and_hover_names_them(trace: Trace) ->
     assert list(right.x) == [1.0] * 4
     hover = next(t for t in fig.data if t.mode == "markers").hovertext
     assert "query 2 a → key 3 &lt;/s&gt;" in "".join(hover)
+
+
+def test_columns_of_different_lengths_span_the_same_height(trace: Trace) -> None:
+    fig = lines_view(trace, "cross", 0, heads=[0], min_weight=0.0)
+    left, right = (t for t in fig.data if t.mode == "text")
+    assert list(left.y) == [0.0, 1.5, 3.0] and list(right.y) == [0.0, 1.0, 2.0, 3.0]
+    lines = [t for t in fig.data if t.mode == "lines" and t.customdata is not None]
+    ys = np.concatenate([np.asarray(t.y, dtype=float).reshape(-1, 3) for t in lines])
+    assert {(a, b) for a, b, _ in ys} == {(a, b) for a in (0.0, 1.5, 3.0) for b in range(4)}
 
 
 def test_markup_tokens_are_escaped(markup_trace: Trace) -> None:

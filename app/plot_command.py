@@ -1,0 +1,145 @@
+"""`attnlens plot`: one view of viz for TEXT, written as HTML, Plotly JSON, PNG or SVG."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
+
+import model
+import viz
+from model.trace import Kind, Trace
+
+KINDS: dict[str, Kind] = {"encoder": "encoder_self", "decoder": "decoder_self", "cross": "cross"}
+FORMATS = (".html", ".json", ".png", ".svg")
+SELF_KINDS: tuple[Kind, ...] = ("encoder_self", "decoder_self")
+
+
+def add_plot_parser(sub: Any) -> None:
+    """The `plot` subcommand of CONTRACTS.md."""
+    p = sub.add_parser("plot", help="draw one view of TEXT's attention to a file")
+    p.add_argument("model", metavar="MODEL")
+    p.add_argument("text", metavar="TEXT")
+    p.add_argument("--view", required=True, choices=sorted(VIEWS), metavar="VIEW",
+                   help="one of " + ", ".join(sorted(VIEWS)))  # fmt: skip
+    p.add_argument("--layer", type=int, metavar="L", help="layer (default: the last)")
+    p.add_argument("--head", type=int, metavar="H", help="head (default: 0, or all for lines)")
+    p.add_argument("--kind", choices=sorted(KINDS), help="attention kind (default: per view)")
+    p.add_argument("--target", help="teacher-force this target (encoder-decoder models)")
+    p.add_argument("--out", type=Path, help="FILE.html, .json, .png or .svg (default: JSON out)")
+    p.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+
+
+def cmd_plot(args: argparse.Namespace) -> None:
+    """Trace TEXT, build the view, write it."""
+    if args.out is not None and args.out.suffix.lower() not in FORMATS:
+        raise ValueError(f"--out must end in {', '.join(FORMATS)}, got {args.out.name!r}")
+    lens = model.load(args.model, device=args.device)
+    trace = lens.trace(args.text, target=args.target)
+    for warning in trace.warnings:
+        print(f"attnlens: warning: {warning}", file=sys.stderr)
+    kind = None if args.kind is None else KINDS[args.kind]
+    fig = VIEWS[args.view](trace, kind, args.layer, args.head)
+    write_figure(fig, args.out)
+
+
+def write_figure(fig: go.Figure, out: Path | None) -> None:
+    """Self-contained HTML, Plotly JSON, or a static image through kaleido and a Chromium."""
+    if out is None:
+        sys.stdout.write(fig.to_json() + "\n")
+        return
+    suffix = out.suffix.lower()
+    if suffix == ".html":
+        fig.write_html(out, include_plotlyjs=True, full_html=True)
+    elif suffix == ".json":
+        out.write_text(fig.to_json())
+    else:
+        out.write_bytes(_image(fig, suffix[1:], out))
+
+
+def _image(fig: go.Figure, fmt: str, out: Path) -> bytes:
+    try:
+        import kaleido  # noqa: F401  (only to say clearly when it is missing)
+    except ImportError:
+        raise ValueError(f"cannot write {out.name}: kaleido is not installed; use .html") from None
+    try:
+        image: bytes = fig.to_image(format=fmt)
+    except Exception as err:  # kaleido fails in many ways without a browser; say so in one line
+        reason = next((line for line in str(err).splitlines() if line.strip()), type(err).__name__)
+        raise ValueError(f"cannot write {out.name}: {reason.strip()} Use .html or .json") from None
+    return image
+
+
+def _kind(trace: Trace, kind: Kind | None, allowed: tuple[Kind, ...] | None = None) -> Kind:
+    """The asked kind, else the last the record holds among those the view accepts."""
+    options = [k for k in trace.kinds if allowed is None or k in allowed]
+    if kind is None:
+        if not options:
+            raise ValueError(f"{trace.model.name} records none of {', '.join(allowed or ())}")
+        return options[-1] if allowed is None else options[0]
+    if allowed is not None and kind not in allowed:
+        names = ", ".join(n for n, k in KINDS.items() if k in allowed)
+        given = next(n for n, k in KINDS.items() if k == kind)
+        raise ValueError(f"this view takes --kind {names}, got {given}")
+    return kind
+
+
+def _layer(trace: Trace, layer: int | None) -> int:
+    return trace.model.n_layers - 1 if layer is None else layer
+
+
+def _heatmap(tr: Trace, kind: Kind | None, layer: int | None, head: int | None) -> go.Figure:
+    return viz.head_heatmap(tr, _kind(tr, kind), _layer(tr, layer), head or 0)
+
+
+def _model(tr: Trace, kind: Kind | None, layer: int | None, head: int | None) -> go.Figure:
+    selected = None if layer is None and head is None else (_layer(tr, layer), head or 0)
+    return viz.model_view(tr, _kind(tr, kind), selected=selected)
+
+
+def _lines(tr: Trace, kind: Kind | None, layer: int | None, head: int | None) -> go.Figure:
+    return viz.lines_view(tr, _kind(tr, kind), _layer(tr, layer), None if head is None else [head])
+
+
+def _alignment(tr: Trace, kind: Kind | None, layer: int | None, head: int | None) -> go.Figure:
+    _kind(tr, kind or "cross", ("cross",))
+    return viz.cross_alignment(tr, layer, head)
+
+
+def _masks(tr: Trace, kind: Kind | None, layer: int | None, head: int | None) -> go.Figure:
+    return viz.masks_view(tr, _kind(tr, kind))
+
+
+def _positional(tr: Trace, kind: Kind | None, layer: int | None, head: int | None) -> go.Figure:
+    return viz.positional_view(tr)
+
+
+def _rollout(tr: Trace, kind: Kind | None, layer: int | None, head: int | None) -> go.Figure:
+    return viz.rollout_view(tr, _kind(tr, kind, SELF_KINDS), "rollout", layer)
+
+
+def _flow(tr: Trace, kind: Kind | None, layer: int | None, head: int | None) -> go.Figure:
+    return viz.rollout_view(tr, _kind(tr, kind, SELF_KINDS), "flow", layer)
+
+
+def _stats(tr: Trace, kind: Kind | None, layer: int | None, head: int | None) -> go.Figure:
+    k = _kind(tr, kind)
+    return viz.head_stats_chart(viz.head_statistics(tr, [k]), k, "entropy")
+
+
+View = Callable[[Trace, Kind | None, int | None, int | None], go.Figure]
+VIEWS: dict[str, View] = {
+    "heatmap": _heatmap,
+    "model": _model,
+    "lines": _lines,
+    "alignment": _alignment,
+    "masks": _masks,
+    "positional": _positional,
+    "rollout": _rollout,
+    "flow": _flow,
+    "stats": _stats,
+}
