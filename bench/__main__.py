@@ -1,6 +1,7 @@
 """`make bench`: every benchmark, each printing its own table."""
 
-from bench import decode_speed
+from bench import decode_speed, viz_speed
 
 if __name__ == "__main__":
     decode_speed.main()
+    viz_speed.main()

@@ -17,52 +17,28 @@ def cross_alignment(trace: Trace, layer: int | None = None, head: int | None = N
     Row i is decoder position i, labelled with its input token and the token it produced.
     """
     weights = attention_of(trace, "cross")
-    L = weights.shape[0]
-    layer = L - 1 if layer is None else layer
+    layer = weights.shape[0] - 1 if layer is None else layer
     check_layer(weights, layer)
     if head is not None:
         check_head(weights, head)
     w = weights[layer].mean(0) if head is None else weights[layer, head]  # (T, S)
     allowed = allowed_of(trace, "cross")
-    rows = produced_labels(trace.tgt_tokens)
+    x, y = position_labels(trace.src_tokens), produced_labels(trace.tgt_tokens)
+    layers = [_weights(w, allowed, x, y)]
+    if not allowed.all():
+        layers.append(masked_layer(allowed, x, y))
     best = np.where(allowed, w, -np.inf).argmax(-1)  # (T,) the most attended source position
-    fig = go.Figure(
-        [
-            go.Heatmap(
-                z=np.where(allowed, w, np.nan).astype(np.float32),
-                x=position_labels(trace.src_tokens),
-                y=rows,
-                zmin=0.0,
-                zmax=1.0,
-                colorscale="Greens",
-                colorbar={"title": "weight"},
-                hovertemplate="target %{y}<br>source %{x}<br>weight %{z:.7g}<extra></extra>",
-                xgap=1,
-                ygap=1,
-            ),
-            masked_layer(allowed, position_labels(trace.src_tokens), rows),
-            go.Scatter(
-                x=[position_labels(trace.src_tokens)[j] for j in best],
-                y=rows,
-                mode="markers",
-                marker={"symbol": "circle-open", "size": 10, "color": "crimson"},
-                name="most attended",
-                hoverinfo="skip",
-            ),
-        ]
-    )
+    layers.append(_best(best, x, y))
     which = "mean of heads" if head is None else f"head {head}"
+    fig = go.Figure(layers)
     fig.update_layout(
-        title={
-            "text": f"cross-attention alignment · layer {layer} · {which}",
-            "y": 0.97,
-            "yanchor": "top",
-        },
+        title={"text": f"cross-attention alignment · layer {layer} · {which}", "y": 0.97,
+               "yanchor": "top"},
         xaxis={"title": "source", "type": "category", "side": "top"},
         yaxis={"title": "target (input → produced)", "type": "category", "autorange": "reversed"},
         plot_bgcolor="white",
         margin={"l": 10, "r": 10, "t": 120, "b": 10},
-    )
+    )  # fmt: skip
     return fig
 
 
@@ -73,3 +49,30 @@ def produced_labels(tgt_tokens: tuple[str, ...]) -> list[str]:
         f"{i} · {token_text(a)} → {token_text(b)}"
         for i, (a, b) in enumerate(zip(tgt_tokens, produced, strict=True))
     ]
+
+
+def _weights(w: np.ndarray, allowed: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
+    return go.Heatmap(
+        z=np.where(allowed, w, np.nan).astype(np.float32),  # (T, S)
+        x=x,
+        y=y,
+        zmin=0.0,
+        zmax=1.0,
+        colorscale="Greens",
+        colorbar={"title": "weight"},
+        hovertemplate="target %{y}<br>source %{x}<br>weight %{z:.7g}<extra></extra>",
+        xgap=1,
+        ygap=1,
+    )
+
+
+def _best(best: np.ndarray, x: list[str], y: list[str]) -> go.Scatter:
+    """A ring on the most attended source position of every target row."""
+    return go.Scatter(
+        x=[x[j] for j in best],
+        y=y,
+        mode="markers",
+        marker={"symbol": "circle-open", "size": 10, "color": "crimson"},
+        name="most attended",
+        hoverinfo="skip",
+    )

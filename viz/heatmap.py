@@ -20,7 +20,10 @@ def head_heatmap(trace: Trace, kind: Kind, layer: int, head: int) -> go.Figure:
     allowed = allowed_of(trace, kind)  # (Q, K)
     q_tokens, k_tokens = trace.tokens(kind)
     x, y = position_labels(k_tokens), position_labels(q_tokens)
-    fig = go.Figure([_weights(weights[layer, head], allowed, x, y), masked_layer(allowed, x, y)])
+    layers = [_weights(weights[layer, head], allowed, x, y)]
+    if not allowed.all():  # only then: at 512 tokens an empty layer would cost 1.4 MB
+        layers.append(masked_layer(allowed, x, y))
+    fig = go.Figure(layers)
     fig.update_layout(
         title={
             "text": f"{KIND_TITLES[kind]} · layer {layer} · head {head}",

@@ -80,14 +80,19 @@ def _thumb(z: np.ndarray, i: int, H: int, x: list[str], y: list[str]) -> go.Heat
         z=z,
         x=x,
         y=y,
-        xaxis=f"x{i + 1}",
-        yaxis=f"y{i + 1}",
+        xaxis=f"x{axis_suffix(i)}",
+        yaxis=f"y{axis_suffix(i)}",
         coloraxis="coloraxis",
         meta=[layer, head],
         name=f"layer {layer} · head {head}",
         hovertemplate=f"layer {layer} · head {head}<br>query %{{y}}<br>key %{{x}}"
         "<br>share %{z:.4f}<extra></extra>",
     )
+
+
+def axis_suffix(i: int) -> str:
+    """Plotly names the first axes 'x'/'y' and then 'x2', 'x3', …: thumbnail i gets i + 1."""
+    return "" if i == 0 else str(i + 1)
 
 
 def _slot(row: int, col: int, L: int, H: int) -> tuple[list[float], list[float]]:
@@ -102,9 +107,10 @@ def _grid_axes(L: int, H: int) -> dict[str, Any]:
     for i in range(L * H):
         x, y = _slot(*divmod(i, H), L, H)
         hidden = {"showticklabels": False, "showgrid": False, "zeroline": False, "ticks": ""}
-        axes[f"xaxis{i + 1}"] = {"domain": x, "anchor": f"y{i + 1}", "type": "category", **hidden}
-        axes[f"yaxis{i + 1}"] = {
-            **{"domain": y, "anchor": f"x{i + 1}", "type": "category", **hidden},
+        n = axis_suffix(i)
+        axes[f"xaxis{n}"] = {"domain": x, "anchor": f"y{n}", "type": "category", **hidden}
+        axes[f"yaxis{n}"] = {
+            **{"domain": y, "anchor": f"x{n}", "type": "category", **hidden},
             "autorange": "reversed",
         }
     return axes
@@ -132,9 +138,9 @@ def _grid_labels(L: int, H: int) -> list[dict[str, Any]]:
 
 
 def _outline(layer: int, head: int, H: int) -> dict[str, Any]:
-    i = layer * H + head + 1
+    n = axis_suffix(layer * H + head)
     box = {"x0": -0.02, "x1": 1.02, "y0": -0.02, "y1": 1.02}
-    return {"type": "rect", "xref": f"x{i} domain", "yref": f"y{i} domain", **box,
+    return {"type": "rect", "xref": f"x{n} domain", "yref": f"y{n} domain", **box,
             "line": {"color": "crimson", "width": 3}}  # fmt: skip
 
 

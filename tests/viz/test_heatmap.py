@@ -13,7 +13,7 @@ from viz import head_heatmap
 
 def test_cells_hold_the_exact_weights_and_every_position_is_its_own_row(trace: Trace) -> None:
     fig = head_heatmap(trace, "encoder_self", 1, 2)
-    weights, _ = fig.data
+    (weights,) = fig.data  # nothing masked: no grey layer
     assert trace.encoder_self is not None
     np.testing.assert_array_equal(weights.z, trace.encoder_self[1, 2])
     # 'a' appears twice in the source: both keep their own column and row
@@ -31,7 +31,7 @@ def test_masked_cells_are_a_grey_layer_not_a_low_weight(trace: Trace) -> None:
 
 
 def test_cross_attention_has_target_rows_and_source_columns(trace: Trace) -> None:
-    weights, _ = head_heatmap(trace, "cross", 0, 1).data
+    (weights,) = head_heatmap(trace, "cross", 0, 1).data
     assert weights.z.shape == (3, 4)
     assert list(weights.y) == ["0 · &lt;s&gt;", "1 · x", "2 · y"]
 

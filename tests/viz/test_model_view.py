@@ -33,6 +33,8 @@ def test_selected_head_is_outlined_and_checked(trace: Trace) -> None:
     fig = model_view(trace, "decoder_self", selected=(1, 2))
     (shape,) = fig.layout.shapes
     assert shape.xref == "x6 domain" and shape.yref == "y6 domain"
+    first = model_view(trace, "decoder_self", selected=(0, 0))
+    assert first.layout.shapes[0].xref == "x domain" and first.data[0].xaxis == "x"
     with pytest.raises(ValueError, match="head 5"):
         model_view(trace, "decoder_self", selected=(0, 5))
 
