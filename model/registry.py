@@ -35,7 +35,8 @@ class ModelEntry:
 def bundled_models() -> list[ModelEntry]:
     """The models shipped in the repository, by name."""
     entries = []
-    for folder in sorted(p for p in BUNDLED_DIR.iterdir() if (p / DESCRIPTION).is_file()):
+    shipped = BUNDLED_DIR.iterdir() if BUNDLED_DIR.is_dir() else iter(())  # none in a bare clone
+    for folder in sorted(p for p in shipped if (p / DESCRIPTION).is_file()):
         meta = read_description(folder)
         entries.append(
             ModelEntry(
