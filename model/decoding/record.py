@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+import pandas as pd
 
 from model.trace import ModelInfo
 
@@ -96,6 +98,32 @@ class DecodeRun:
             out.append(self.steps[t].beams[parent])
         return out[::-1]
 
+    def prefix(self, step: int, row: int) -> tuple[str, ...]:
+        """The decoder input of live row `row` at `step`: the start token, then its tokens."""
+        if step == 0:
+            return ("<s>",)
+        return ("<s>", *(b.token for b in self.path(step - 1, row)))
+
+    def beams_frame(self) -> pd.DataFrame:
+        """One row per (step, beam): parent, token, logprob, score and status."""
+        rows = [{"step": s.step, **b.__dict__} for s in self.steps for b in s.beams]
+        return pd.DataFrame(rows, columns=["step", *BeamStep.__dataclass_fields__])
+
+    def to_frame(self) -> pd.DataFrame:
+        """Long format: one row per (step, row, kind, layer, head, key) with the key's token."""
+        frames = [
+            _attention_frame(s.step, kind, weights, keys)
+            for s in self.steps
+            for kind, weights, keys in (
+                ("decoder_self", s.decoder_self_attention, lambda r, t=s.step: self.prefix(t, r)),
+                ("cross", s.cross_attention, lambda r: self.src_tokens),
+            )
+            if weights is not None
+        ]
+        if not frames:
+            return pd.DataFrame(columns=list(FRAME_COLUMNS))
+        return pd.concat(frames, ignore_index=True)
+
     def to_dict(self) -> dict[str, Any]:
         """The attnlens.decode/1 JSON object."""
         out: dict[str, Any] = {
@@ -139,6 +167,30 @@ class DecodeRun:
     def equals(self, other: DecodeRun) -> bool:
         """Exact equality of every field, arrays included."""
         return self.to_dict() == other.to_dict()
+
+
+FRAME_COLUMNS = ("step", "row", "kind", "layer", "head", "key", "key_token", "weight")
+
+
+def _attention_frame(
+    step: int, kind: str, weights: np.ndarray, keys: Callable[[int], tuple[str, ...]]
+) -> pd.DataFrame:
+    """One step's (L, H, B, K) attention of one kind in long format."""
+    L, H, B, K = weights.shape
+    layer, head, row, key = (a.ravel() for a in np.indices((L, H, B, K)))
+    tokens = np.asarray([keys(r) for r in range(B)], dtype=object)  # (B, K)
+    return pd.DataFrame(
+        {
+            "step": np.full(layer.size, step),
+            "row": row,
+            "kind": np.full(layer.size, kind),
+            "layer": layer,
+            "head": head,
+            "key": key,
+            "key_token": tokens[row, key],
+            "weight": weights.ravel(),
+        }
+    )
 
 
 def _params_out(params: dict[str, Any]) -> dict[str, Any]:

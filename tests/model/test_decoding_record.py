@@ -65,3 +65,26 @@ def test_another_schema_is_refused(run: DecodeRun) -> None:
     data = run.to_dict() | {"schema": "attnlens.trace/1"}
     with pytest.raises(ValueError, match=r"expected schema 'attnlens\.decode/1'"):
         DecodeRun.from_dict(data)
+
+
+def test_long_frame_holds_every_weight_with_its_key_token(run: DecodeRun) -> None:
+    frame = run.to_frame()
+    sizes = [s.decoder_self_attention.size + s.cross_attention.size for s in run.steps]  # type: ignore[union-attr]
+    assert len(frame) == sum(sizes)
+    t = 2
+    row = run.steps[t].beams[0].parent
+    assert row is not None
+    pick = frame[(frame.step == t) & (frame.row == row) & (frame.kind == "decoder_self")]
+    pick = pick[(pick["layer"] == 1) & (pick["head"] == 0)]
+    assert list(pick.weight) == list(run.steps[t].decoder_self_attention[1, 0, row])
+    path = run.path(t - 1, row)
+    assert list(pick.key_token) == ["<s>", *(b.token for b in path)]
+    cross = frame[(frame.kind == "cross") & (frame.step == 0)]
+    assert list(cross.key_token.unique()) == list(dict.fromkeys(run.src_tokens))
+
+
+def test_beams_frame_has_a_row_per_beam(run: DecodeRun) -> None:
+    beams = run.beams_frame()
+    assert len(beams) == sum(len(s.beams) for s in run.steps)
+    assert set(beams.status) <= {"alive", "finished", "pruned"}
+    assert list(beams.columns) == ["step", "beam", "parent", "token", "logprob", "score", "status"]
