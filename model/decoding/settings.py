@@ -132,7 +132,7 @@ def make_settings(
         top_p=None if top_p is None else float(top_p),
         seed=seed,
         force=_force_ids(force or {}, limits.vocab),
-        ablate=_heads(ablate or (), limits),
+        ablate=_heads([ablate] if isinstance(ablate, str) else ablate or (), limits),
     )
 
 
