@@ -1,6 +1,8 @@
 """attnlens' figures: pure functions from records to Plotly figures and pandas tables."""
 
 from viz.alignment import cross_alignment
+from viz.beam import beam_tree, candidate_bars
+from viz.compare import compare_runs
 from viz.head_stats import head_statistics, head_stats_chart
 from viz.heatmap import head_heatmap
 from viz.lines import lines_view
@@ -12,6 +14,9 @@ from viz.rollout import attention_flow, attention_rollout, rollout_view
 __all__ = [
     "attention_flow",
     "attention_rollout",
+    "beam_tree",
+    "candidate_bars",
+    "compare_runs",
     "cross_alignment",
     "head_heatmap",
     "head_statistics",

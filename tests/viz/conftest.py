@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import pytest
 
+from model.decoding.record import BeamStep, Candidate, DecodeRun, Hypothesis, StepRecord
 from model.trace import ModelInfo, Trace
 
 MakeTrace = Callable[..., Trace]
@@ -47,7 +48,7 @@ def make_trace(
     }
     fields: dict[str, np.ndarray | None] = {f"{k}_mask": m for k, m in masks.items()}
     for i, (k, m) in enumerate(masks.items()):
-        fields[k] = random_attention(L, H, m, seed + i)
+        fields[k] = arrays[k] if k in arrays else random_attention(L, H, m, seed + i)
     fields["positional_encoding"] = sinusoid(max(S, T), d_model)
     fields["tgt_logprobs"] = np.full(T, -0.5, dtype=np.float32)
     fields.update(arrays)
@@ -76,6 +77,50 @@ def markup_trace() -> Trace:
     return make_trace(src=(*MARKUP, "</s>"), tgt=("<s>", *MARKUP))
 
 
+def _step(step: int, beams: list[tuple], rows: list[list[tuple[str, float]]]) -> StepRecord:
+    live = len(rows)
+    return StepRecord(
+        step=step,
+        beams=tuple(BeamStep(*b) for b in beams),
+        candidates=tuple(tuple(Candidate(t, p) for t, p in row) for row in rows),
+        cross_attention=np.full((1, 1, live, 2), 0.5, dtype=np.float32),
+        decoder_self_attention=np.full((1, 1, live, step + 1), 1 / (step + 1), dtype=np.float32),
+    )
+
+
+def beam_run() -> DecodeRun:
+    """Two steps of beam size 2: the best hypothesis is 'a </s>', finished at step 1, beam 1."""
+    steps = (
+        _step(
+            0,
+            [(0, None, "a", -0.1, -0.1, "alive"), (1, None, "<b>x</b>", -1.0, -1.0, "alive"),
+             (2, None, "c", -3.0, -3.0, "pruned")],
+            [[("a", 0.9), ("<b>x</b>", 0.37), ("c", 0.05)]],
+        ),
+        _step(
+            1,
+            [(0, 1, "d", -0.1, -1.1, "alive"), (1, 0, "</s>", -0.2, -0.3, "finished"),
+             (2, 0, "e", -2.0, -2.1, "pruned")],
+            [[("</s>", 0.82), ("e", 0.13)], [("d", 0.9), ("a", 0.05)]],
+        ),
+    )  # fmt: skip
+    hyps = (
+        Hypothesis(("a", "</s>"), "a", -0.3, True, -0.3, 1, 1),
+        Hypothesis(("<b>x</b>", "d"), "<b>x</b>d", -1.1, False, -1.1, 1, 0),
+    )
+    return DecodeRun("beam", {"beam_size": 2}, ("p", "q"), hyps, steps)
+
+
+def greedy_run() -> DecodeRun:
+    """Greedy: 'a' then 'e', not finished."""
+    steps = (
+        _step(0, [(0, None, "a", -0.1, -0.1, "alive")], [[("a", 0.9), ("c", 0.05)]]),
+        _step(1, [(0, 0, "e", -0.5, -0.6, "alive")], [[("e", 0.6), ("</s>", 0.3)]]),
+    )
+    hyps = (Hypothesis(("a", "e"), "ae", -0.6, False, -0.6, 1, 0),)
+    return DecodeRun("greedy", {}, ("p", "q"), hyps, steps)
+
+
 class Synth:
     """The helpers above, handed to tests as a fixture (conftest modules are not importable)."""
 
@@ -83,6 +128,8 @@ class Synth:
     pattern = staticmethod(pattern)
     sinusoid = staticmethod(sinusoid)
     markup = MARKUP
+    beam_run = staticmethod(beam_run)
+    greedy_run = staticmethod(greedy_run)
 
 
 @pytest.fixture

@@ -55,7 +55,11 @@ def test_blocks_keep_rows_summing_to_one_and_a_diagonal_stays_sharp() -> None:
 
 def test_twelve_by_twelve_heads_at_512_tokens_stay_under_two_megabytes(synth: type) -> None:
     T = 512
-    tr = synth.make_trace(src=[str(i) for i in range(T)], tgt=["<s>"], L=12, H=12)
+    noise = np.random.default_rng(0).random((12, 12, T, T), dtype=np.float32)
+    weights = noise / noise.sum(-1, keepdims=True)  # (L, H, T, T)
+    tr = synth.make_trace(
+        src=[str(i) for i in range(T)], tgt=["<s>"], L=12, H=12, encoder_self=weights
+    )
     fig = model_view(tr, "encoder_self", selected=(11, 11))
     assert len(fig.to_json()) <= 2_000_000
     assert max(fig.data[0].z.shape) <= 64

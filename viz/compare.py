@@ -1,0 +1,49 @@
+"""Decoding runs side by side (greedy vs beam): each output token with its log-probability."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from model.decoding.record import DecodeRun
+from viz.beam import chosen_path
+from viz.labels import token_text
+
+
+def compare_runs(runs: Mapping[str, DecodeRun]) -> go.Figure:
+    """One panel per run: bars of log p for every output token, total score in the title."""
+    if not runs:
+        raise ValueError("compare_runs needs at least one run")
+    names = list(runs)
+    titles = [
+        f"{token_text(n)} · score {r.score:.3f} · “{token_text(r.output_text)}”"
+        for n, r in runs.items()
+    ]
+    fig = make_subplots(rows=1, cols=len(names), subplot_titles=titles, shared_yaxes=True)
+    for col, name in enumerate(names, start=1):
+        fig.add_trace(_bars(token_text(name), runs[name]), row=1, col=col)
+        fig.update_xaxes(type="category", title_text="output position", row=1, col=col)
+    fig.update_yaxes(title_text="log p(token)", row=1, col=1)
+    fig.update_layout(title="decoding runs side by side", showlegend=False, plot_bgcolor="white")
+    return fig
+
+
+def _bars(name: str, run: DecodeRun) -> go.Bar:
+    path = chosen_path(run)
+    labels = [f"{i} · {token_text(b.token)}" for i, b in enumerate(path)]
+    hover = [
+        f"{name} · step {i} · beam {b.beam}<br>token {token_text(b.token)}"
+        f"<br>log p {b.logprob:.4f} · score so far {b.score:.4f}"
+        for i, b in enumerate(path)
+    ]
+    return go.Bar(
+        x=labels,
+        y=[b.logprob for b in path],
+        name=name,
+        hovertext=hover,
+        hoverinfo="text",
+        text=[token_text(b.token) for b in path],
+        textposition="outside",
+    )
