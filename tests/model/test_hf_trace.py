@@ -4,6 +4,7 @@ positions and teacher-forced log-probabilities, for BERT, GPT-2, BART, Marian an
 from __future__ import annotations
 
 import functools
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -176,3 +177,12 @@ def test_bad_input_is_refused_with_the_limit_named() -> None:
         lens("bert").trace(" ".join(["cat"] * 60))
     with pytest.raises(InputError, match="encoder-only"):
         lens("bert").trace(TEXT, target="hello")
+
+
+@pytest.mark.parametrize("kind", ["bert", "bart"])
+def test_one_lens_serves_many_threads_with_the_same_records(kind: str) -> None:
+    texts = [TEXT, "hello world", "a dog sat on a log", "the mat"] * 2
+    alone = [lens(kind).trace(t) for t in texts]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        together = list(pool.map(lens(kind).trace, texts))
+    assert all(a.equals(b) for a, b in zip(alone, together, strict=True))
