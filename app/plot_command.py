@@ -24,14 +24,17 @@ def add_plot_parser(sub: Any) -> None:
     p = sub.add_parser("plot", help="draw one view of TEXT's attention to a file")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("text", metavar="TEXT")
-    p.add_argument("--view", required=True, choices=sorted(VIEWS), metavar="VIEW",
-                   help="one of " + ", ".join(sorted(VIEWS)))  # fmt: skip
+    names = sorted([*VIEWS, *DECODE_VIEWS])
+    p.add_argument("--view", required=True, choices=names, metavar="VIEW",
+                   help="one of " + ", ".join(names))  # fmt: skip
     p.add_argument("--layer", type=int, metavar="L", help="layer (default: the last)")
     p.add_argument("--head", type=int, metavar="H", help="head (default: 0, or all for lines)")
     p.add_argument("--kind", choices=sorted(KINDS), help="attention kind (default: per view)")
     p.add_argument("--target", help="teacher-force this target (encoder-decoder models)")
     p.add_argument("--out", type=Path, help="FILE.html, .json, .png or .svg (default: JSON out)")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+    p.add_argument("--step", type=int, default=0, metavar="S", help="decoding step (candidates)")
+    p.add_argument("--beam-size", type=int, default=4, metavar="K", help="beam, compare (4)")
 
 
 def cmd_plot(args: argparse.Namespace) -> None:
@@ -39,6 +42,9 @@ def cmd_plot(args: argparse.Namespace) -> None:
     if args.out is not None and args.out.suffix.lower() not in FORMATS:
         raise ValueError(f"--out must end in {', '.join(FORMATS)}, got {args.out.name!r}")
     lens = model.load(args.model, device=args.device)
+    if args.view in DECODE_VIEWS:
+        write_figure(DECODE_VIEWS[args.view](lens, args.text, args.beam_size, args.step), args.out)
+        return
     trace = lens.trace(args.text, target=args.target)
     for warning in trace.warnings:
         print(f"attnlens: warning: {warning}", file=sys.stderr)
@@ -142,4 +148,25 @@ VIEWS: dict[str, View] = {
     "rollout": _rollout,
     "flow": _flow,
     "stats": _stats,
+}
+
+
+def _beam(lens: model.Lens, text: str, beam_size: int, step: int) -> go.Figure:
+    return viz.beam_tree(lens.decode(text, strategy="beam", beam_size=beam_size))
+
+
+def _candidates(lens: model.Lens, text: str, beam_size: int, step: int) -> go.Figure:
+    return viz.candidate_bars(lens.decode(text, strategy="beam", beam_size=beam_size), step)
+
+
+def _compare(lens: model.Lens, text: str, beam_size: int, step: int) -> go.Figure:
+    greedy = lens.decode(text, strategy="greedy")
+    beam = lens.decode(text, strategy="beam", beam_size=beam_size)
+    return viz.compare_runs({"greedy": greedy, f"beam {beam_size}": beam})
+
+
+DECODE_VIEWS: dict[str, Callable[[model.Lens, str, int, int], go.Figure]] = {
+    "beam": _beam,
+    "candidates": _candidates,
+    "compare": _compare,
 }

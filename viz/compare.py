@@ -18,7 +18,7 @@ def compare_runs(runs: Mapping[str, DecodeRun]) -> go.Figure:
         raise ValueError("compare_runs needs at least one run")
     names = list(runs)
     titles = [
-        f"{token_text(n)} · score {r.score:.3f} · “{token_text(r.output_text)}”"
+        f"{token_text(n)} · score {r.score:.3f} · “{token_text(_short(r.output_text))}”"
         for n, r in runs.items()
     ]
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=titles, shared_yaxes=True)
@@ -47,3 +47,8 @@ def _bars(name: str, run: DecodeRun) -> go.Bar:
         text=[token_text(b.token) for b in path],
         textposition="outside",
     )
+
+
+def _short(text: str, limit: int = 20) -> str:
+    """Text cut to fit a panel title, marked with '…' when cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"

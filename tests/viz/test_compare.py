@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -26,3 +27,11 @@ def test_markup_in_output_is_escaped_and_empty_refused(synth: type) -> None:
     assert "<b>x" not in data and "<i>beam" not in data and "&lt;b&gt;x&lt;/b&gt;d" in data
     with pytest.raises(ValueError, match="at least one run"):
         compare_runs({})
+
+
+def test_long_outputs_are_cut_in_titles_only(synth: type) -> None:
+    run = synth.greedy_run()
+    best = replace(run.best, text="x" * 50)
+    long = replace(run, hypotheses=(best,))
+    title = compare_runs({"greedy": long}).layout.annotations[0].text
+    assert title.endswith("“" + "x" * 19 + "…”")
