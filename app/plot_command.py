@@ -165,8 +165,13 @@ def _compare(lens: model.Lens, text: str, beam_size: int, step: int) -> go.Figur
     return viz.compare_runs({"greedy": greedy, f"beam {beam_size}": beam})
 
 
+def _decode_alignment(lens: model.Lens, text: str, beam_size: int, step: int) -> go.Figure:
+    return viz.decoding_alignment(lens.decode(text, strategy="beam", beam_size=beam_size))
+
+
 DECODE_VIEWS: dict[str, Callable[[model.Lens, str, int, int], go.Figure]] = {
     "beam": _beam,
+    "decode-alignment": _decode_alignment,
     "candidates": _candidates,
     "compare": _compare,
 }

@@ -3,6 +3,7 @@
 from viz.alignment import cross_alignment
 from viz.beam import beam_tree, candidate_bars
 from viz.compare import compare_runs
+from viz.decode_alignment import decoding_alignment
 from viz.head_stats import head_statistics, head_stats_chart
 from viz.heatmap import head_heatmap
 from viz.lines import lines_view
@@ -18,6 +19,7 @@ __all__ = [
     "candidate_bars",
     "compare_runs",
     "cross_alignment",
+    "decoding_alignment",
     "head_heatmap",
     "head_statistics",
     "head_stats_chart",
