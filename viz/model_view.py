@@ -148,4 +148,5 @@ def _note(Q: int, K: int, q_edges: np.ndarray, k_edges: np.ndarray) -> str:
     blocks = (len(q_edges) - 1, len(k_edges) - 1)
     if blocks == (Q, K):
         return ""
-    return f" · thumbnails {blocks[0]}×{blocks[1]} blocks of {Q}×{K} positions"
+    size = (int(q_edges[1] - q_edges[0]), int(k_edges[1] - k_edges[0]))
+    return f" · thumbnails in {blocks[0]}×{blocks[1]} blocks of {size[0]}×{size[1]} positions"

@@ -64,3 +64,4 @@ def test_twelve_by_twelve_heads_at_512_tokens_stay_under_two_megabytes(synth: ty
     assert len(fig.to_json()) <= 2_000_000
     assert max(fig.data[0].z.shape) <= 64
     assert json.loads(fig.to_json())["data"][0]["x"][0] == "0–12"
+    assert "40×40 blocks of 13×13 positions" in fig.layout.title.text
