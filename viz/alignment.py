@@ -63,6 +63,7 @@ def _weights(w: np.ndarray, allowed: np.ndarray, x: list[str], y: list[str]) -> 
         hovertemplate="target %{y}<br>source %{x}<br>weight %{z:.7g}<extra></extra>",
         xgap=1,
         ygap=1,
+        hoverongaps=False,  # the layer beneath (or none) answers for its gaps
     )
 
 

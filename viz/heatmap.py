@@ -51,6 +51,7 @@ def _weights(w: np.ndarray, allowed: np.ndarray, x: list[str], y: list[str]) -> 
         hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.7g}<extra></extra>",
         xgap=1,
         ygap=1,
+        hoverongaps=False,  # the layer beneath (or none) answers for its gaps
         name="weight",
     )
 
@@ -66,5 +67,6 @@ def masked_layer(allowed: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
         hovertemplate="query %{y}<br>key %{x}<br>masked: not allowed<extra></extra>",
         xgap=1,
         ygap=1,
+        hoverongaps=False,  # the layer beneath (or none) answers for its gaps
         name="masked",
     )

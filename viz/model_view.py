@@ -83,6 +83,7 @@ def _thumb(z: np.ndarray, i: int, H: int, x: list[str], y: list[str]) -> go.Heat
         xaxis=f"x{axis_suffix(i)}",
         yaxis=f"y{axis_suffix(i)}",
         coloraxis="coloraxis",
+        hoverongaps=False,
         meta=[layer, head],
         name=f"layer {layer} · head {head}",
         hovertemplate=f"layer {layer} · head {head}<br>query %{{y}}<br>key %{{x}}"

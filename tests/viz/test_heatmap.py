@@ -28,6 +28,7 @@ def test_masked_cells_are_a_grey_layer_not_a_low_weight(trace: Trace) -> None:
     assert np.isnan(weights.z[above]).all() and not np.isnan(weights.z[~above]).any()
     assert (masked.z[above] == 1).all() and np.isnan(masked.z[~above]).all()
     assert "masked" in masked.hovertemplate
+    assert weights.hoverongaps is False and masked.hoverongaps is False  # one answer per cell
 
 
 def test_cross_attention_has_target_rows_and_source_columns(trace: Trace) -> None:
