@@ -1,14 +1,25 @@
-"""The Streamlit app: `attnlens serve` runs this script."""
+"""The Streamlit app: `attnlens serve` runs this script. Small pages over model/ and viz/."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import streamlit as st
 
-from app.explore import explore_page
+from app import urlstate
 from app.state import DEFAULT_MODEL
+
+PAGES_DIR = Path(__file__).parent / "pages"
+PAGES = (  # (file, title, url path)
+    ("explore.py", "Explore", "explore"),
+    ("decode.py", "Decode", "decode"),
+    ("inside.py", "Inside the Transformer", "inside"),
+    ("heads.py", "Heads", "heads"),
+    ("training.py", "Training", "training"),
+    ("lessons.py", "Lessons", "lessons"),
+)
 
 
 def _model_from_argv(argv: list[str]) -> str:
@@ -18,11 +29,23 @@ def _model_from_argv(argv: list[str]) -> str:
     return str(known.model)
 
 
+def _pages() -> list[st.Page]:
+    """Every page; the one a shared link names with ?page= opens first."""
+    wanted = urlstate.remembered("page", "explore", str)
+    if wanted not in {url for _, _, url in PAGES}:
+        wanted = "explore"
+    return [
+        st.Page(PAGES_DIR / file, title=title, url_path=url, default=url == wanted)
+        for file, title, url in PAGES
+    ]
+
+
 def main() -> None:
     st.set_page_config(page_title="attnlens", layout="wide")
     if "default_model" not in st.session_state:
         st.session_state.default_model = _model_from_argv(sys.argv[1:])
-    page = st.navigation([st.Page(explore_page, title="Explore", url_path="explore", default=True)])
+    urlstate.seed_from_url()
+    page = st.navigation(_pages())  # each page draws the sidebar itself (app.frame)
     page.run()
 
 

@@ -1,4 +1,4 @@
-"""The model shared by every session, loaded once per process."""
+"""The model shared by every session, loaded once per process, and the one this session uses."""
 
 from __future__ import annotations
 
@@ -9,7 +9,17 @@ import model
 DEFAULT_MODEL = "reverse"
 
 
-@st.cache_resource(show_spinner="Loading the model…")
+@st.cache_resource(show_spinner=False, max_entries=8)
 def shared_lens(name: str) -> model.Lens:
     """One lens per model name and process; lenses keep no per-call state, so sharing is safe."""
     return model.load(name)
+
+
+def load_lens(name: str) -> model.Lens | None:
+    """The lens for name, with a spinner while it loads; an error message in place if it fails."""
+    try:
+        with st.spinner(f"Loading model {name}…"):
+            return shared_lens(name)
+    except Exception as err:  # any failure to load is the user's to read, not a traceback
+        st.error(f"Could not load model {name!r}: {err}")
+        return None

@@ -1,48 +1,140 @@
-"""The Explore page under Streamlit's AppTest: renders, follows the text, and explains bad input."""
+"""The Explore page under AppTest: renders, follows the text and the controls, keeps the URL."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
-SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
+from model.seq2seq import Seq2SeqLens
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = str(ROOT / "app" / "main.py")
 
 
-def app(model: str) -> AppTest:
+def open_page(model_dir: Path, page: str = "explore", **params: str) -> AppTest:
     at = AppTest.from_file(SCRIPT, default_timeout=60)
-    at.session_state["default_model"] = model
+    at.session_state["default_model"] = str(model_dir)
+    at.query_params.update({"page": page, **params})
     return at.run()
 
 
-def test_default_render_has_a_heatmap(tiny_model_dir: Path) -> None:
-    at = app(str(tiny_model_dir))
-    assert not at.exception
-    assert at.get("plotly_chart")
+def chart(at: AppTest, title_start: str) -> dict[str, Any]:
+    """The first Plotly figure whose title starts with title_start, as its JSON."""
+    for element in at.get("plotly_chart"):
+        spec = json.loads(element.proto.spec)
+        title = spec["layout"].get("title", {}).get("text", "")
+        if title.startswith(title_start):
+            return spec  # type: ignore[no-any-return]
+    raise AssertionError(f"no figure titled {title_start!r}")
+
+
+def heatmap(at: AppTest) -> dict[str, Any]:
+    spec = chart(at, "")
+    assert spec["data"][0]["type"] == "heatmap"
+    return spec
+
+
+def test_default_render_shows_heatmap_lines_and_every_head(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir)
+    assert not at.exception and not at.error
+    assert at.title[0].value == "Explore"
+    titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
+    assert len(titles) == 3
+    assert titles[0].startswith("cross-attention") and titles[0].endswith("layer 1 · head 0")
 
 
 def test_typing_changes_the_figure(tiny_model_dir: Path) -> None:
-    at = app(str(tiny_model_dir))
-    before = at.get("plotly_chart")[0].proto.spec
-    at.text_input(key="text").input("bad").run()
-    at.text_input(key="target").input("dab").run()
-    assert not at.exception
-    after = at.get("plotly_chart")[0].proto.spec
+    at = open_page(tiny_model_dir)
+    before = heatmap(at)
+    at.text_input(key="w_text").input("bad").run()
+    at.text_input(key="w_target").input("dab").run()
+    assert not at.exception and not at.error
+    after = heatmap(at)
     assert before != after
-    heatmap = json.loads(after)["data"][0]
-    assert len(heatmap["x"]) == 4 and len(heatmap["y"]) == 4  # b a d </s>; <s> d a b
-    assert [label[-1] for label in heatmap["x"][:3]] == ["b", "a", "d"]
+    cells = after["data"][0]
+    assert len(cells["x"]) == 4 and len(cells["y"]) == 4  # b a d </s>; <s> d a b
+    assert [label[-1] for label in cells["x"][:3]] == ["b", "a", "d"]
+    assert at.query_params["text"] == "bad" and at.query_params["target"] == "dab"
 
 
-def test_bad_input_shows_a_message_not_an_exception(tiny_model_dir: Path) -> None:
-    at = app(str(tiny_model_dir))
-    at.text_input(key="text").input("").run()
+def test_layer_and_head_change_the_figure_without_tracing_again(
+    tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    at = open_page(tiny_model_dir)
+    calls = []
+    original = Seq2SeqLens.trace
+    monkeypatch.setattr(
+        Seq2SeqLens, "trace", lambda self, *a, **k: calls.append(a) or original(self, *a, **k)
+    )
+    before = heatmap(at)["data"][0]["z"]
+    at.selectbox(key="w_head").select(1).run()
+    at.selectbox(key="w_layer").select(0).run()
+    at.selectbox(key="w_kind").select("encoder_self").run()
+    spec = heatmap(at)
+    assert spec["layout"]["title"]["text"] == "encoder self-attention · layer 0 · head 1"
+    assert spec["data"][0]["z"] != before
+    assert calls == []  # the model ran once, before the controls moved
+    assert (at.query_params["layer"], at.query_params["head"]) == ("0", "1")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [("", "empty"), ("abcdefgh" * 4, "at most")],
+)
+def test_bad_input_shows_a_message_not_an_exception(
+    tiny_model_dir: Path, text: str, message: str
+) -> None:
+    at = open_page(tiny_model_dir)
+    at.text_input(key="w_text").input(text).run()
     assert not at.exception
-    assert any("empty" in e.value for e in at.error)
+    assert any(message in e.value for e in at.error)
+    assert not at.get("plotly_chart")
+
+
+def test_unsupported_characters_are_named_in_a_warning(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir, text="ab*_<b>")
+    assert not at.exception
+    assert any("outside the vocabulary" in w.value for w in at.warning)
+    assert at.get("plotly_chart")
 
 
 def test_a_model_that_fails_to_load_shows_a_message(tmp_path: Path) -> None:
-    at = app(str(tmp_path / "nowhere"))
+    at = open_page(tmp_path / "nowhere")
     assert not at.exception
     assert any("Could not load model" in e.value for e in at.error)
+
+
+def test_query_params_restore_the_view(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir, text="bad", target="dab", kind="cross", layer="0", head="1")
+    assert not at.exception
+    spec = heatmap(at)
+    assert spec["layout"]["title"]["text"].endswith("layer 0 · head 1")
+    assert [label[-1] for label in spec["data"][0]["x"][:3]] == ["b", "a", "d"]
+    assert at.text_input(key="w_text").value == "bad"
+
+
+def test_a_bad_link_falls_back_to_defaults(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir, layer="9", head="x", kind="nonsense")
+    assert not at.exception and not at.error
+    assert heatmap(at)["layout"]["title"]["text"].endswith("layer 1 · head 0")
+
+
+def test_presentation_mode_enlarges_figure_fonts(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir)
+    at.toggle(key="w_present").set_value(True).run()
+    assert not at.exception
+    assert heatmap(at)["layout"]["font"]["size"] >= 20
+
+
+def test_no_page_lets_html_through() -> None:
+    sources = [p.read_text() for p in (ROOT / "app").rglob("*.py")]
+    assert not [s for s in sources if "unsafe_allow_html" in s]
+
+
+def test_a_link_can_open_presentation_mode(tiny_model_dir: Path) -> None:
+    assert heatmap(open_page(tiny_model_dir, present="1"))["layout"]["font"]["size"] >= 20
+    assert "font" not in heatmap(open_page(tiny_model_dir, present="0"))["layout"]

@@ -1,0 +1,93 @@
+"""The controls several pages share: the input text, and kind / layer / head pickers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import TypeVar
+
+import streamlit as st
+
+import model
+from app import urlstate
+from model.trace import Kind, Trace
+
+DEFAULT_TEXT = "hello world"
+KIND_LABELS: dict[str, str] = {
+    "encoder_self": "encoder self-attention",
+    "decoder_self": "decoder self-attention",
+    "cross": "cross-attention",
+}
+T = TypeVar("T")
+
+
+def memo(slot: str, key: Hashable, compute: Callable[[], T]) -> T:
+    """The last result of one computation in this session, recomputed only when key changes."""
+    held = st.session_state.get("_memo_" + slot)
+    if held is not None and held[0] == key:
+        return held[1]  # type: ignore[no-any-return]
+    value = compute()
+    st.session_state["_memo_" + slot] = (key, value)
+    return value
+
+
+def text_input(lens: model.Lens) -> str:
+    """The input text, shared by every page and the URL."""
+    urlstate.prepare("w_text", "text", DEFAULT_TEXT, str)
+    text = st.text_input(
+        "Text", key="w_text", help=f"at most {lens.max_tokens} tokens; press Enter to run"
+    )
+    urlstate.remember("text", text)
+    return str(text)
+
+
+def target_input(lens: model.Lens) -> str | None:
+    """The optional teacher-forcing target of an encoder-decoder model (None: its own output)."""
+    if lens.info.architecture != "encoder-decoder":
+        return None
+    urlstate.prepare("w_target", "target", "", str)
+    target = st.text_input(
+        "Target (optional: teacher forcing; empty = the model's own greedy output)",
+        key="w_target",
+    )
+    if target:
+        urlstate.remember("target", target)
+    else:
+        urlstate.forget("target")
+    return str(target) or None
+
+
+def traced(lens: model.Lens, text: str, target: str | None, slot: str = "trace") -> Trace | None:
+    """The trace of text (memoised per session); a message in place of bad input."""
+    try:
+        tr = memo(slot, (lens.name, id(lens), text, target), lambda: lens.trace(text, target))
+    except ValueError as err:
+        st.error(str(err))
+        return None
+    for warning in tr.warnings:
+        st.warning(warning)
+    return tr
+
+
+def kind_picker(tr: Trace, where: st.delta_generator.DeltaGenerator | None = None) -> Kind:
+    """Which attention: encoder self, decoder self or cross (those the record holds)."""
+    kinds = list(tr.kinds)
+    urlstate.prepare("w_kind", "kind", kinds[-1], str, kinds)
+    kind: Kind = (where or st).selectbox(
+        "Attention", kinds, key="w_kind", format_func=KIND_LABELS.__getitem__
+    )
+    urlstate.remember("kind", kind)
+    return kind
+
+
+def layer_head_pickers(
+    n_layers: int, n_heads: int, cols: tuple[st.delta_generator.DeltaGenerator, ...] | None = None
+) -> tuple[int, int]:
+    """Layer and head, counted from 0 as everywhere in attnlens."""
+    left, right = cols or st.columns(2)
+    urlstate.prepare("w_layer", "layer", n_layers - 1, int, list(range(n_layers)))
+    urlstate.prepare("w_head", "head", 0, int, list(range(n_heads)))
+    layer = int(left.selectbox("Layer", list(range(n_layers)), key="w_layer"))
+    head = int(right.selectbox("Head", list(range(n_heads)), key="w_head"))
+    urlstate.remember("layer", layer)
+    urlstate.remember("head", head)
+    return layer, head

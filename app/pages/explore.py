@@ -1,0 +1,77 @@
+"""Explore: type text, pick a kind, layer and head, and see where that head looks."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import viz
+from app import show
+from app.frame import page_start
+from app.inputs import kind_picker, layer_head_pickers, target_input, text_input, traced
+from model.trace import Trace
+
+MODEL_VIEW_KEY = "model_view_chart"
+
+
+def page() -> None:
+    lens = page_start("explore", "Explore")
+    if lens is None:
+        return
+    st.caption(lens.description)
+    text, target = text_input(lens), target_input(lens)
+    tr = traced(lens, text, target)
+    if tr is None:
+        return
+    if target is None and tr.tgt_tokens:
+        st.text("Output: " + "".join(tr.tgt_tokens[1:]))
+    head_view(tr)
+    downloads(tr)
+
+
+def _enlarge_clicked(n_heads: int) -> None:
+    """A click on a model-view thumbnail picks that layer and head (trace i = layer·H + head)."""
+    point = show.clicked_point(MODEL_VIEW_KEY)
+    if point is not None:
+        curve = int(point["curve_number"])
+        st.session_state["w_layer"], st.session_state["w_head"] = divmod(curve, n_heads)
+
+
+@st.fragment
+def head_view(tr: Trace) -> None:
+    """Re-runs alone when a control inside it moves; the model is not run again."""
+    cols = st.columns(3)
+    kind = kind_picker(tr, cols[0])
+    layer, head = layer_head_pickers(tr.model.n_layers, tr.model.n_heads, (cols[1], cols[2]))
+    left, right = st.columns([3, 2])
+    with left:
+        show.figure(
+            viz.head_heatmap(tr, kind, layer, head), "heatmap", f"heatmap-{kind}-{layer}-{head}"
+        )
+    with right:
+        show.figure(viz.lines_view(tr, kind, layer, heads=[head]), "lines", f"lines-{kind}-{layer}")
+    st.subheader("Every head (click one to enlarge it above)")
+    st.plotly_chart(
+        show.styled(viz.model_view(tr, kind, selected=(layer, head))),
+        key=MODEL_VIEW_KEY,
+        on_select=lambda: _enlarge_clicked(tr.model.n_heads),
+        selection_mode="points",
+        width="stretch",
+    )
+
+
+def downloads(tr: Trace) -> None:
+    cols = st.columns(2)
+    with cols[0]:
+        show.record(tr.to_json, "trace_json", "trace", "Download record (JSON)")
+    with cols[1]:
+        st.download_button(
+            "Download table (CSV)",
+            data=lambda: tr.to_frame().to_csv(index=False),
+            file_name="trace.csv",
+            mime="text/csv",
+            key="trace_csv",
+            on_click="ignore",
+        )
+
+
+page()

@@ -1,0 +1,70 @@
+"""Heads: what every head tends to do (statistics and tags), and rollout / flow across layers."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+import viz
+from app import show
+from app.frame import page_start
+from app.inputs import KIND_LABELS, kind_picker, memo, target_input, text_input, traced
+from model.trace import Trace
+from viz.head_stats import COLUMNS
+
+METRICS = COLUMNS[3:-1]  # the numeric statistics, in the table's order
+METHODS = ("rollout", "flow")
+
+
+def page() -> None:
+    lens = page_start("heads", "Heads")
+    if lens is None:
+        return
+    text, target = text_input(lens), target_input(lens)
+    tr = traced(lens, text, target)
+    if tr is None:
+        return
+    stats = stats_of(tr)
+    st.header("Statistics and tags")
+    st.caption(
+        "Entropy in nats (low = focused), mean distance |query − key|, and the share of weight "
+        "on the query's own position, the previous one, the first one and the end token."
+    )
+    show.table(stats, "head_stats", "head-statistics")
+    heads_charts(tr)
+
+
+def stats_of(tr: Trace) -> pd.DataFrame:
+    """The statistics table of this trace, computed once per trace and session."""
+    key = (st.session_state.get("_model"), tr.src_tokens, tr.tgt_tokens)
+    return memo("head_stats", key, lambda: viz.head_statistics(tr))
+
+
+@st.fragment
+def heads_charts(tr: Trace) -> None:
+    cols = st.columns(2)
+    kind = kind_picker(tr, cols[0])
+    metric = cols[1].selectbox("Statistic", METRICS, key="w_metric")
+    stats = stats_of(tr)
+    show.figure(viz.head_stats_chart(stats, kind, metric), "stats_chart", f"heads-{kind}-{metric}")
+    st.header("Rollout and flow across layers")
+    self_kinds = [k for k in tr.kinds if k != "cross"]
+    if not self_kinds:
+        st.info("Rollout and flow follow self-attention; this record has none.")
+        return
+    c = st.columns(3)
+    flow_kind = c[0].selectbox(
+        "Self-attention", self_kinds, key="w_flow_kind", format_func=KIND_LABELS.__getitem__
+    )
+    method = c[1].radio("Method", METHODS, key="w_method", horizontal=True)
+    layers = list(range(tr.model.n_layers))
+    layer = c[2].selectbox("After layer", layers, index=len(layers) - 1, key="w_flow_layer")
+    try:
+        fig = viz.rollout_view(tr, flow_kind, method, layer)
+    except ValueError as err:
+        st.info(str(err))
+        return
+    show.figure(fig, "rollout", f"{method}-{flow_kind}-{layer}")
+
+
+page()

@@ -1,0 +1,70 @@
+"""Training: the same head, snapshot by snapshot, as the pattern emerges."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+import viz
+from app import show, urlstate
+from app.frame import page_start
+from app.inputs import kind_picker, layer_head_pickers, memo, text_input, traced
+from app.state import load_lens
+from model import Lens
+from model.snapshots import Snapshot, snapshots
+
+
+def page() -> None:
+    lens = page_start("training", "Training")
+    if lens is None:
+        return
+    found = snapshots(str(st.session_state.get("_model", "")))
+    if not found:
+        st.info(
+            f"{lens.name} has no training snapshots (a snapshots/step-NNNNNN/ folder beside the "
+            "model). Pick a bundled model that was trained with them."
+        )
+        return
+    st.caption(f"{len(found)} snapshots, from step {found[0].step} to step {found[-1].step}.")
+    text = text_input(lens)
+    emerging(lens, text, found)
+
+
+@st.fragment
+def emerging(final: Lens, text: str, found: list[Snapshot]) -> None:
+    """Slide over training; the snapshot's attention is drawn beside the finished model's."""
+    by_step = {s.step: s for s in found}
+    urlstate.prepare("w_snapshot", "snapshot", found[-1].step, int, list(by_step))
+    if len(found) > 1:
+        step = st.select_slider("Training step", list(by_step), key="w_snapshot")
+    else:
+        step = found[0].step
+    urlstate.remember("snapshot", step)
+    early = load_lens(str(by_step[int(step)].path))
+    if early is None:
+        return
+    tr_final = traced(final, text, None)
+    if tr_final is None:
+        return
+    output = memo("final_output", (id(final), text), lambda: final.decode(text).output_text)
+    tr_early = traced(early, text, output, slot="snapshot_trace")  # same tokens, same axes
+    if tr_early is None:
+        return
+    cols = st.columns(3)
+    kind = kind_picker(tr_final, cols[0])
+    layer, head = layer_head_pickers(
+        tr_final.model.n_layers, tr_final.model.n_heads, (cols[1], cols[2])
+    )
+    left, right = st.columns(2)
+    with left:
+        st.subheader(f"after {step} steps")
+        st.text("Teacher-forced on the finished model's output")
+        fig = viz.head_heatmap(tr_early, kind, layer, head)
+        show.figure(fig, "snapshot_heatmap", f"step-{step}-{kind}-{layer}-{head}")
+    with right:
+        st.subheader("finished model")
+        st.text("Output: " + "".join(tr_final.tgt_tokens[1:]))
+        fig = viz.head_heatmap(tr_final, kind, layer, head)
+        show.figure(fig, "final_heatmap", f"final-{kind}-{layer}-{head}")
+
+
+page()

@@ -1,0 +1,93 @@
+"""Showing figures and tables the same way on every page, each with its download button."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+LARGE_FONT = 22
+
+
+def styled(fig: go.Figure) -> go.Figure:
+    """The figure in the session's presentation size and theme (a copy; viz's stays pure)."""
+    fig = go.Figure(fig)
+    if st.session_state.get("_present"):
+        fig.update_layout(font={"size": LARGE_FONT}, title_font={"size": LARGE_FONT + 6})
+    if _dark():
+        fig.update_layout(plot_bgcolor="rgba(0,0,0,0)", paper_bgcolor="rgba(0,0,0,0)")
+    return fig
+
+
+def clicked_point(key: str) -> dict[str, Any] | None:
+    """The first point of a chart's selection (inside its on_click callback), if any."""
+    event = st.session_state.get(key)
+    points = event.selection.points if event is not None else []
+    return dict(points[0]) if points else None
+
+
+def _dark() -> bool:
+    try:
+        return st.context.theme.type == "dark"
+    except (AttributeError, KeyError, RuntimeError):
+        return False
+
+
+def figure(
+    fig: go.Figure, key: str, file_name: str, on_click: Callable[[], None] | None = None
+) -> None:
+    """A Plotly chart and a button that downloads it as a standalone HTML file; `on_click`
+    runs when a point is clicked (its selection is then in st.session_state[key])."""
+    shown = styled(fig)
+    if on_click is None:
+        st.plotly_chart(shown, key=key, width="stretch")
+    else:
+        st.plotly_chart(
+            shown, key=key, width="stretch", on_select=on_click, selection_mode="points"
+        )
+    st.download_button(
+        "Download figure (HTML)",
+        data=_html(fig),
+        file_name=f"{file_name}.html",
+        mime="text/html",
+        key=f"{key}_download",
+        on_click="ignore",
+    )
+
+
+def _html(fig: go.Figure) -> Callable[[], str]:
+    """Built only when clicked: the figure with plotly.js inside, so it opens offline."""
+    return lambda: str(fig.to_html(include_plotlyjs=True, full_html=True))
+
+
+def table(frame: pd.DataFrame, key: str, file_name: str) -> None:
+    """A dataframe (token text stays text) and a CSV download of it."""
+    st.dataframe(frame, hide_index=True, width="stretch", key=key)
+    st.download_button(
+        "Download table (CSV)",
+        data=frame.to_csv(index=False),
+        file_name=f"{file_name}.csv",
+        mime="text/csv",
+        key=f"{key}_download",
+        on_click="ignore",
+    )
+
+
+def record(json_text: Callable[[], str], key: str, file_name: str, label: str) -> None:
+    """A download of a record as JSON, serialised only when clicked."""
+    st.download_button(
+        label,
+        data=json_text,
+        file_name=f"{file_name}.json",
+        mime="application/json",
+        key=key,
+        on_click="ignore",
+    )
+
+
+def show_error(err: Exception) -> None:
+    """A clear message in place of what could not be drawn."""
+    st.error(str(err) or type(err).__name__)

@@ -1,0 +1,104 @@
+"""The Decode page under AppTest: steps move, strategies compare, what-if re-decodes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from streamlit.testing.v1 import AppTest
+
+SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
+
+
+def open_page(model_dir: Path, **params: str) -> AppTest:
+    at = AppTest.from_file(SCRIPT, default_timeout=60)
+    at.session_state["default_model"] = str(model_dir)
+    at.query_params.update({"page": "decode", "text": "bad cafe", **params})
+    return at.run()
+
+
+def chart(at: AppTest, title_part: str) -> dict[str, Any]:
+    """The first figure whose title contains title_part."""
+    for element in at.get("plotly_chart"):
+        spec = json.loads(element.proto.spec)
+        if title_part in spec["layout"].get("title", {}).get("text", ""):
+            return spec  # type: ignore[no-any-return]
+    raise AssertionError(f"no figure titled ...{title_part!r}...")
+
+
+def test_default_render_shows_step_zero(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir)
+    assert not at.exception and not at.error
+    assert chart(at, "step 0: what the new position attends to")
+    assert chart(at, "up to step 0")
+    assert chart(at, "beam").get("data")
+    candidates = at.dataframe[0].value
+    assert list(candidates.columns) == ["rank", "token", "probability"]
+    assert candidates["probability"].is_monotonic_decreasing
+
+
+def test_next_previous_and_slider_move_the_step(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir)
+    at.button(key="step_next").click().run()
+    at.button(key="step_next").click().run()
+    assert at.slider(key="w_step").value == 2
+    attention = chart(at, "step 2:")
+    assert len(attention["data"][1]["x"]) == 3  # <s> and the two tokens chosen so far
+    at.button(key="step_prev").click().run()
+    assert chart(at, "step 1:") and at.query_params["step"] == "1"
+    at.slider(key="w_step").set_value(0).run()
+    assert chart(at, "up to step 0")
+
+
+def test_layer_and_head_change_the_attention(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir)
+    before = chart(at, "step 0:")["data"][0]["y"]
+    at.selectbox(key="w_head").select(1).run()
+    after = chart(at, "step 0:")
+    assert after["layout"]["title"]["text"].endswith("head 1") and after["data"][0]["y"] != before
+
+
+def test_greedy_and_beam_side_by_side(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir)
+    scores = {m.label: float(m.value) for m in at.metric}
+    assert set(scores) == {"greedy", "beam (k=4)"}
+    assert all(score <= 0.0 for score in scores.values())  # sums of log-probabilities
+    table = next(d.value for d in at.dataframe if "run" in d.value.columns)
+    assert list(table["run"]) == ["greedy", "beam"]
+    assert abs(table["score"].iloc[0] - scores["greedy"]) < 1e-3
+
+
+def test_forcing_a_token_changes_the_output(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir)
+    first = at.dataframe[0].value["token"].iloc[0]
+    forced = "h" if first != "h" else "g"
+    at.text_input(key="w_force_token").input(forced).run()
+    assert not at.exception and not at.error
+    change = next(d.value for d in at.dataframe if "changed" in d.value.columns)
+    assert change["after"].iloc[0] == forced and bool(change["changed"].iloc[0])
+
+
+def test_ablating_heads_re_decodes(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir)
+    at.multiselect(key="w_ablate").select("cross:0.0").select("cross:1.1").run()
+    assert not at.exception and not at.error
+    assert any(t.value.startswith("After:") for t in at.text)
+
+
+def test_bad_input_gives_messages(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir)
+    at.text_input(key="w_force_token").input("z").run()
+    assert not at.exception
+    assert any("not in the model's vocabulary" in e.value for e in at.error)
+    at.text_input(key="w_text").input("").run()
+    assert not at.exception
+    assert any("empty" in e.value for e in at.error)
+
+
+def test_query_params_restore_strategy_and_step(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir, strategy="greedy", step="1", layer="0", head="1")
+    assert not at.exception and not at.error
+    assert at.selectbox(key="w_strategy").value == "greedy"
+    assert at.slider(key="w_step").value == 1
+    assert chart(at, "step 1:")["layout"]["title"]["text"].endswith("layer 0 · head 1")

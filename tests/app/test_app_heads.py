@@ -1,0 +1,52 @@
+"""The Heads page under AppTest: statistics table, chart per metric, rollout and flow."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from streamlit.testing.v1 import AppTest
+
+SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
+
+
+def open_page(model_dir: Path, **params: str) -> AppTest:
+    at = AppTest.from_file(SCRIPT, default_timeout=60)
+    at.session_state["default_model"] = str(model_dir)
+    at.query_params.update({"page": "heads", "text": "bad cafe", **params})
+    return at.run()
+
+
+def specs(at: AppTest) -> list[dict[str, Any]]:
+    return [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
+
+
+def test_default_render_has_table_chart_and_rollout(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir)
+    assert not at.exception and not at.error
+    stats = at.dataframe[0].value
+    assert len(stats) == 3 * 2 * 2  # kinds × layers × heads of the tiny model
+    assert {"entropy", "tag"} <= set(stats.columns)
+    assert len(specs(at)) == 2
+
+
+def test_metric_and_method_change_the_figures(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir)
+    chart_before, rollout_before = specs(at)
+    at.selectbox(key="w_metric").select("mean_distance").run()
+    assert specs(at)[0]["data"] != chart_before["data"]
+    at.radio(key="w_method").set_value("flow").run()
+    assert not at.exception and not at.error
+    assert specs(at)[1]["data"] != rollout_before["data"]
+
+
+def test_query_params_pick_the_kind(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir, kind="encoder_self")
+    assert at.selectbox(key="w_kind").value == "encoder_self"
+
+
+def test_bad_input_gives_a_message(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir, text="abcdefgh" * 4)
+    assert not at.exception
+    assert any("at most" in e.value for e in at.error)

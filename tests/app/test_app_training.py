@@ -1,0 +1,78 @@
+"""The Training page under AppTest: a slider over snapshots redraws the same head."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from model import checkpoint
+from model.tokenizer import CharTokenizer
+from tests.conftest import TINY_CHARS, tiny_transformer
+
+SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
+
+
+@pytest.fixture(scope="module")
+def trained_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny model with two earlier snapshots, each a loadable model with other weights."""
+    folder = tmp_path_factory.mktemp("trained")
+    meta = {"name": "tiny", "description": "random weights", "max_source_len": 12}
+    tok = CharTokenizer(TINY_CHARS)
+    checkpoint.save(folder, tiny_transformer(seed=0), tok, meta)
+    for seed, step in ((1, 10), (2, 200)):
+        checkpoint.save(
+            folder / "snapshots" / f"step-{step:06d}", tiny_transformer(seed), tok, meta
+        )
+    return folder
+
+
+def open_page(model_dir: Path, **params: str) -> AppTest:
+    at = AppTest.from_file(SCRIPT, default_timeout=60)
+    at.session_state["default_model"] = str(model_dir)
+    at.query_params.update({"page": "training", "text": "bad", **params})
+    return at.run()
+
+
+def figures(at: AppTest) -> list[dict[str, Any]]:
+    return [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
+
+
+def test_snapshot_and_final_model_side_by_side(trained_dir: Path) -> None:
+    at = open_page(trained_dir)
+    assert not at.exception and not at.error
+    assert at.select_slider(key="w_snapshot").value == 200
+    early, final = figures(at)
+    assert early["data"][0]["x"] == final["data"][0]["x"]  # same tokens, so the same axes
+    assert early["data"][0]["z"] != final["data"][0]["z"]
+
+
+def test_moving_the_slider_changes_the_snapshot(trained_dir: Path) -> None:
+    at = open_page(trained_dir)
+    before = figures(at)[0]["data"][0]["z"]
+    at.select_slider(key="w_snapshot").set_value(10).run()
+    assert not at.exception and not at.error
+    assert figures(at)[0]["data"][0]["z"] != before
+    assert at.query_params["snapshot"] == "10"
+    at.selectbox(key="w_head").select(1).run()
+    assert figures(at)[0]["layout"]["title"]["text"].endswith("head 1")
+
+
+def test_query_params_pick_the_snapshot(trained_dir: Path) -> None:
+    at = open_page(trained_dir, snapshot="10")
+    assert at.select_slider(key="w_snapshot").value == 10
+
+
+def test_a_model_without_snapshots_says_so(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir)
+    assert not at.exception and not at.error
+    assert any("no training snapshots" in i.value for i in at.info)
+
+
+def test_bad_input_gives_a_message(trained_dir: Path) -> None:
+    at = open_page(trained_dir, text="")
+    assert not at.exception
+    assert any("empty" in e.value for e in at.error)

@@ -1,0 +1,133 @@
+"""One decoding step seen from the app: the path so far, candidates, attention, beam tree."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from model.decoding.record import BeamStep, DecodeRun
+from viz.labels import position_labels
+
+
+def followed(run: DecodeRun, step: int) -> list[BeamStep]:
+    """The beams from step 0 to `step` on the best hypothesis; past its end (beam search goes
+    on while other beams might still win), the path of that step's top beam."""
+    check_step(run, step)
+    best = run.best
+    if step <= best.step:
+        return run.path(best.step, best.beam)[: step + 1]
+    return run.path(step, 0)
+
+
+def followed_row(run: DecodeRun, step: int) -> int:
+    """The live row (previous step's alive beam) the followed path extends at `step`."""
+    parent = followed(run, step)[step].parent
+    return 0 if parent is None else parent
+
+
+def check_step(run: DecodeRun, step: int) -> None:
+    """A ValueError unless the run has this step."""
+    if not 0 <= step < len(run.steps):
+        raise ValueError(f"step {step} is outside 0..{len(run.steps) - 1} ({len(run.steps)} steps)")
+
+
+def tokens_so_far(run: DecodeRun, step: int) -> list[str]:
+    """The followed path's tokens up to and including the one chosen at `step`."""
+    return [b.token for b in followed(run, step)]
+
+
+def candidates_frame(run: DecodeRun, step: int, row: int | None = None) -> pd.DataFrame:
+    """The most probable next tokens of one live row at a step (default: the followed path's)."""
+    check_step(run, step)
+    row = followed_row(run, step) if row is None else row
+    rows = run.steps[step].candidates[row]
+    return pd.DataFrame(
+        {
+            "rank": range(1, len(rows) + 1),
+            "token": [c.token for c in rows],
+            "probability": [c.prob for c in rows],
+        }
+    )
+
+
+def step_attention(run: DecodeRun, step: int, layer: int, head: int) -> go.Figure:
+    """Cross-attention and decoder self-attention of the position the step predicts from."""
+    check_step(run, step)
+    record, row = run.steps[step], followed_row(run, step)
+    prefix = ["<s>", *tokens_so_far(run, step)[:step]]
+    has_cross = record.cross_attention is not None
+    titles = (["cross-attention → source"] if has_cross else []) + ["decoder self-attention"]
+    fig = make_subplots(rows=len(titles), cols=1, subplot_titles=titles, vertical_spacing=0.25)
+    panels = []
+    if record.cross_attention is not None:
+        panels.append((record.cross_attention, run.src_tokens))
+    panels.append((record.decoder_self_attention, tuple(prefix)))
+    for i, (att, keys) in enumerate(panels, start=1):
+        _check_index(att.shape[0], layer, "layer")
+        _check_index(att.shape[1], head, "head")
+        weights = att[layer, head, row]  # (K,)
+        fig.add_trace(_bar(weights, keys), row=i, col=1)
+        fig.update_yaxes(range=[0, 1], title="weight", row=i, col=1)
+    fig.update_layout(
+        title=f"step {step}: what the new position attends to · layer {layer} · head {head}",
+        showlegend=False,
+        margin={"l": 10, "r": 10, "t": 80, "b": 10},
+    )
+    return fig
+
+
+def _bar(weights: np.ndarray, keys: tuple[str, ...]) -> go.Bar:
+    return go.Bar(
+        x=position_labels(keys),
+        y=weights.astype(np.float64),
+        hovertemplate="key %{x}<br>weight %{y:.4f}<extra></extra>",
+    )
+
+
+def _check_index(n: int, value: int, name: str) -> None:
+    if not 0 <= value < n:
+        raise ValueError(f"{name} {value} is outside 0..{n - 1} ({n} {name}s)")
+
+
+def up_to_step(tree: go.Figure, step: int) -> go.Figure:
+    """A beam tree (viz.beam_tree) cut at `step`: later steps off-screen, the step marked."""
+    fig = go.Figure(tree)
+    fig.update_xaxes(range=[-0.5, step + 0.5])
+    fig.add_vline(x=step, line_dash="dot", line_color="#888")
+    title = fig.layout.title.text or "beam tree"
+    fig.update_layout(title=f"{title} · up to step {step}")
+    return fig
+
+
+def runs_table(runs: dict[str, DecodeRun]) -> pd.DataFrame:
+    """Runs side by side: output, score (sum of log-probabilities), length, finished."""
+    return pd.DataFrame(
+        [
+            {
+                "run": name,
+                "output": run.output_text,
+                "score": run.score,
+                "tokens": len(run.output_tokens),
+                "finished": run.best.finished,
+            }
+            for name, run in runs.items()
+        ]
+    )
+
+
+def output_change(before: DecodeRun, after: DecodeRun) -> pd.DataFrame:
+    """Position by position, the output token before and after a what-if, and whether it moved."""
+    a, b = list(before.output_tokens), list(after.output_tokens)
+    n = max(len(a), len(b))
+    a += [""] * (n - len(a))
+    b += [""] * (n - len(b))
+    return pd.DataFrame(
+        {
+            "position": range(n),
+            "before": a,
+            "after": b,
+            "changed": [x != y for x, y in zip(a, b, strict=True)],
+        }
+    )
