@@ -6,6 +6,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from model.trace import Trace
 from viz import model_view
@@ -65,3 +67,14 @@ def test_twelve_by_twelve_heads_at_512_tokens_stay_under_two_megabytes(synth: ty
     assert max(fig.data[0].z.shape) <= 64
     assert json.loads(fig.to_json())["data"][0]["x"][0] == "0–12"
     assert "40×40 blocks of 13×13 positions" in fig.layout.title.text
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 40), st.integers(1, 12), st.integers(0, 2**16))
+def test_blocks_of_any_size_keep_row_sums(Q: int, K: int, side: int, seed: int) -> None:
+    noise = np.random.default_rng(seed).random((1, 1, Q, K))
+    w = noise / noise.sum(-1, keepdims=True)
+    q_edges, k_edges = block_edges(Q, side), block_edges(K, side)
+    assert len(q_edges) - 1 <= side and q_edges[0] == 0 and q_edges[-1] == Q
+    share = block_share(w, np.ones((Q, K), dtype=bool), q_edges, k_edges)
+    np.testing.assert_allclose(share.sum(-1), 1.0, rtol=1e-5)
