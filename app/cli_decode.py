@@ -16,7 +16,9 @@ def add_decode_parser(sub: Any) -> None:
     p = sub.add_parser("decode", help="decode TEXT step by step, recording beams and attention")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("text", metavar="TEXT")
-    p.add_argument("--strategy", choices=("greedy", "beam", "sample"), default="greedy")
+    p.add_argument(
+        "--strategy", choices=("greedy", "beam", "sample"), default="greedy", help="default: greedy"
+    )
     p.add_argument("--beam-size", type=int, default=4, metavar="K", help=f"1-{MAX_BEAM} (beam)")
     p.add_argument("--max-len", type=int, metavar="N", help="most tokens (default: model's)")
     p.add_argument(
@@ -41,7 +43,9 @@ def add_decode_parser(sub: Any) -> None:
         metavar="LAYER.HEAD",
         help=f"zero a head: {ABLATE_HELP}",
     )
-    p.add_argument("--out", type=Path, help="write the JSON here instead of standard output")
+    p.add_argument(
+        "--out", type=Path, metavar="PATH", help="write the JSON here instead of standard output"
+    )
     p.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
 
 
