@@ -10,13 +10,14 @@ import torch
 
 from model import checkpoint
 from model.batch import pad_rows
+from model.budget import check_budget, decode_bytes, trace_bytes
 from model.decoding import DecodeRun, ModelLimits, Vocabulary, make_settings, search
 from model.decoding.heads import HeadKind
 from model.decoding.transformer_stepper import TransformerStepper
 from model.errors import InputError
 from model.lens import Lens
 from model.masks import padding_mask, subsequent_mask
-from model.tokenizer import EOS
+from model.tokenizer import EOS, Encoding
 from model.trace import ModelInfo, Trace
 
 
@@ -41,16 +42,7 @@ class Seq2SeqLens(Lens):
         """Ids and token strings of the encoder input, and warnings about it."""
         if not text:
             raise InputError("text is empty; type at least one character")
-        if len(text) > self.max_tokens:
-            raise InputError(
-                f"text has {len(text)} characters but {self.info.name} "
-                f"takes at most {self.max_tokens}"
-            )
-        enc = self.tokenizer.encode(text)
-        warnings = []
-        if enc.unknown:
-            shown = "".join(dict.fromkeys(enc.unknown))
-            warnings.append(f"characters outside the vocabulary were read as <unk>: {shown!r}")
+        enc, warnings = self._encode(text, "text")
         if len(text) > self.trained_len:
             warnings.append(
                 f"{self.info.name} was trained on at most {self.trained_len} characters; "
@@ -59,23 +51,32 @@ class Seq2SeqLens(Lens):
         return enc.ids + [self.tokenizer.eos_id], enc.tokens + [EOS], warnings
 
     def target_ids(self, target: str) -> tuple[list[int], list[str], list[str]]:
-        if len(target) > self.max_tokens:
+        """Ids and token strings of a target to teacher-force, and warnings about it."""
+        enc, warnings = self._encode(target, "target")
+        return enc.ids, enc.tokens, warnings
+
+    def _encode(self, text: str, what: str) -> tuple[Encoding, list[str]]:
+        """Characters to ids within the length limit; unknown characters become a warning."""
+        if len(text) > self.max_tokens:
             raise InputError(
-                f"target has {len(target)} characters but {self.info.name} "
+                f"{what} has {len(text)} characters but {self.info.name} "
                 f"takes at most {self.max_tokens}"
             )
-        enc = self.tokenizer.encode(target)
+        enc = self.tokenizer.encode(text)
         warnings = []
         if enc.unknown:
             shown = "".join(dict.fromkeys(enc.unknown))
             warnings.append(
-                f"target characters outside the vocabulary were read as <unk>: {shown!r}"
+                f"{what} characters outside the vocabulary were read as <unk>: {shown!r}"
             )
-        return enc.ids, enc.tokens, warnings
+        return enc, warnings
 
     def trace(self, text: str, target: str | None = None) -> Trace:
         """Teacher-forced on target; without one, on the model's own greedy output."""
         src, src_tokens, warnings = self.source_ids(text)
+        c = self.net.config
+        longest = self.max_tokens + 1 if target is None else len(target) + 1
+        check_budget(trace_bytes(c.N, c.h, len(src), longest), "trace")
         if target is None:
             target = self.decode(text).output_text
         tgt, tgt_tokens, target_warnings = self.target_ids(target)
@@ -101,6 +102,9 @@ class Seq2SeqLens(Lens):
             self.limits, strategy, beam_size, max_len, length_penalty, temperature, top_k, top_p,
             seed, force, ablate,
         )  # fmt: skip
+        c = self.net.config
+        needed = decode_bytes(c.N, c.h, len(src), settings.max_len, settings.width)
+        check_budget(needed, "decode", "use a shorter max length or fewer beams")
         tok = self.tokenizer
         vocab = Vocabulary(tok.vocab, tok.eos_id, lambda ids: tok.decode(list(ids)))
         stepper = TransformerStepper(self.net)
