@@ -13,7 +13,7 @@ from viz.labels import position_labels
 from viz.select import KIND_TITLES, attention_of, check_layer
 
 Method = Literal["rollout", "flow"]
-FLOW_LIMIT = 60_000  # layers² × positions³ ≈ 2 s: one max-flow per (query, input) pair
+FLOW_LIMIT = 60_000  # layers² × positions³ (≈ 1–3 s on one core): one max-flow per (query, input)
 
 
 def residual_mixing(weights: np.ndarray, residual: float = 0.5) -> np.ndarray:
