@@ -53,3 +53,18 @@ def config_limit(config: PretrainedConfig, tokenizer_limit: int | None) -> int:
     if tokenizer_limit is not None and 0 < tokenizer_limit < 1_000_000:
         return tokenizer_limit
     return DEFAULT_LIMIT
+
+
+def sliding_window(config: PretrainedConfig) -> tuple[int | None, bool]:
+    """(window, on every layer): a query at i sees keys j with i - j < window; (None, True) when
+    the model attends to the whole causal prefix."""
+    text = config.get_text_config()
+    window = getattr(text, "sliding_window", None)
+    if not isinstance(window, int) or window <= 0:
+        return None, True
+    if getattr(text, "use_sliding_window", True) is False:
+        return None, True
+    types = getattr(text, "layer_types", None)
+    if types is not None and "sliding_attention" not in types:
+        return None, True
+    return window, types is None or all(t == "sliding_attention" for t in types)

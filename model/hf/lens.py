@@ -10,7 +10,7 @@ import torch
 from model.decoding import DecodeRun, ModelLimits, Vocabulary, make_settings, search
 from model.decoding.heads import HeadKind
 from model.errors import InputError
-from model.hf.architecture import config_limit, model_info
+from model.hf.architecture import config_limit, model_info, sliding_window
 from model.hf.inputs import (
     Encoded,
     encode_prompt,
@@ -49,7 +49,12 @@ class HFLens(Lens):
         self.info = model_info(name or str(source), loaded.kind, loaded.config)
         self.description = f"{loaded.config.model_type} {loaded.kind} model from {folder}"
         positions = Positions.of(loaded.model, loaded.config)
-        self.runner = Runner(loaded.model, self.info, positions, device)
+        window, everywhere = sliding_window(loaded.config)
+        self.runner = Runner(
+            loaded.model, self.info, positions, device,
+            window=window if everywhere else None,
+            window_on_some_layers=None if everywhere else window,
+        )  # fmt: skip
         self.byte_level = is_byte_level(loaded.tokenizer)
         tokenizer_limit = getattr(loaded.tokenizer, "model_max_length", None)
         self._max_tokens = positions.limit or config_limit(loaded.config, tokenizer_limit)

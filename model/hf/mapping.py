@@ -22,10 +22,13 @@ def key_mask(attention_mask: torch.Tensor, queries: int) -> np.ndarray:
     return np.broadcast_to(keys, (queries, keys.size)).copy()
 
 
-def causal_mask(attention_mask: torch.Tensor) -> np.ndarray:
-    """(T, T) bool: position i may attend to kept positions j ≤ i (§3.2.3 masking)."""
+def causal_mask(attention_mask: torch.Tensor, window: int | None = None) -> np.ndarray:
+    """(T, T) bool: position i may attend to kept positions j ≤ i (§3.2.3 masking), and with a
+    sliding window only to those with i - j < window."""
     size = int(attention_mask.size(-1))
     allowed: np.ndarray = np.tril(np.ones((size, size), dtype=np.bool_))  # (T, T)
+    if window is not None:
+        allowed &= np.triu(np.ones((size, size), dtype=np.bool_), k=1 - window)
     allowed &= key_mask(attention_mask, size)
     return allowed
 

@@ -1,18 +1,20 @@
 """The decoding Stepper of a Hugging Face model, on the model's own key/value cache.
 
 The search's state must never change once handed out (`reorder` and `step` return new states),
-but transformers' Cache objects grow in place. So the state keeps the cached keys and values as
-plain tensors, and each step wraps them in a fresh Cache (whose `update` concatenates into new
-tensors, leaving ours untouched) and reads the grown tensors back.
+but transformers' Cache objects grow in place. So each feed and each reorder works on a copy of
+the state's cache; the copy keeps every counter the cache class tracks (a sliding-window layer
+remembers how many positions it has seen, which sets the next rotary position), so nothing is
+rebuilt by hand. Copying costs about what the cache's own concatenation costs per step.
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
-from transformers import Cache, DynamicCache, EncoderDecoderCache, PreTrainedModel
+from transformers import Cache, PreTrainedModel
 from transformers.modeling_outputs import BaseModelOutput
 
 from model.decoding.heads import HeadRef
@@ -20,17 +22,16 @@ from model.decoding.stepper import StepOutput
 from model.errors import InputError
 from model.trace import Architecture
 
-KV = tuple[tuple[torch.Tensor, torch.Tensor], ...]  # per layer: keys, values (B, H, n, d_k)
-
 
 @dataclass(frozen=True)
 class HFState:
-    """What the next step needs: cached keys/values and, for an encoder-decoder, the memory."""
+    """What the next step needs: the cache (never changed once here) and, for an
+    encoder-decoder, the memory."""
 
-    self_kv: KV  # per decoder layer, n = positions fed so far (empty before the first feed)
-    cross_kv: KV  # per decoder layer, n = S (empty until the first feed; decoder-only: empty)
+    cache: Cache | None  # None before the first feed
     memory: torch.Tensor | None  # (B, S, d_model): the encoder output, None for decoder-only
     src_mask: torch.Tensor | None  # (B, S)
+    fed: int = 0  # decoder positions fed so far
 
 
 def ablation_unsupported(ablate: Sequence[object]) -> None:
@@ -70,7 +71,7 @@ class HFStepper:
             encoder = self.model.get_encoder()
             memory = encoder(input_ids=src, attention_mask=src_mask).last_hidden_state
         first = torch.tensor([list(prefix)], dtype=torch.long, device=self.device)  # (1, P)
-        return self._feed(HFState((), (), memory, src_mask), first)
+        return self._feed(HFState(None, memory, src_mask), first)
 
     @torch.inference_mode()
     def step(self, state: HFState, tokens: torch.Tensor) -> StepOutput[HFState]:
@@ -78,25 +79,16 @@ class HFStepper:
         return self._feed(state, tokens.unsqueeze(1))  # (B, 1)
 
     def reorder(self, state: HFState, index: torch.Tensor) -> HFState:
-        """The hypotheses index (B',) picks: rows of every cached tensor and of the memory."""
-
-        def pick(kv: KV) -> KV:
-            return tuple((k.index_select(0, index), v.index_select(0, index)) for k, v in kv)
-
+        """The hypotheses index (B',) picks: rows of a copy of the cache and of the memory."""
+        cache = copy.deepcopy(state.cache)
+        if cache is not None:
+            cache.reorder_cache(index)  # type: ignore[arg-type]  # any integer tensor works
         return HFState(
-            pick(state.self_kv),
-            pick(state.cross_kv),
+            cache,
             None if state.memory is None else state.memory.index_select(0, index),
             None if state.src_mask is None else state.src_mask.index_select(0, index),
+            state.fed,
         )
-
-    def _cache(self, state: HFState) -> Cache:
-        """A fresh Cache holding the state's tensors (the model grows it; the state stays)."""
-        config = self.model.config
-        own = DynamicCache(state.self_kv or None, config=config)
-        if self.kind == "decoder":
-            return own
-        return EncoderDecoderCache(own, DynamicCache(state.cross_kv or None, config=config))
 
     def _feed(self, state: HFState, new: torch.Tensor) -> StepOutput[HFState]:
         """Run the decoder on new (B, n) after the cached positions; read off the last one."""
@@ -105,7 +97,7 @@ class HFStepper:
                 encoder_outputs=BaseModelOutput(last_hidden_state=state.memory),
                 attention_mask=state.src_mask,
                 decoder_input_ids=new,
-                past_key_values=self._cache(state),
+                past_key_values=copy.deepcopy(state.cache),
                 use_cache=True,
                 output_attentions=True,
             )
@@ -113,32 +105,21 @@ class HFStepper:
         else:
             out = self.model(
                 input_ids=new,
-                past_key_values=self._cache(state),
+                past_key_values=copy.deepcopy(state.cache),
                 use_cache=True,
                 output_attentions=True,
             )
             own, cross = out.attentions, None
         log_probs = torch.log_softmax(out.logits[:, -1].float(), dim=-1)  # (B, V)
-        self_attention = torch.stack([a[:, :, -1] for a in own])  # (L, B, H, t + 1)
+        fed = state.fed + new.size(1)
+        self_attention = torch.stack([_row(a, fed) for a in own])  # (L, B, H, fed)
         cross_attention = None if cross is None else torch.stack([a[:, :, -1] for a in cross])
-        return StepOutput(log_probs, self_attention, cross_attention, _next(state, out))
+        after = HFState(out.past_key_values, state.memory, state.src_mask, fed)
+        return StepOutput(log_probs, self_attention, cross_attention, after)
 
 
-def _tensors(cache: Cache) -> KV:
-    """Each layer's cached keys and values; a cache that is not plain keys/values is refused."""
-    out = []
-    for layer in cache.layers:
-        keys, values = getattr(layer, "keys", None), getattr(layer, "values", None)
-        if not (isinstance(keys, torch.Tensor) and isinstance(values, torch.Tensor)):
-            raise InputError(f"cannot step through a {type(layer).__name__} cache layer")
-        out.append((keys, values))
-    return tuple(out)
-
-
-def _next(state: HFState, out: object) -> HFState:
-    """The state after a feed: the grown cache read back as plain tensors."""
-    cache = out.past_key_values  # type: ignore[attr-defined]
-    if isinstance(cache, EncoderDecoderCache):
-        own, cross = _tensors(cache.self_attention_cache), _tensors(cache.cross_attention_cache)
-        return HFState(own, cross, state.memory, state.src_mask)
-    return HFState(_tensors(cache), (), state.memory, state.src_mask)
+def _row(attention: torch.Tensor, fed: int) -> torch.Tensor:
+    """The last query's row over all fed positions, (B, H, fed). A sliding-window cache keeps
+    only the window's keys; the positions it dropped were masked, so their weight is 0."""
+    row = attention[:, :, -1]  # (B, H, K) with K ≤ fed
+    return torch.nn.functional.pad(row, (fed - row.size(-1), 0))

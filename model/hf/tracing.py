@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from transformers import PreTrainedModel
 
@@ -22,6 +23,19 @@ class Runner:
     info: ModelInfo
     positions: Positions
     device: torch.device
+    window: int | None = None  # sliding-window attention on every decoder layer
+    window_on_some_layers: int | None = None  # ... on some layers only: the mask cannot say
+
+    def decoder_mask(self, mask: torch.Tensor) -> tuple[np.ndarray, list[str]]:
+        """The causal (T, T) mask as the decoder applied it, and a warning when one mask
+        cannot describe every layer."""
+        size, partial = int(mask.size(-1)), self.window_on_some_layers
+        if partial is not None and size > partial:
+            return causal_mask(mask), [
+                f"some layers attend only to the last {partial} positions (sliding window); "
+                "the decoder mask shows full causal attention"
+            ]
+        return causal_mask(mask, self.window), []
 
     def ids(self, ids: tuple[int, ...]) -> torch.Tensor:
         return torch.tensor([ids], dtype=torch.long, device=self.device)  # (1, N)
@@ -57,6 +71,8 @@ def decoder_trace(run: Runner, tgt: Encoded, eos: int | None) -> Trace:
     mask = torch.ones_like(input_ids)  # (1, T)
     out = run.model(input_ids=input_ids, attention_mask=mask, output_attentions=True)
     table, warnings = run.positions.encoding(len(tgt.ids))
+    decoder_mask, mask_warnings = run.decoder_mask(mask)
+    warnings += mask_warnings
     logprobs = None
     if eos is None:
         warnings.append("the model names no end token: tgt_logprobs not computed")
@@ -70,7 +86,7 @@ def decoder_trace(run: Runner, tgt: Encoded, eos: int | None) -> Trace:
         decoder_self=stack_attention(out.attentions),  # (L, H, T, T)
         cross=None,
         encoder_self_mask=None,
-        decoder_self_mask=causal_mask(mask),
+        decoder_self_mask=decoder_mask,
         cross_mask=None,
         positional_encoding=table,
         tgt_logprobs=logprobs,
@@ -91,6 +107,8 @@ def seq2seq_trace(run: Runner, src: Encoded, dec: Encoded, next_ids: tuple[int, 
         use_cache=False,
     )
     table, warnings = run.positions.encoding(max(len(src.ids), len(dec.ids)))
+    decoder_mask, mask_warnings = run.decoder_mask(dec_mask)
+    warnings += mask_warnings
     return Trace(
         model=run.info,
         src_tokens=src.tokens,
@@ -99,7 +117,7 @@ def seq2seq_trace(run: Runner, src: Encoded, dec: Encoded, next_ids: tuple[int, 
         decoder_self=stack_attention(out.decoder_attentions),  # (L, H, T, T)
         cross=stack_attention(out.cross_attentions),  # (L, H, T, S)
         encoder_self_mask=key_mask(mask, len(src.ids)),
-        decoder_self_mask=causal_mask(dec_mask),
+        decoder_self_mask=decoder_mask,
         cross_mask=key_mask(mask, len(dec.ids)),
         positional_encoding=table,
         tgt_logprobs=next_token_logprobs(out.logits, next_ids),  # (T,)

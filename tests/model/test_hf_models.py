@@ -1,6 +1,6 @@
-"""Tiny random Hugging Face models (BERT, GPT-2, BART, Marian, T5) with locally trained
-tokenizers, saved once per test process; nothing is downloaded. Other test_hf_* files import
-`tiny_hf` from here."""
+"""Tiny random Hugging Face models (BERT, GPT-2, BART, Marian, T5; RoBERTa, Llama, Mistral)
+with locally trained tokenizers, saved once per test process; nothing is downloaded. Other
+test_hf_* files import `tiny_hf` and `reference` from here."""
 
 from __future__ import annotations
 
@@ -138,19 +138,47 @@ def _t5() -> tuple[T.PreTrainedModel, T.PreTrainedTokenizerFast]:
     return T.T5ForConditionalGeneration(config), tok
 
 
+def _roberta() -> tuple[T.PreTrainedModel, T.PreTrainedTokenizerFast]:
+    tok = _wrap(
+        _byte_level(), "<s> $A </s>", pad_token="<pad>", bos_token="<s>", eos_token="</s>",
+        unk_token="<unk>",
+    )  # fmt: skip
+    config = T.RobertaConfig(
+        vocab_size=len(tok), intermediate_size=32, max_position_embeddings=42,
+        pad_token_id=tok.pad_token_id, **SMALL,
+    )  # fmt: skip
+    return T.RobertaModel(config), tok
+
+
+def _llama_like(kind: str) -> tuple[T.PreTrainedModel, T.PreTrainedTokenizerFast]:
+    tok = _wrap(_byte_level(), "<s> $A", pad_token="<pad>", bos_token="<s>", eos_token="</s>")
+    sizes: dict[str, Any] = dict(
+        vocab_size=len(tok), intermediate_size=32, num_key_value_heads=2,
+        max_position_embeddings=40, bos_token_id=tok.bos_token_id,
+        eos_token_id=tok.eos_token_id, pad_token_id=tok.pad_token_id, **SMALL,
+    )  # fmt: skip
+    if kind == "mistral":
+        return T.MistralForCausalLM(T.MistralConfig(sliding_window=3, **sizes)), tok
+    return T.LlamaForCausalLM(T.LlamaConfig(**sizes)), tok
+
+
 BUILDERS = {
     "bert": _bert,
     "gpt2": _gpt2,
     "bart": lambda: _bart_like("bart"),
     "marian": lambda: _bart_like("marian"),
     "t5": _t5,
+    "roberta": _roberta,  # positions start after the padding row
+    "llama": lambda: _llama_like("llama"),  # rotary positions
+    "mistral": lambda: _llama_like("mistral"),  # sliding-window attention (window 3)
 }
+EXTRA = ("roberta", "llama", "mistral")
 
 
 @functools.cache
 def tiny_hf(kind: str) -> Path:
     """A folder holding a tiny random model of this kind and its tokenizer (safetensors)."""
-    torch.manual_seed(KINDS.index(kind))
+    torch.manual_seed((*KINDS, *EXTRA).index(kind))
     model, tok = BUILDERS[kind]()
     folder = Path(tempfile.mkdtemp(prefix=f"attnlens-hf-{kind}-"))
     model.eval().save_pretrained(folder)
@@ -163,7 +191,9 @@ def reference(kind: str) -> tuple[T.PreTrainedModel, T.PreTrainedTokenizerBase]:
     """The same saved model loaded independently, as the reference our records are checked
     against."""
     folder = tiny_hf(kind)
-    auto = {"bert": T.AutoModel, "gpt2": T.AutoModelForCausalLM}.get(kind, T.AutoModelForSeq2SeqLM)
+    causal = {"gpt2", "llama", "mistral"}
+    auto = T.AutoModelForCausalLM if kind in causal else T.AutoModel
+    auto = T.AutoModelForSeq2SeqLM if kind in ("bart", "marian", "t5") else auto
     model = auto.from_pretrained(folder, attn_implementation="eager").eval()
     return model, T.AutoTokenizer.from_pretrained(folder)
 

@@ -186,3 +186,42 @@ def test_one_lens_serves_many_threads_with_the_same_records(kind: str) -> None:
     with ThreadPoolExecutor(max_workers=4) as pool:
         together = list(pool.map(lens(kind).trace, texts))
     assert all(a.equals(b) for a, b in zip(alone, together, strict=True))
+
+
+@pytest.mark.parametrize("kind", ["bert", "roberta"])
+def test_the_position_rows_are_what_the_embeddings_added(kind: str) -> None:
+    """Independent of how the table is found: LayerNorm(word + type + our rows) is the
+    embedding layer's own output (RoBERTa's positions start after its padding row)."""
+    model, tok = reference(kind)
+    tr = lens(kind).trace(TEXT)
+    ids = torch.tensor([tok(TEXT)["input_ids"]])
+    emb = model.embeddings
+    with torch.no_grad():
+        summed = emb.word_embeddings(ids) + emb.token_type_embeddings(torch.zeros_like(ids))
+        rebuilt = emb.LayerNorm(summed + torch.from_numpy(tr.positional_encoding))
+        np.testing.assert_allclose(rebuilt.numpy(), emb(input_ids=ids).numpy(), atol=1e-6)
+    rows = emb.position_embeddings.num_embeddings  # 40 (BERT), 42 (RoBERTa)
+    offset = 0 if kind == "bert" else model.config.pad_token_id + 1
+    assert lens(kind).max_tokens == rows - offset
+
+
+@pytest.mark.parametrize("kind", ["llama", "mistral"])
+def test_rotary_decoders_record_their_own_attention_and_no_position_table(kind: str) -> None:
+    model, tok = reference(kind)
+    tr = lens(kind).trace(TEXT)
+    ids = torch.tensor([tok(TEXT)["input_ids"]])
+    assert tr.tgt_tokens == tuple(tok.convert_ids_to_tokens(ids[0].tolist()))
+    with torch.no_grad():
+        own = stacked(model(ids, output_attentions=True).attentions)
+    assert tr.model.architecture == "decoder" and np.array_equal(tr.decoder_self, own)
+    assert tr.positional_encoding is None
+    assert any(w.startswith(RELATIVE) and "rotary" in w for w in tr.warnings)
+
+
+def test_a_sliding_window_is_part_of_the_mask_as_applied() -> None:
+    tr = lens("mistral").trace(TEXT)
+    T = len(tr.tgt_tokens)
+    i, j = np.indices((T, T))
+    assert np.array_equal(tr.decoder_self_mask, (j <= i) & (i - j < 3))
+    assert tr.decoder_self is not None
+    assert np.array_equal(tr.decoder_self_mask, (tr.decoder_self > 0).all(axis=(0, 1)))
