@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
 from model.trace import Trace
@@ -37,3 +39,8 @@ def test_a_mask_that_is_not_the_combination_is_reported(synth: type) -> None:
         "differs from padding ∧ causal in 3 cells"
         in masks_view(tr, "decoder_self").layout.title.text
     )
+
+
+def test_markup_tokens_are_escaped(markup_trace: Trace) -> None:
+    data = json.dumps(json.loads(masks_view(markup_trace, "decoder_self").to_json())["data"])
+    assert "<b>" not in data and "<img" not in data and "&lt;b&gt;x&lt;/b&gt;" in data

@@ -78,3 +78,8 @@ def test_blocks_of_any_size_keep_row_sums(Q: int, K: int, side: int, seed: int) 
     assert len(q_edges) - 1 <= side and q_edges[0] == 0 and q_edges[-1] == Q
     share = block_share(w, np.ones((Q, K), dtype=bool), q_edges, k_edges)
     np.testing.assert_allclose(share.sum(-1), 1.0, rtol=1e-5)
+
+
+def test_markup_tokens_are_escaped(markup_trace: Trace) -> None:
+    data = json.dumps(json.loads(model_view(markup_trace, "cross").to_json())["data"])
+    assert "<b>" not in data and "<img" not in data and "&lt;img src=x onerror=alert(1)&gt;" in data

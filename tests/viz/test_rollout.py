@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -55,3 +57,8 @@ def test_view_rows_are_positions_and_cross_is_refused(trace: Trace) -> None:
 def test_flow_refuses_inputs_too_long_to_solve_quickly(synth: type) -> None:
     with pytest.raises(ValueError, match="use rollout"):
         attention_flow(synth.pattern(6, 1, 64, offset=0))
+
+
+def test_markup_tokens_are_escaped(markup_trace: Trace) -> None:
+    data = json.dumps(json.loads(rollout_view(markup_trace, "encoder_self").to_json())["data"])
+    assert "<b>" not in data and "<img" not in data and "&lt;b&gt;x&lt;/b&gt;" in data
