@@ -1,7 +1,8 @@
 """`make bench`: every benchmark, each printing its own table."""
 
-from bench import decode_speed, viz_speed
+from bench import app_latency, decode_speed, viz_speed
 
 if __name__ == "__main__":
     decode_speed.main()
     viz_speed.main()
+    app_latency.main([])

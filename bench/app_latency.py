@@ -1,0 +1,173 @@
+"""App latency: from pressing Enter in the text box to the updated heatmap on the page.
+
+Playwright drives Debian's Chromium (never a downloaded browser) against two servers started
+here: `attnlens serve` on the bundled default model (Explore page) and a minimal Streamlit page
+with one text box and one Plotly heatmap (bench/minimal_app.py). For each input length, the
+median over REPEATS fresh texts of: press Enter → the first heatmap's key labels are the new
+text's. Target (issue 6): ours ≤ 1.5× the minimal page.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import statistics
+import string
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from viz.labels import position_labels
+
+ROOT = Path(__file__).resolve().parents[1]
+LENGTHS = (8, 32, 60)
+REPEATS = 7
+TARGET = 1.5
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]  # fmt: skip
+HEATMAP_X = (
+    "() => { const p = document.querySelector('.js-plotly-plot');"
+    " return p && p.data ? JSON.stringify(p.data[0].x) : null; }"
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def server(command: list[str], port: int) -> Iterator[str]:
+    """Run a server in its own process group until the block ends; yield its URL."""
+    proc = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"{command[:4]} exited with {proc.returncode}")
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=10)
+        time.sleep(1.0)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def measure(
+    page: Any, url: str, lengths: tuple[int, ...], repeats: int, alphabet: str
+) -> dict[int, list[float]]:
+    """Seconds from Enter to the heatmap showing the new text, per input length."""
+    page.goto(url, timeout=60_000)
+    page.wait_for_function(HEATMAP_X, timeout=60_000)
+    box = page.get_by_label("Text", exact=True)
+    rng = random.Random(0)
+    out: dict[int, list[float]] = {}
+    for n in lengths:
+        times = []
+        for i in range(repeats + 1):  # the first of each length warms up
+            text = "".join(rng.choice(alphabet) for _ in range(n))
+            want = json.dumps(position_labels([*text, "</s>"]))
+            box.fill(text)
+            start = time.perf_counter()
+            box.press("Enter")
+            page.wait_for_function(
+                f"() => ({HEATMAP_X})() === JSON.stringify({want})", timeout=60_000
+            )
+            if i:
+                times.append(time.perf_counter() - start)
+        out[n] = times
+    return out
+
+
+def run(
+    model_name: str, lengths: tuple[int, ...], repeats: int, alphabet: str
+) -> dict[str, dict[int, list[float]]]:
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium")
+    if chromium is None:
+        raise SystemExit("app_latency needs Debian's chromium (apt-get install chromium)")
+    ours_port, base_port = _free_port(), _free_port()
+    ours = [
+        sys.executable,
+        "-m",
+        "app.cli",
+        "serve",
+        "--port",
+        str(ours_port),
+        "--model",
+        model_name,
+    ]
+    base = [
+        sys.executable, "-m", "streamlit", "run", str(ROOT / "bench" / "minimal_app.py"),
+        "--server.port", str(base_port), "--server.headless", "true",
+        "--browser.gatherUsageStats", "false",
+    ]  # fmt: skip
+    results = {}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        try:
+            for name, command, port in (
+                ("minimal", base, base_port),
+                ("attnlens", ours, ours_port),
+            ):
+                with server(command, port) as url:
+                    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                    results[name] = measure(page, url, lengths, repeats, alphabet)
+                    page.close()
+        finally:
+            browser.close()
+    return results
+
+
+def table(results: dict[str, dict[int, list[float]]], model_name: str) -> str:
+    repeats = len(next(iter(results["minimal"].values())))
+    rows = [
+        f"app latency: Enter → updated heatmap, median of {repeats} (Explore on {model_name!r})",
+        f"{'tokens':>7} {'minimal ms':>11} {'attnlens ms':>12} {'ratio':>6}  target ≤ {TARGET}×",
+    ]
+    for n in results["minimal"]:
+        base = statistics.median(results["minimal"][n]) * 1000
+        ours = statistics.median(results["attnlens"][n]) * 1000
+        ratio = ours / base
+        verdict = "ok" if ratio <= TARGET else "over"
+        rows.append(f"{n + 1:>7} {base:>11.0f} {ours:>12.0f} {ratio:>6.2f}  {verdict}")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="reverse", help="model for the Explore page")
+    parser.add_argument("--repeats", type=int, default=REPEATS)
+    parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
+    parser.add_argument("--alphabet", default=string.ascii_lowercase, help="input characters")
+    args = parser.parse_args(argv)
+    results = run(args.model, tuple(args.lengths), args.repeats, args.alphabet)
+    print(table(results, args.model))
+
+
+if __name__ == "__main__":
+    main()
