@@ -12,8 +12,10 @@ Settings that cannot match generate, and how these tests line them up:
 
 from __future__ import annotations
 
+import atexit
 import copy
 import functools
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -47,6 +49,7 @@ def eos_prone() -> Path:
     model = copy.deepcopy(model)
     model.final_logits_bias[0, tok.eos_token_id] += 0.3
     folder = Path(tempfile.mkdtemp(prefix="attnlens-hf-eos-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     model.save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder

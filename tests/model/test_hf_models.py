@@ -4,8 +4,10 @@ test_hf_* files import `tiny_hf` and `reference` from here."""
 
 from __future__ import annotations
 
+import atexit
 import functools
 import json
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -181,6 +183,7 @@ def tiny_hf(kind: str) -> Path:
     torch.manual_seed((*KINDS, *EXTRA).index(kind))
     model, tok = BUILDERS[kind]()
     folder = Path(tempfile.mkdtemp(prefix=f"attnlens-hf-{kind}-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
     model.eval().save_pretrained(folder)
     tok.save_pretrained(folder)
     return folder
