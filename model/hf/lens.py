@@ -143,7 +143,8 @@ class HFLens(Lens):
         ablate: Sequence[str] | None = None,
     ) -> DecodeRun:
         """Greedy, beam search or sampling through the shared engine on the model's own cache;
-        scores are the model's raw log-probabilities (no generation_config processors)."""
+        scores are the model's own log-probabilities. Of generation_config's processors only
+        the token bans apply (bad_words_ids of one token, suppress_tokens)."""
         source, prefix, given = self._decode_inputs(text)
         room = self.max_tokens - len(prefix)  # decoder positions left after the prefix
         settings = make_settings(

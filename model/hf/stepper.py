@@ -44,13 +44,26 @@ def ablation_unsupported(ablate: Sequence[object]) -> None:
         )
 
 
+def banned_tokens(model: PreTrainedModel) -> tuple[int, ...]:
+    """Tokens the model's generation config never lets it produce: one-token bad_words_ids
+    (Marian bans its padding token this way) and suppress_tokens."""
+    config = getattr(model, "generation_config", None)
+    if config is None:
+        return ()
+    single = [words[0] for words in config.bad_words_ids or () if len(words) == 1]
+    return tuple(sorted({*single, *(config.suppress_tokens or ())}))
+
+
 class HFStepper:
-    """Decodes a Hugging Face encoder-decoder or decoder-only model one position at a time."""
+    """Decodes a Hugging Face encoder-decoder or decoder-only model one position at a time.
+    Log-probabilities are the model's own, except that banned tokens get -inf (as generate's
+    processors do after the softmax, so the other tokens keep their values)."""
 
     def __init__(self, model: PreTrainedModel, kind: Architecture) -> None:
         if kind == "encoder":
             raise InputError("an encoder-only model does not generate text")
         self.model, self.kind = model, kind
+        self.banned = banned_tokens(model)
 
     @property
     def device(self) -> torch.device:
@@ -111,6 +124,8 @@ class HFStepper:
             )
             own, cross = out.attentions, None
         log_probs = torch.log_softmax(out.logits[:, -1].float(), dim=-1)  # (B, V)
+        if self.banned:
+            log_probs[:, list(self.banned)] = float("-inf")
         fed = state.fed + new.size(1)
         self_attention = torch.stack([_row(a, fed) for a in own])  # (L, B, H, fed)
         cross_attention = None if cross is None else torch.stack([a[:, :, -1] for a in cross])

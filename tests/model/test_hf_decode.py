@@ -3,8 +3,9 @@
 Settings that cannot match generate, and how these tests line them up:
 - generate applies the model's generation_config logits processors (here forced_eos_token_id,
   which forces the end token at the maximum length; on real models also forced BOS, bad words,
-  no-repeat n-grams, minimum length, repetition penalty). Our engine ranks by the model's raw
-  log-probabilities, so the reference copy has forced_eos_token_id switched off.
+  no-repeat n-grams, minimum length, repetition penalty). Our engine ranks by the model's own
+  log-probabilities and applies only the config's token bans (one-token bad_words_ids,
+  suppress_tokens), so the reference copy has forced_eos_token_id switched off.
 - Beam search is compared at length_penalty 0: generate divides by len^α, we by the GNMT
   ((5 + len) / 6)^α, so for α > 0 the rankings differ by design. At α = 0 generate's
   early_stopping=False heuristic and our stop rule are the same bound.
@@ -56,14 +57,34 @@ def eos_prone() -> Path:
 
 
 @functools.cache
+def banning() -> Path:
+    """Tiny Marian whose generation config bans the token it would emit first (Marian bans its
+    padding token this way), so generate and our engine must both skip it."""
+    model, tok = plain("marian")
+    model = copy.deepcopy(model)
+    model.generation_config.bad_words_ids = [[FIRST_GREEDY_MARIAN]]
+    folder = Path(tempfile.mkdtemp(prefix="attnlens-hf-ban-"))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder
+
+
+VARIANTS = {"marian-eos": eos_prone, "marian-ban": banning}
+FIRST_GREEDY_MARIAN = 27  # what the tiny Marian emits first for every text in TEXTS
+
+
+@functools.cache
 def lens(kind: str) -> HFLens:
-    folder = eos_prone() if kind == "marian-eos" else tiny_hf(kind)
+    folder = VARIANTS[kind]() if kind in VARIANTS else tiny_hf(kind)
     return HFLens(folder, torch.device("cpu"))
 
 
+@functools.cache
 def reference_model(kind: str) -> T.PreTrainedModel:
-    if kind == "marian-eos":
-        return T.AutoModelForSeq2SeqLM.from_pretrained(eos_prone(), attn_implementation="eager")
+    if kind in VARIANTS:
+        folder = VARIANTS[kind]()
+        return T.AutoModelForSeq2SeqLM.from_pretrained(folder, attn_implementation="eager")
     return plain(kind)[0]
 
 
@@ -85,14 +106,14 @@ def our_ids(kind: str, tokens: tuple[str, ...]) -> list[int]:
     return [lens(kind).vocab_ids[t] for t in tokens]
 
 
-@pytest.mark.parametrize("kind", [*GENERATORS, "marian-eos"])
+@pytest.mark.parametrize("kind", [*GENERATORS, *VARIANTS])
 @pytest.mark.parametrize("text", TEXTS)
 def test_greedy_gives_generates_tokens(kind: str, text: str) -> None:
     run = lens(kind).decode(text, max_len=MAX_LEN)
     assert our_ids(kind, run.output_tokens) == generated(kind, text, 1)
 
 
-@pytest.mark.parametrize("kind", [*GENERATORS, "marian-eos"])
+@pytest.mark.parametrize("kind", [*GENERATORS, *VARIANTS])
 @pytest.mark.parametrize("beams", [2, 4])
 def test_beam_best_is_generates_best(kind: str, beams: int) -> None:
     for text in TEXTS:
@@ -164,3 +185,12 @@ def test_a_second_identical_run_gives_the_identical_record() -> None:
     first = the_lens.decode(TEXTS[1], strategy="beam", beam_size=3, max_len=MAX_LEN)
     again = the_lens.decode(TEXTS[1], strategy="beam", beam_size=3, max_len=MAX_LEN)
     assert first.to_json() == again.to_json()
+
+
+def test_a_token_the_generation_config_bans_is_never_produced() -> None:
+    plain_run = lens("marian").decode(TEXTS[0], max_len=MAX_LEN)
+    assert our_ids("marian", plain_run.output_tokens)[0] == FIRST_GREEDY_MARIAN
+    banned = lens("marian-ban").decode(TEXTS[0], strategy="beam", beam_size=4, max_len=MAX_LEN)
+    assert FIRST_GREEDY_MARIAN not in our_ids("marian-ban", banned.output_tokens)
+    top = banned.steps[0].candidates[0]
+    assert lens("marian").names[FIRST_GREEDY_MARIAN] not in [c.token for c in top]
