@@ -47,7 +47,6 @@ def masks_view(trace: Trace, kind: Kind) -> go.Figure:
 
 
 def _panel(name: str, m: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
-    text = np.where(m, "allowed", "blocked").astype(object)
     return go.Heatmap(
         z=m.astype(np.int8),
         x=x,
@@ -56,8 +55,9 @@ def _panel(name: str, m: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
         zmax=1,
         colorscale=[[0.0, BLOCKED], [0.5, BLOCKED], [0.5, ALLOWED], [1.0, ALLOWED]],
         showscale=False,
-        customdata=text,
-        hovertemplate=f"{name}<br>query %{{y}}<br>key %{{x}}<br>%{{customdata}}<extra></extra>",
+        # z, not per-cell text: at 512 tokens three panels of words would weigh ~8 MB
+        hovertemplate=f"{name}<br>query %{{y}}<br>key %{{x}}<br>may attend (1 yes, 0 no): %{{z}}"
+        "<extra></extra>",
         xgap=1,
         ygap=1,
         name=name,

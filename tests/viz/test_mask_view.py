@@ -18,7 +18,7 @@ def test_decoder_mask_is_causal_and_applied_equals_the_combination(trace: Trace)
     assert padding.all()
     np.testing.assert_array_equal(applied, trace.decoder_self_mask)
     assert "applied = padding ∧ causal" in fig.layout.title.text
-    assert list(fig.data[2].customdata[0]) == ["allowed", "blocked", "blocked"]
+    assert list(fig.data[2].z[0]) == [1, 0, 0] and "may attend" in fig.data[2].hovertemplate
 
 
 def test_padding_is_read_off_keys_no_query_may_see(synth: type) -> None:
