@@ -34,7 +34,7 @@ def head_statistics(
 
 
 def _kind_frame(trace: Trace, kind: Kind, threshold: float) -> pd.DataFrame:
-    w = attention_of(trace, kind).astype(np.float64)  # (L, H, Q, K)
+    w = attention_of(trace, kind)  # (L, H, Q, K) float32; sums below accumulate in float64
     L, H = w.shape[:2]
     layer, head = (a.ravel() for a in np.indices((L, H)))
     stats = {"kind": kind, "layer": layer, "head": head, **_stats(w, trace.tokens(kind)[1], kind)}
@@ -48,20 +48,20 @@ def _kind_frame(trace: Trace, kind: Kind, threshold: float) -> pd.DataFrame:
 def _stats(w: np.ndarray, keys: tuple[str, ...], kind: Kind) -> dict[str, np.ndarray]:
     """Each statistic as an (L, H) array."""
     L, H, Q, K = w.shape
-    q, k = np.arange(Q)[:, None], np.arange(K)[None, :]
-    plogp = np.where(w > 0, w * np.log(np.where(w > 0, w, 1.0)), 0.0)
+    distance = np.abs(np.arange(Q)[:, None] - np.arange(K)[None, :]).astype(w.dtype)  # (Q, K)
+    plogp = w * np.log(np.maximum(w, np.finfo(w.dtype).tiny))  # 0 · log 0 = 0
     nan = np.full((L, H), np.nan)
     square = kind != "cross"
     ends = np.array([t in END_TOKENS for t in keys])
     diag = np.diagonal(w, 0, 2, 3)  # (L, H, min(Q, K))
     prev = np.diagonal(w, -1, 2, 3)  # (L, H, Q - 1): query i → key i - 1
     return {
-        "entropy": -plogp.sum(-1).mean(-1),
-        "mean_distance": (w * np.abs(q - k)).sum(-1).mean(-1) if square else nan,
-        "self": diag.mean(-1) if square else nan,
-        "previous": prev.mean(-1) if square and Q > 1 else nan,
-        "first": w[..., 0].mean(-1),
-        "end": w[..., ends].sum(-1).mean(-1) if ends.any() else nan,
+        "entropy": -plogp.sum(-1, dtype=np.float64).mean(-1),
+        "mean_distance": (w * distance).sum(-1, dtype=np.float64).mean(-1) if square else nan,
+        "self": diag.mean(-1, dtype=np.float64) if square else nan,
+        "previous": prev.mean(-1, dtype=np.float64) if square and Q > 1 else nan,
+        "first": w[..., 0].mean(-1, dtype=np.float64),
+        "end": w[..., ends].sum(-1, dtype=np.float64).mean(-1) if ends.any() else nan,
     }
 
 
