@@ -9,6 +9,7 @@ from app import show
 from app.frame import page_start
 from app.inputs import kind_picker, layer_head_pickers, target_input, text_input, traced
 from model.trace import Trace
+from viz.click_targets import clickable_thumbnails
 
 MODEL_VIEW_KEY = "model_view_chart"
 
@@ -28,12 +29,12 @@ def page() -> None:
     downloads(tr)
 
 
-def _enlarge_clicked(n_heads: int) -> None:
-    """A click on a model-view thumbnail picks that layer and head (trace i = layer·H + head)."""
+def _enlarge_clicked() -> None:
+    """A click on a model-view thumbnail picks that layer and head (customdata [l, h, share])."""
     point = show.clicked_point(MODEL_VIEW_KEY)
-    if point is not None:
-        curve = int(point["curve_number"])
-        st.session_state["w_layer"], st.session_state["w_head"] = divmod(curve, n_heads)
+    if point is not None and point.get("customdata"):
+        layer, head = (int(v) for v in point["customdata"][:2])
+        st.session_state["w_layer"], st.session_state["w_head"] = layer, head
 
 
 @st.fragment
@@ -51,9 +52,9 @@ def head_view(tr: Trace) -> None:
         show.figure(viz.lines_view(tr, kind, layer, heads=[head]), "lines", f"lines-{kind}-{layer}")
     st.subheader("Every head (click one to enlarge it above)")
     st.plotly_chart(
-        show.styled(viz.model_view(tr, kind, selected=(layer, head))),
+        show.styled(clickable_thumbnails(viz.model_view(tr, kind, selected=(layer, head)))),
         key=MODEL_VIEW_KEY,
-        on_select=lambda: _enlarge_clicked(tr.model.n_heads),
+        on_select=_enlarge_clicked,
         selection_mode="points",
         width="stretch",
     )

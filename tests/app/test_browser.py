@@ -17,6 +17,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,9 +41,26 @@ HEATMAP_X = (
 )
 
 
+def click_thumbnail(page: Any, x: float, y: float) -> None:
+    """Click the model view (the third chart) at a fraction of its width and height."""
+    view = page.locator(".js-plotly-plot").nth(2)
+    view.scroll_into_view_if_needed()
+    box = view.bounding_box()
+    at = (box["x"] + box["width"] * x, box["y"] + box["height"] * y)
+    page.mouse.move(*at)
+    page.wait_for_timeout(400)  # Plotly picks the point under the pointer on hover
+    page.mouse.click(*at)
+
+
 def heatmap_shows(labels: list[str]) -> str:
     """A page function true once the first heatmap's key labels are exactly these."""
     return f"() => ({HEATMAP_X})() === JSON.stringify({json.dumps(labels)})"
+
+
+HEATMAP_TITLE_HAS = (
+    "() => {{ const p = document.querySelector('.js-plotly-plot');"
+    " return !!(p && p.layout && p.layout.title.text.includes({})); }}"
+)
 
 
 def free_port() -> int:
@@ -124,6 +142,10 @@ def test_explore_renders_a_chart_that_follows_the_text(server: str, tmp_path: Pa
             expected = position_labels(["c", "a", "f", "e", "</s>"])
             page.wait_for_function(heatmap_shows(expected), timeout=30_000)
             assert json.loads(page.evaluate(HEATMAP_X)) != before
+            page.wait_for_timeout(1000)  # let the rest of the page settle after the rerun
+            click_thumbnail(page, 0.2, 0.35)  # layer 0 · head 0 of the model view
+            enlarged = HEATMAP_TITLE_HAS.format(json.dumps("layer 0 · head 0"))
+            page.wait_for_function(enlarged, timeout=15_000)
             page.wait_for_timeout(300)
             assert page.locator("[data-testid='stException']").count() == 0
             shot = tmp_path / "explore.png"
