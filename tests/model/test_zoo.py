@@ -18,6 +18,7 @@ TARGETS = {
     "translate": (0.95, 0.85),
 }
 SEED = 31_337  # neither training's stream (its seed) nor its held-out set (10_000 + seed)
+N = 300  # 1% of 300 is 3 misses: a 99% target is not decided by one unlucky example
 
 
 @pytest.mark.parametrize("name", sorted(TARGETS))
@@ -26,7 +27,7 @@ def test_bundled_model_meets_its_targets(name: str) -> None:
     if not (folder / checkpoint.DESCRIPTION).is_file():
         pytest.skip(f"{name} is not bundled yet")
     net, tok, meta = checkpoint.load(folder, torch.device("cpu"))
-    result = evaluate(net, tok, get_task(meta["task"]).examples(100, seed=SEED))
+    result = evaluate(net, tok, get_task(meta["task"]).examples(N, seed=SEED))
     exact, aligned = TARGETS[name]
     assert result.exact >= exact, f"{name}: exact {result.exact:.2%} < {exact:.0%}"
     if aligned is not None:
