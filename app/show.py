@@ -13,8 +13,8 @@ LARGE_FONT = 22
 
 
 def styled(fig: go.Figure) -> go.Figure:
-    """The figure in the session's presentation size and theme (a copy; viz's stays pure)."""
-    fig = go.Figure(fig)
+    """The figure, changed in place, in the session's presentation size and theme (no copy:
+    copying re-validates every trace, and each figure is drawn fresh for one run)."""
     if st.session_state.get("_present"):
         fig.update_layout(font={"size": LARGE_FONT}, title_font={"size": LARGE_FONT + 6})
     if _dark():
@@ -39,8 +39,8 @@ def _dark() -> bool:
 def figure(
     fig: go.Figure, key: str, file_name: str, on_click: Callable[[], None] | None = None
 ) -> None:
-    """A Plotly chart and a button that downloads it as a standalone HTML file; `on_click`
-    runs when a point is clicked (its selection is then in st.session_state[key])."""
+    """A Plotly chart and a button that downloads it, as shown, as a standalone HTML file;
+    `on_click` runs when a point is clicked (its selection is in st.session_state[key])."""
     shown = styled(fig)
     if on_click is None:
         st.plotly_chart(shown, key=key, width="stretch")

@@ -1,39 +1,50 @@
 """Clickable thumbnails: Plotly heatmaps cannot be selected, so each model-view thumbnail gets
-an invisible scatter over its cells whose points carry [layer, head, share]."""
+a sparse grid of invisible points that carry [layer, head]."""
 
 from __future__ import annotations
 
 import numpy as np
 import plotly.graph_objects as go
 
+GRID = 6  # points per thumbnail side: close enough together that any click lands near one
+HOVER_DISTANCE = 100  # pixels from the pointer within which a point answers a hover or click
 
-def clickable_thumbnails(fig: go.Figure) -> go.Figure:
-    """A copy of a model view (viz.model_view) where clicking a cell selects its thumbnail.
 
-    Each heatmap with meta [layer, head] gets a transparent marker at every cell, on the same
-    axes; the marker takes over the hover text, so the figure reads as before.
+def clickable_thumbnails(fig: go.Figure, grid: int = GRID) -> go.Figure:
+    """Add to a model view (viz.model_view), in place, invisible points over every thumbnail
+    whose customdata is [layer, head] (plain lists: Streamlit drops typed-array customdata
+    from selections), so a click on a thumbnail can say which head it is.
+
+    At most grid × grid points per thumbnail keep the figure small at any length. The points
+    take over hovering (a heatmap under the pointer would win it otherwise), and a wide hover
+    distance lets a click anywhere on a thumbnail reach its nearest point; the exact weights
+    are in the enlarged heatmap.
     """
-    out = go.Figure(fig)
-    for thumb in [t for t in out.data if isinstance(t, go.Heatmap) and t.meta is not None]:
+    thumbs = [t for t in fig.data if isinstance(t, go.Heatmap) and t.meta is not None]
+    for thumb in thumbs:
         layer, head = (int(v) for v in thumb.meta)
-        z = np.asarray(thumb.z, dtype=np.float64)  # (q, k)
-        ys, xs = np.meshgrid(np.arange(z.shape[0]), np.arange(z.shape[1]), indexing="ij")
-        keep = np.isfinite(z).ravel()
-        x_labels, y_labels = np.asarray(thumb.x, dtype=object), np.asarray(thumb.y, dtype=object)
-        shares = z.ravel()[keep]
-        out.add_trace(
+        xs, ys = _spread(len(thumb.x), grid), _spread(len(thumb.y), grid)
+        cols, rows = np.meshgrid(xs, ys)  # (grid_y, grid_x) each
+        x_labels = np.asarray(thumb.x, dtype=object)[cols.ravel()]
+        y_labels = np.asarray(thumb.y, dtype=object)[rows.ravel()]
+        fig.add_trace(
             go.Scatter(
-                x=x_labels[xs.ravel()[keep]],
-                y=y_labels[ys.ravel()[keep]],
+                x=x_labels.tolist(),
+                y=y_labels.tolist(),
                 xaxis=thumb.xaxis,
                 yaxis=thumb.yaxis,
                 mode="markers",
-                marker={"size": 14, "opacity": 0.0, "symbol": "square"},
-                customdata=[[layer, head, s] for s in shares],
-                hovertemplate=f"layer {layer} · head {head} (click to enlarge)<br>"
-                "query %{y}<br>key %{x}<br>share %{customdata[2]:.4f}<extra></extra>",
+                marker={"size": 18, "opacity": 0.0},
+                customdata=[[layer, head]] * x_labels.size,
+                hovertemplate=f"layer {layer} · head {head}: click to enlarge<extra></extra>",
                 showlegend=False,
             )
         )
         thumb.hoverinfo = "skip"
-    return out
+    fig.update_layout(hovermode="closest", hoverdistance=HOVER_DISTANCE)
+    return fig
+
+
+def _spread(n: int, k: int) -> np.ndarray:
+    """At most k indices spread evenly over 0..n-1, ends included."""
+    return np.unique(np.linspace(0, n - 1, min(n, k)).round().astype(int))

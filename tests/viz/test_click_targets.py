@@ -1,4 +1,4 @@
-"""Model-view thumbnails made clickable: one invisible point per cell, naming its head."""
+"""Model-view thumbnails made clickable: a few invisible points per thumbnail name its head."""
 
 from __future__ import annotations
 
@@ -12,19 +12,24 @@ import viz
 from viz.click_targets import clickable_thumbnails
 
 
-def test_every_cell_of_every_thumbnail_gets_a_point(tiny_model_dir: Path) -> None:
+def test_every_thumbnail_gets_points_naming_its_head(tiny_model_dir: Path) -> None:
     tr = model.load(str(tiny_model_dir)).trace("bad", target="dab")
-    view = viz.model_view(tr, "cross")
-    fig = clickable_thumbnails(view)
+    fig = clickable_thumbnails(viz.model_view(tr, "cross"), grid=3)
     thumbs = [t for t in fig.data if isinstance(t, go.Heatmap)]
     points = [t for t in fig.data if isinstance(t, go.Scatter)]
     assert len(thumbs) == len(points) == 4
     for thumb, overlay in zip(thumbs, points, strict=True):
         assert (overlay.xaxis, overlay.yaxis) == (thumb.xaxis, thumb.yaxis)
-        layer, head = thumb.meta
-        z = np.asarray(thumb.z, dtype=float)
-        assert len(overlay.x) == np.isfinite(z).sum()
-        assert {tuple(c[:2]) for c in overlay.customdata} == {(layer, head)}
-        assert sorted(c[2] for c in overlay.customdata) == sorted(z[np.isfinite(z)].tolist())
+        assert {tuple(c) for c in np.asarray(overlay.customdata)} == {tuple(thumb.meta)}
+        assert len(overlay.x) == 3 * 3  # a 3 × 3 grid over 4 × 4 cells
+        assert set(overlay.x) <= set(thumb.x) and set(overlay.y) <= set(thumb.y)
+        assert thumb.x[0] in overlay.x and thumb.x[-1] in overlay.x  # corners reached
         assert thumb.hoverinfo == "skip"
-    assert all(t.hoverinfo != "skip" for t in view.data)  # the original is left alone
+    assert fig.layout.hoverdistance >= 50
+
+
+def test_small_thumbnails_get_a_point_per_cell(tiny_model_dir: Path) -> None:
+    tr = model.load(str(tiny_model_dir)).trace("ba", target="ab")
+    fig = clickable_thumbnails(viz.model_view(tr, "cross"))
+    overlay = next(t for t in fig.data if isinstance(t, go.Scatter))
+    assert len(overlay.x) == 3 * 3  # 3 queries × 3 keys, all under the grid of 6
