@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
 
 import torch
 from safetensors.torch import load_model, save_model
+from torch import nn
 
 from model.config import TransformerConfig
 from model.tokenizer import CharTokenizer
@@ -17,17 +19,13 @@ WEIGHTS, DESCRIPTION = "model.safetensors", "config.json"
 
 
 def save(
-    folder: Path, net: Transformer, tok: CharTokenizer, meta: dict[str, Any], half: bool = False
+    folder: Path, net: nn.Module, tok: CharTokenizer, meta: dict[str, Any], half: bool = False
 ) -> None:
     """Write folder/model.safetensors and folder/config.json (float16 weights when half)."""
     folder.mkdir(parents=True, exist_ok=True)
-    target = net
-    if half:
-        target = Transformer(net.config)
-        target.load_state_dict(net.state_dict())
-        target.half()
-    save_model(target, str(folder / WEIGHTS))
-    description = {"transformer": net.config.to_dict(), "tokenizer": tok.to_dict(), **meta}
+    save_model(copy.deepcopy(net).half() if half else net, str(folder / WEIGHTS))
+    config: TransformerConfig = net.config  # type: ignore[assignment]
+    description = {"transformer": config.to_dict(), "tokenizer": tok.to_dict(), **meta}
     (folder / DESCRIPTION).write_text(json.dumps(description, indent=2, sort_keys=True) + "\n")
 
 
@@ -45,18 +43,21 @@ def load(
     """A model in eval mode, its tokenizer and its description, from a bundled folder."""
     description = read_description(folder)
     net = Transformer(TransformerConfig.from_dict(description["transformer"]))
-    path = weights or folder / WEIGHTS
+    load_weights(net, weights or folder / WEIGHTS, device)
+    return net, CharTokenizer.from_dict(description["tokenizer"]), description
+
+
+def load_weights(net: nn.Module, path: Path, device: torch.device) -> None:
+    """Fill net from a safetensors file (float32 or float16) and put it in eval mode on device."""
     if path.suffix != ".safetensors":
         raise ValueError(f"refusing to load {path}: only .safetensors weights are accepted")
-    probe = Transformer(net.config)
-    probe.half()
-    dtype_is_half = _stored_half(path)
-    target = probe if dtype_is_half else net
-    load_model(target, str(path), device="cpu")
-    if dtype_is_half:
+    if _stored_half(path):
+        probe = copy.deepcopy(net).half()
+        load_model(probe, str(path), device="cpu")
         net.load_state_dict({k: v.float() for k, v in probe.state_dict().items()})
+    else:
+        load_model(net, str(path), device="cpu")
     net.to(device).eval()
-    return net, CharTokenizer.from_dict(description["tokenizer"]), description
 
 
 def _stored_half(path: Path) -> bool:

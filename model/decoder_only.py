@@ -1,0 +1,110 @@
+"""A decoder-only Transformer: the §3 decoder stack without the encoder-decoder sublayer.
+
+Each layer is masked self-attention then feed-forward, each in the paper's Add & Norm; the
+embeddings, sinusoidal positions and tied pre-softmax projection are those of §3.4-3.5. It is
+what the bundled character language model `lm` is built from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from model.attention import KV, MultiHeadAttention
+from model.config import TransformerConfig
+from model.layers import AddNorm, Embeddings, FeedForward
+from model.positional import sinusoidal_encoding
+
+
+class CausalLayer(nn.Module):
+    """Masked self-attention and feed-forward, each wrapped in Add & Norm (§3.1)."""
+
+    def __init__(self, d_model: int, h: int, d_ff: int, dropout: float) -> None:
+        super().__init__()
+        self.self_attn = MultiHeadAttention(d_model, h)
+        self.feed_forward = FeedForward(d_model, d_ff, dropout)
+        self.sublayer = nn.ModuleList([AddNorm(d_model, dropout) for _ in range(2)])
+
+    def forward(
+        self,
+        x: torch.Tensor,
+        tgt_mask: torch.Tensor,
+        past: KV | None = None,
+        head_mask: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, KV]:
+        """States (B, T, d_model), self-attention (B, h, T, T_past + T), keys/values so far."""
+        k, v = self.self_attn.project_kv(x)  # (B, h, T, d_k) ×2
+        if past is not None:
+            k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
+        attended, weights = self.self_attn(x, (k, v), tgt_mask, head_mask)
+        x = self.sublayer[0](x, attended)
+        return self.sublayer[1](x, self.feed_forward(x)), weights, (k, v)
+
+
+@dataclass(frozen=True)
+class CausalOutput:
+    """What the stack produced for the positions it was given."""
+
+    hidden: torch.Tensor  # (B, T, d_model)
+    self_attention: torch.Tensor  # (N, B, h, T, T_past + T)
+    cache: list[KV]  # per layer: self-attention keys/values of every position so far
+
+
+class DecoderOnlyTransformer(nn.Module):
+    """N causal layers over shared embeddings; `tgt_vocab` is the only vocabulary used."""
+
+    def __init__(self, config: TransformerConfig) -> None:
+        super().__init__()
+        self.config = c = config
+        self.tgt_embed = Embeddings(c.tgt_vocab, c.d_model)
+        self.register_buffer("pe", sinusoidal_encoding(c.max_len, c.d_model), persistent=False)
+        self.dropout = nn.Dropout(c.dropout)
+        self.layers = nn.ModuleList(
+            CausalLayer(c.d_model, c.h, c.d_ff, c.dropout) for _ in range(c.N)
+        )
+        self.generator = nn.Linear(c.d_model, c.tgt_vocab)
+        self.generator.weight = self.tgt_embed.lut.weight  # §3.4: shared with the embedding
+        for p in self.parameters():
+            if p.dim() > 1:
+                nn.init.xavier_uniform_(p)
+
+    def positional(self, start: int, length: int) -> torch.Tensor:
+        """The encoding added at positions start..start+length-1, (length, d_model)."""
+        if start + length > self.config.max_len:
+            raise ValueError(
+                f"position {start + length - 1} is beyond the model's limit of "
+                f"{self.config.max_len} positions"
+            )
+        return self.pe[start : start + length]  # type: ignore[index]
+
+    def decode(
+        self,
+        tokens: torch.Tensor,
+        tgt_mask: torch.Tensor,
+        cache: list[KV] | None = None,
+        head_mask: torch.Tensor | None = None,
+    ) -> CausalOutput:
+        """Run tokens (B, T); with a cache, tokens are only the positions after the cached ones.
+
+        head_mask (N, h) multiplies each head's output; 0 ablates it.
+        """
+        start = 0 if cache is None else cache[0][0].size(2)
+        x = self.dropout(self.tgt_embed(tokens) + self.positional(start, tokens.size(1)))
+        weights, new_cache = [], []
+        for i, layer in enumerate(self.layers):
+            past = None if cache is None else cache[i]
+            x, w, kv = layer(x, tgt_mask, past, None if head_mask is None else head_mask[i])
+            weights.append(w)
+            new_cache.append(kv)
+        return CausalOutput(x, torch.stack(weights), new_cache)
+
+    def log_probs(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Linear then log-softmax over the vocabulary, (B, T, V)."""
+        out: torch.Tensor = self.generator(hidden).log_softmax(dim=-1)
+        return out
+
+    def forward(self, tokens: torch.Tensor, tgt_mask: torch.Tensor) -> torch.Tensor:
+        """Log-probabilities of the next token at every position, (B, T, V)."""
+        return self.log_probs(self.decode(tokens, tgt_mask).hidden)
