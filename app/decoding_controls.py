@@ -9,6 +9,7 @@ import streamlit as st
 import model
 from app import urlstate
 from app.inputs import memo
+from app.safe_text import md
 from model.decoding import DecodeRun
 
 STRATEGIES = ("greedy", "beam", "sample")
@@ -49,7 +50,7 @@ def decoded(lens: model.Lens, text: str, slot: str, **kwargs: Any) -> DecodeRun 
     try:
         return memo(slot, key, lambda: lens.decode(text, **kwargs))
     except ValueError as err:
-        st.error(str(err))
+        st.error(md(err))
         return None
 
 

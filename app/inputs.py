@@ -9,6 +9,7 @@ import streamlit as st
 
 import model
 from app import urlstate
+from app.safe_text import md
 from model.trace import Kind, Trace
 
 DEFAULT_TEXT = "hello world"
@@ -61,10 +62,10 @@ def traced(lens: model.Lens, text: str, target: str | None, slot: str = "trace")
     try:
         tr = memo(slot, (lens.name, id(lens), text, target), lambda: lens.trace(text, target))
     except ValueError as err:
-        st.error(str(err))
+        st.error(md(err))
         return None
     for warning in tr.warnings:
-        st.warning(warning)
+        st.warning(md(warning))
     return tr
 
 

@@ -9,6 +9,8 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from app.safe_text import md
+
 LARGE_FONT = 22
 
 
@@ -90,4 +92,4 @@ def record(json_text: Callable[[], str], key: str, file_name: str, label: str) -
 
 def show_error(err: Exception) -> None:
     """A clear message in place of what could not be drawn."""
-    st.error(str(err) or type(err).__name__)
+    st.error(md(str(err) or type(err).__name__))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 import model
+from app.safe_text import md
 
 DEFAULT_MODEL = "reverse"
 
@@ -18,8 +19,8 @@ def shared_lens(name: str) -> model.Lens:
 def load_lens(name: str) -> model.Lens | None:
     """The lens for name, with a spinner while it loads; an error message in place if it fails."""
     try:
-        with st.spinner(f"Loading model {name}…"):
+        with st.spinner(md(f"Loading model {name}…")):
             return shared_lens(name)
     except Exception as err:  # any failure to load is the user's to read, not a traceback
-        st.error(f"Could not load model {name!r}: {err}")
+        st.error(md(f"Could not load model {name!r}: {err}"))
         return None

@@ -12,6 +12,7 @@ from app import show, urlstate
 from app.decoding_controls import decoded, settings, what_if
 from app.frame import page_start
 from app.inputs import layer_head_pickers, text_input
+from app.safe_text import md
 from model import Lens
 from model.decoding import DecodeRun
 
@@ -26,7 +27,7 @@ def page() -> None:
     if run is None:
         return
     for warning in run.warnings:
-        st.warning(warning)
+        st.warning(md(warning))
     st.text(f"Output: {run.output_text}    score (sum of log-probabilities): {run.score:.4f}")
     show.record(run.to_json, "decode_json", f"decode-{run.strategy}", "Download record (JSON)")
     step_view(run)

@@ -8,6 +8,7 @@ import viz
 from app import show
 from app.frame import page_start
 from app.inputs import kind_picker, layer_head_pickers, target_input, text_input, traced
+from app.safe_text import md
 from model.trace import Trace
 from viz.click_targets import clickable_thumbnails
 
@@ -18,7 +19,7 @@ def page() -> None:
     lens = page_start("explore", "Explore")
     if lens is None:
         return
-    st.caption(lens.description)
+    st.caption(md(lens.description))
     text, target = text_input(lens), target_input(lens)
     tr = traced(lens, text, target)
     if tr is None:

@@ -9,6 +9,7 @@ import viz
 from app import show
 from app.frame import page_start
 from app.inputs import KIND_LABELS, kind_picker, memo, target_input, text_input, traced
+from app.safe_text import md
 from model.trace import Trace
 from viz.head_stats import COLUMNS
 
@@ -62,7 +63,7 @@ def heads_charts(tr: Trace) -> None:
     try:
         fig = viz.rollout_view(tr, flow_kind, method, layer)
     except ValueError as err:
-        st.info(str(err))
+        st.info(md(err))
         return
     show.figure(fig, "rollout", f"{method}-{flow_kind}-{layer}")
 

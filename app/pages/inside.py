@@ -10,6 +10,7 @@ import viz
 from app import show
 from app.frame import page_start
 from app.inputs import kind_picker, layer_head_pickers, target_input, text_input, traced
+from app.safe_text import md
 from model import Lens
 from model.inside import head_projections
 from model.trace import Trace
@@ -43,7 +44,7 @@ def sdpa(lens: Lens, tr: Trace) -> None:
     try:
         proj = head_projections(lens, tr, kind, layer, head)
     except ValueError as err:
-        st.info(str(err))
+        st.info(md(err))
         return
     steps = attention_steps(proj.q, proj.k, proj.v, proj.mask)
     recorded = tr.attention(kind)

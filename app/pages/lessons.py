@@ -10,6 +10,7 @@ from app import show, urlstate
 from app.frame import page_start
 from app.inputs import target_input, text_input, traced
 from app.lessons_text import LESSONS, Lesson
+from app.safe_text import md
 from model.trace import Kind, Trace
 from viz.labels import visible
 from viz.sdpa_steps import furthest_allowed, strongest_key
@@ -55,7 +56,7 @@ def _figure(name: str, tr: Trace, kind: Kind, layer: int) -> go.Figure:
 def lesson(item: Lesson, tr: Trace) -> None:
     kind: Kind = item.kind  # type: ignore[assignment]
     if kind not in tr.kinds:
-        st.info(f"This lesson needs {kind.replace('_', ' ')} attention, which this model lacks.")
+        st.info(md(f"This lesson needs {kind.replace('_', ' ')} attention; this model has none."))
         return
     layer = _layer(tr, item.layer)
     text_col, fig_col = st.columns([2, 3])
@@ -88,9 +89,9 @@ def predict_then_reveal(item: Lesson, tr: Trace, kind: Kind, layer: int) -> None
         return
     answer = _answer(item, tr, kind, layer, int(query))
     if answer == guess:
-        st.success(f"Right: the answer is {keys[answer]}.")
+        st.success(md(f"Right: the answer is {keys[answer]}."))
     else:
-        st.warning(f"Not quite: the answer is {keys[answer]}; you guessed {keys[int(guess)]}.")
+        st.warning(md(f"Not quite: the answer is {keys[answer]}; you guessed {keys[int(guess)]}."))
     show.figure(_figure(item.reveal, tr, kind, layer), f"reveal_{item.key}", f"{item.key}-reveal")
     if st.button("Hide again", key=f"hide_{item.key}"):
         st.session_state[revealed] = False

@@ -8,6 +8,7 @@ import viz
 from app import show, urlstate
 from app.frame import page_start
 from app.inputs import kind_picker, layer_head_pickers, memo, text_input, traced
+from app.safe_text import md
 from app.state import load_lens
 from model import Lens
 from model.snapshots import Snapshot, snapshots
@@ -20,11 +21,13 @@ def page() -> None:
     found = snapshots(str(st.session_state.get("_model", "")))
     if not found:
         st.info(
-            f"{lens.name} has no training snapshots (a snapshots/step-NNNNNN/ folder beside the "
-            "model). Pick a bundled model that was trained with them."
+            md(
+                f"{lens.name} has no training snapshots (a snapshots/step-NNNNNN/ folder "
+                "beside the model). Pick a bundled model that was trained with them."
+            )
         )
         return
-    st.caption(f"{len(found)} snapshots, from step {found[0].step} to step {found[-1].step}.")
+    st.caption(md(f"{len(found)} snapshots, from step {found[0].step} to {found[-1].step}."))
     text = text_input(lens)
     emerging(lens, text, found)
 

@@ -1,0 +1,19 @@
+"""Text that may hold user or token characters, made safe for Streamlit's Markdown elements.
+
+st.error, st.warning, st.info, st.success, st.caption and st.spinner render Markdown; a
+message that quotes the user's text ("'*_<b>' is outside the vocabulary") must show those
+characters as they are, so every Markdown-significant character is backslash-escaped.
+"""
+
+from __future__ import annotations
+
+import re
+
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&=\"'])")
+
+
+def md(text: object) -> str:
+    """`text` as literal Markdown: every punctuation character Markdown might act on escaped,
+    newlines kept as line breaks."""
+    escaped = _SPECIAL.sub(r"\\\1", str(text))
+    return escaped.replace("\n", "  \n")

@@ -1,0 +1,46 @@
+"""User and token text in Markdown messages shows as typed: nothing in it acts as Markdown."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app.safe_text import md
+
+SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
+
+
+@pytest.mark.parametrize(
+    "text", ["*bold*", "_it_", "<b>x</b>", "[a](javascript:x)", "`c`", ":smile:"]
+)
+def test_markdown_characters_are_escaped(text: str) -> None:
+    escaped = md(text)
+    unescaped = re.sub(r"\\(.)", r"\1", escaped)
+    assert unescaped == text
+    assert not re.search(r"(?<!\\)[*_<>\[\]`:]", escaped)
+
+
+def test_a_warning_quoting_user_text_escapes_it(tiny_model_dir: Path) -> None:
+    at = AppTest.from_file(SCRIPT, default_timeout=60)
+    at.session_state["default_model"] = str(tiny_model_dir)
+    at.query_params.update({"text": "ab*_<i>"})
+    at.run()
+    assert not at.exception
+    warning = next(w.value for w in at.warning if "outside the vocabulary" in w.value)
+    assert r"\*\_\<i\>" in warning
+
+
+def test_no_page_writes_user_text_as_markdown() -> None:
+    """Markdown messages built from values go through md(); fixed words are marked as such."""
+    calls = re.compile(r"st\.(?:error|warning|info|success|caption|markdown|write|spinner)\((.*)")
+    for path in Path(SCRIPT).parent.rglob("*.py"):
+        for line in path.read_text().splitlines():
+            match = calls.search(line)
+            if match is None or "fixed words" in line:
+                continue
+            argument = match.group(1).strip()
+            fixed = argument.startswith('"') and "{" not in argument
+            assert fixed or argument.startswith("md(") or argument == "", f"{path.name}: {line}"
