@@ -44,7 +44,10 @@ def head_view(tr: Trace) -> None:
     cols = st.columns(3)
     kind = kind_picker(tr, cols[0])
     layer, head = layer_head_pickers(tr.model.n_layers, tr.model.n_heads, (cols[1], cols[2]))
-    left, right = st.columns([3, 2])
+    if st.session_state.get("_present"):  # large fonts need the full width
+        left, right = st.container(), st.container()
+    else:
+        left, right = st.columns([3, 2])
     with left:
         show.figure(
             viz.head_heatmap(tr, kind, layer, head), "heatmap", f"heatmap-{kind}-{layer}-{head}"
