@@ -13,4 +13,5 @@ tokens = [*text, "</s>"]
 rng = np.random.default_rng(len(text))
 z = rng.random((len(tokens), len(tokens)))
 labels = position_labels(tokens)
-st.plotly_chart(go.Figure(go.Heatmap(z=z / z.sum(1, keepdims=True), x=labels, y=labels)))
+fig = go.Figure(go.Heatmap(z=z / z.sum(1, keepdims=True), x=labels, y=labels))
+st.plotly_chart(fig, key="heatmap")  # a stable key, as on Explore: updated, not re-mounted
