@@ -138,3 +138,20 @@ def test_no_page_lets_html_through() -> None:
 def test_a_link_can_open_presentation_mode(tiny_model_dir: Path) -> None:
     assert heatmap(open_page(tiny_model_dir, present="1"))["layout"]["font"]["size"] >= 20
     assert "font" not in heatmap(open_page(tiny_model_dir, present="0"))["layout"]
+
+
+def test_the_sidebar_switches_to_a_bundled_model(tiny_model_dir: Path) -> None:
+    from app.sidebar import OTHER, bundled_names
+
+    names = [n for n in bundled_names() if n != "minilm"]  # minilm is slower to load
+    if not names:
+        pytest.skip("no bundled model is trained yet")
+    at = open_page(tiny_model_dir)
+    assert at.selectbox(key="w_model_choice").value == OTHER
+    at.selectbox(key="w_model_choice").select(names[0]).run()
+    assert not at.exception and not at.error
+    assert at.query_params["model"] == names[0]
+    assert at.get("plotly_chart")
+    at.selectbox(key="w_model_choice").select(OTHER).run()
+    at.text_input(key="w_model_path").input(str(tiny_model_dir)).run()
+    assert at.query_params["model"] == str(tiny_model_dir) and not at.error
