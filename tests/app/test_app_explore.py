@@ -155,3 +155,13 @@ def test_the_sidebar_switches_to_a_bundled_model(tiny_model_dir: Path) -> None:
     at.selectbox(key="w_model_choice").select(OTHER).run()
     at.text_input(key="w_model_path").input(str(tiny_model_dir)).run()
     assert at.query_params["model"] == str(tiny_model_dir) and not at.error
+
+
+def test_dark_theme_figures_drop_their_white_background(
+    tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from app import show
+
+    monkeypatch.setattr(show, "_dark", lambda: True)
+    layout = heatmap(open_page(tiny_model_dir))["layout"]
+    assert layout["plot_bgcolor"] == layout["paper_bgcolor"] == "rgba(0,0,0,0)"

@@ -153,5 +153,10 @@ def test_explore_renders_a_chart_that_follows_the_text(server: str, tmp_path: Pa
             page.wait_for_function(enlarged, timeout=15_000)
             page.wait_for_timeout(300)
             assert page.locator("[data-testid='stException']").count() == 0
+            dark = browser.new_page(viewport={"width": 1400, "height": 1000}, color_scheme="dark")
+            dark.goto(f"{server}/?text=bad", timeout=30_000)
+            dark.wait_for_function(HEATMAP_X, timeout=30_000)
+            background = "() => document.querySelector('.js-plotly-plot').layout.plot_bgcolor"
+            assert dark.evaluate(background) == "rgba(0,0,0,0)"  # no white box on a dark page
         finally:
             browser.close()
