@@ -43,12 +43,12 @@ RECIPES: dict[str, Recipe] = {
     "dates": Recipe(
         "dates",
         _small(len(get_task("dates").tokenizer)),
-        TrainConfig(steps=5000, batch_size=128, warmup=400, seed=2),
+        TrainConfig(steps=2500, batch_size=128, warmup=400, seed=2),
     ),
     "translate": Recipe(
         "translate",
         _small(len(get_task("translate").tokenizer)),
-        TrainConfig(steps=6000, batch_size=128, warmup=400, seed=3),
+        TrainConfig(steps=4000, batch_size=128, warmup=400, seed=3),
     ),
 }
 
