@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
+import shutil
 from collections.abc import Callable
 from typing import Any
 
@@ -50,14 +53,38 @@ def figure(
         st.plotly_chart(
             shown, key=key, width="stretch", on_select=on_click, selection_mode="points"
         )
-    st.download_button(
-        "Download figure (HTML)",
-        data=_html(fig),
-        file_name=f"{file_name}.html",
-        mime="text/html",
-        key=f"{key}_download",
-        on_click="ignore",
-    )
+    with st.container(horizontal=True):
+        st.download_button(
+            "Figure (HTML)",
+            data=_html(fig),
+            file_name=f"{file_name}.html",
+            mime="text/html",
+            key=f"{key}_download",
+            on_click="ignore",
+        )
+        if can_export_images():
+            for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml")):
+                st.download_button(
+                    f"{fmt.upper()}",
+                    data=_image(fig, fmt),
+                    file_name=f"{file_name}.{fmt}",
+                    mime=mime,
+                    key=f"{key}_{fmt}",
+                    on_click="ignore",
+                    help="drawn by kaleido with the system's Chromium: a few seconds",
+                )
+
+
+@functools.cache
+def can_export_images() -> bool:
+    """PNG and SVG need kaleido and a Chromium for it to drive."""
+    has_browser = any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome"))
+    return has_browser and importlib.util.find_spec("kaleido") is not None
+
+
+def _image(fig: go.Figure, fmt: str) -> Callable[[], bytes]:
+    """Built only when clicked (kaleido starts a browser: seconds, not milliseconds)."""
+    return lambda: bytes(fig.to_image(format=fmt, scale=2 if fmt == "png" else 1))
 
 
 def _html(fig: go.Figure) -> Callable[[], str]:

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -165,3 +166,16 @@ def test_dark_theme_figures_drop_their_white_background(
     monkeypatch.setattr(show, "_dark", lambda: True)
     layout = heatmap(open_page(tiny_model_dir))["layout"]
     assert layout["plot_bgcolor"] == layout["paper_bgcolor"] == "rgba(0,0,0,0)"
+
+
+def test_figures_download_as_html_and_when_possible_png_and_svg(tiny_model_dir: Path) -> None:
+    from app import show
+
+    at = open_page(tiny_model_dir)
+    keys = {b.key for b in at.get("download_button")}
+    assert {"heatmap_download", "trace_json", "trace_csv"} <= keys
+    if not show.can_export_images():
+        pytest.skip("PNG and SVG export needs kaleido and a Chromium")
+    assert {"heatmap_png", "heatmap_svg"} <= keys
+    png = show._image(go.Figure(go.Heatmap(z=[[0.0, 1.0]])), "png")()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
