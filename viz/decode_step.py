@@ -92,8 +92,16 @@ def _check_index(n: int, value: int, name: str) -> None:
 
 
 def up_to_step(tree: go.Figure, step: int) -> go.Figure:
-    """A beam tree (viz.beam_tree) cut at `step`: later steps off-screen, the step marked."""
-    fig = go.Figure(tree)
+    """A beam tree (viz.beam_tree) cut at `step`: later steps off-screen, the step marked.
+
+    customdata becomes plain lists: a chart whose points carry typed-array customdata gives
+    Streamlit no click selection at all.
+    """
+    traces = [trace.to_plotly_json() for trace in tree.data]
+    for spec in traces:
+        if spec.get("customdata") is not None:
+            spec["customdata"] = np.asarray(spec["customdata"]).tolist()
+    fig = go.Figure(data=traces, layout=tree.layout)  # built from lists, so kept as lists
     fig.update_xaxes(range=[-0.5, step + 0.5])
     fig.add_vline(x=step, line_dash="dot", line_color="#888")
     title = fig.layout.title.text or "beam tree"

@@ -49,10 +49,10 @@ def _move(delta: int, n: int) -> None:
 
 
 def _go_to_clicked(n: int) -> None:
-    """A click on a beam-tree node (customdata = [step, beam]) moves to that step."""
+    """A click on a beam-tree node moves to its step (the tree's x axis is the step)."""
     point = show.clicked_point("beam_tree")
-    if point is not None and point.get("customdata"):
-        st.session_state["w_step"] = min(max(int(point["customdata"][0]), 0), n - 1)
+    if point is not None and point.get("x") is not None:
+        st.session_state["w_step"] = min(max(round(float(point["x"])), 0), n - 1)
 
 
 @st.fragment

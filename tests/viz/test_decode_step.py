@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -65,6 +66,8 @@ def test_tree_cut_at_a_step(lens: model.Lens) -> None:
     fig = up_to_step(viz.beam_tree(run), 1)
     assert tuple(fig.layout.xaxis.range) == (-0.5, 1.5)
     assert fig.layout.title.text.endswith("up to step 1")
+    nodes = [t for t in json.loads(fig.to_json())["data"] if t.get("customdata") is not None]
+    assert nodes and all(isinstance(t["customdata"], list) for t in nodes)  # clickable in the app
 
 
 def test_what_if_table_marks_changes(lens: model.Lens) -> None:
