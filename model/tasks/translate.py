@@ -5,7 +5,8 @@ The target language puts adjectives after their noun and the verb of a subordina
 two words ("ten gus") and "ice cream" one ("gelo"). Some words have synonyms, drawn with fixed
 probabilities, so a source has several right translations: "house" is "kasa" (0.40), "dom"
 (0.36) or "domu" (0.24). Character by character, greedy decoding prefers "d" (0.60 > 0.40) and
-ends on "dom", while beam search finds the likelier "kasa".
+ends on "dom", while beam search can find the likelier "kasa" (the bundled model's beam does when
+"house" ends the sentence: "the cat sees a house").
 
 Alignment: every character of a target word aligns to the first character of the source word it
 translates (of the first word, for "ice cream"); a space aligns like the word it ends, since the
@@ -92,8 +93,9 @@ class TranslateTask(Task):
 
     name = "translate"
     description = (
-        "Toy English → toy language: cross-attention reorders adjectives and clause-final "
-        "verbs; 'house' has three translations, so greedy ('dom') and beam ('kasa') disagree."
+        "Toy English → toy language: cross-attention reorders adjectives and clause-final verbs; "
+        "'house' is kasa/dom/domu, so greedy ('dom') and beam ('kasa') can disagree: "
+        "try 'the cat sees a house'."
     )
     chars = "abcdefghijklmnopqrstuvwxyz "
     max_source_len = MAX_CHARS

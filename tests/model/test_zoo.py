@@ -7,7 +7,7 @@ import torch
 
 from model import checkpoint
 from model.evaluate import Evaluation, evaluate
-from model.registry import BUNDLED_DIR, bundled_models
+from model.registry import BUNDLED_DIR, bundled_models, load
 from model.tasks import get_task
 
 EXACT = {"reverse": 0.99, "sort": 0.98, "dates": 0.99, "translate": 0.95}
@@ -62,3 +62,13 @@ def test_snapshots_from_along_training_load(name: str) -> None:
     assert len(steps) >= 5
     net, _, _ = checkpoint.load(steps[0], torch.device("cpu"))
     assert next(net.parameters()).dtype == torch.float32
+
+
+def test_translate_greedy_and_beam_disagree_where_its_description_says() -> None:
+    if not (BUNDLED_DIR / "translate" / checkpoint.DESCRIPTION).is_file():
+        pytest.skip("translate is not bundled yet")
+    lens = load("translate", device="cpu")
+    greedy = lens.decode("the cat sees a house")
+    beam = lens.decode("the cat sees a house", strategy="beam", beam_size=4)
+    assert greedy.output_text == "lo gat vid un dom"
+    assert beam.output_text == "lo gat vid un kasa" and beam.score > greedy.score
