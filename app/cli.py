@@ -13,6 +13,7 @@ from typing import NoReturn
 import model
 from app.cli_decode import add_decode_parser, cmd_decode
 from app.plot_command import add_plot_parser, cmd_plot
+from model.train import TrainConfig
 
 
 class UsageError(Exception):
@@ -88,24 +89,32 @@ def cmd_trace(args: argparse.Namespace) -> None:
 
 
 def cmd_train(args: argparse.Namespace) -> None:
-    from dataclasses import replace
-
     from model.recipes import get_recipe
     from model.train import train
+    from model.train_lm import LM_TRAIN, lm_model_config, train_lm
 
-    recipe = get_recipe(args.task)
-    config = recipe.train
+    out = args.out or Path("runs") / args.task
+    if args.task == "lm":  # the decoder-only language model has its own loop
+        metrics = train_lm(lm_model_config(), _with_overrides(LM_TRAIN, args), out, args.device)
+    else:
+        recipe = get_recipe(args.task)
+        config = _with_overrides(recipe.train, args)
+        metrics = train(recipe.make_task(), recipe.model, config, out, device=args.device)
+    shown = {k: v for k, v in metrics.items() if k != "head_alignment"}
+    print(json.dumps({"out": str(out), **shown}))
+
+
+def _with_overrides(config: TrainConfig, args: argparse.Namespace) -> TrainConfig:
+    """The recipe's training settings with --steps and --seed applied."""
+    from dataclasses import replace
+
     if args.steps is not None:
         if args.steps < 1:
             raise model.InputError(f"--steps must be at least 1, got {args.steps}")
         config = replace(config, steps=args.steps)
     if args.seed is not None:
         config = replace(config, seed=args.seed)
-    out = args.out or Path("runs") / args.task
-    metrics = train(recipe.make_task(), recipe.model, config, out, device=args.device)
-    print(
-        json.dumps({"out": str(out), **{k: v for k, v in metrics.items() if k != "head_alignment"}})
-    )
+    return config
 
 
 def cmd_eval(args: argparse.Namespace) -> None:

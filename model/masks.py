@@ -20,3 +20,9 @@ def subsequent_mask(size: int, device: torch.device | None = None) -> torch.Tens
 def target_mask(tokens: torch.Tensor, pad: int) -> torch.Tensor:
     """Decoder self-attention mask: padding and the causal mask combined, (B, T, T)."""
     return padding_mask(tokens, pad) & subsequent_mask(tokens.size(-1), tokens.device)
+
+
+def causal_mask(n: int, past: int, device: torch.device | None = None) -> torch.Tensor:
+    """n new positions after past cached ones: new position i sees keys ≤ past + i."""
+    ones = torch.ones(n, past + n, dtype=torch.bool, device=device)
+    return ones.tril(diagonal=past).unsqueeze(0)  # (1, n, past + n)

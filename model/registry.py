@@ -15,6 +15,7 @@ from model.device import pick_device
 from model.errors import ModelNotFoundError
 from model.hf.names import is_hf_folder, looks_like_hub_id
 from model.lens import Lens
+from model.lm import LMLens
 from model.seq2seq import Seq2SeqLens
 
 BUNDLED_DIR = Path(__file__).parent / "bundled"
@@ -79,10 +80,10 @@ def load(name_or_path: str, device: str = "auto") -> Lens:
     with _lock:  # loading is the one step that must not run twice at once
         bundled = BUNDLED_DIR / name_or_path
         if name_or_path and "/" not in name_or_path and (bundled / DESCRIPTION).is_file():
-            return Seq2SeqLens(bundled, dev, name=name_or_path)
+            return _our_model(bundled, dev, name=name_or_path)
         folder = Path(name_or_path).expanduser()
         if (folder / DESCRIPTION).is_file() and "transformer" in read_description(folder):
-            return Seq2SeqLens(folder, dev)
+            return _our_model(folder, dev)
         if name_or_path == MINILM and (minilm := minilm_folder()) is not None:
             return _hugging_face(minilm, dev, name=MINILM)
         if is_hf_folder(folder) or (not folder.exists() and looks_like_hub_id(name_or_path)):
@@ -91,6 +92,13 @@ def load(name_or_path: str, device: str = "auto") -> Lens:
     raise ModelNotFoundError(
         f"no model {name_or_path!r}: not a bundled name ({known}) nor a folder holding a model"
     )
+
+
+def _our_model(folder: Path, device: torch.device, name: str | None = None) -> Lens:
+    """One of our own models: encoder-decoder (§3) or the decoder-only language model."""
+    if read_description(folder).get("architecture") == "decoder":
+        return LMLens(folder, device, name=name)
+    return Seq2SeqLens(folder, device, name=name)
 
 
 def _hugging_face(source: str | Path, device: torch.device, name: str | None = None) -> Lens:

@@ -10,6 +10,7 @@ import torch
 from model.attention import KV
 from model.decoding.heads import HeadRef
 from model.decoding.stepper import StepOutput
+from model.masks import causal_mask
 from model.transformer import HeadMask, Transformer
 
 
@@ -81,7 +82,7 @@ class TransformerStepper:
             past, fed, cache = state.tokens.size(1), new, state.cache
         else:
             past, fed, cache = 0, tokens, None
-        mask = _causal(fed.size(1), past, self.device)  # (1, n, past + n)
+        mask = causal_mask(fed.size(1), past, self.device)  # (1, n, past + n)
         out = self.net.decode(state.memory_kv, state.src_mask, fed, mask, cache, state.head_mask)
         log_probs = self.net.log_probs(out.hidden[:, -1])  # (B, V)
         self_attention = out.self_attention[:, :, :, -1]  # (L, B, H, t + 1)
@@ -89,9 +90,3 @@ class TransformerStepper:
         keep = out.cache if self.cached else None
         next_state = replace(state, tokens=tokens, cache=keep)
         return StepOutput(log_probs, self_attention, cross_attention, next_state)
-
-
-def _causal(n: int, past: int, device: torch.device) -> torch.Tensor:
-    """§3.2.3 for n new positions after past ones: new position i sees keys ≤ past + i."""
-    ones = torch.ones(n, past + n, dtype=torch.bool, device=device)
-    return ones.tril(diagonal=past).unsqueeze(0)
