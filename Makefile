@@ -47,6 +47,7 @@ models: install
 	$(BIN)/attnlens train sort --out model/bundled/sort
 	$(BIN)/attnlens train dates --out model/bundled/dates
 	$(BIN)/attnlens train translate --out model/bundled/translate
+	$(BIN)/attnlens train lm --out model/bundled/lm
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

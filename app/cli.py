@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -144,7 +144,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
     ]
     if args.model:
         command += ["--", "--model", args.model]
-    raise SystemExit(subprocess.call(command))
+    os.execv(sys.executable, command)  # streamlit takes over this process: stopping it stops all
 
 
 def _write_text(text: str, out: Path | None) -> None:
