@@ -15,7 +15,7 @@ from torch import nn
 from model.attention import KV, MultiHeadAttention
 from model.config import TransformerConfig
 from model.layers import AddNorm, Embeddings, FeedForward
-from model.positional import sinusoidal_encoding
+from model.positional import rows, sinusoidal_encoding
 
 
 class CausalLayer(nn.Module):
@@ -72,12 +72,7 @@ class DecoderOnlyTransformer(nn.Module):
 
     def positional(self, start: int, length: int) -> torch.Tensor:
         """The encoding added at positions start..start+length-1, (length, d_model)."""
-        if start + length > self.config.max_len:
-            raise ValueError(
-                f"position {start + length - 1} is beyond the model's limit of "
-                f"{self.config.max_len} positions"
-            )
-        return self.pe[start : start + length]  # type: ignore[index]
+        return rows(self.pe, start, length)  # type: ignore[arg-type]
 
     def decode(
         self,

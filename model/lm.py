@@ -15,10 +15,11 @@ import torch
 
 from model import checkpoint
 from model.attention import KV
-from model.budget import check_budget, decode_bytes, trace_bytes
+from model.budget import check_budget, trace_bytes
+from model.char_decode import decode_chars
 from model.config import TransformerConfig
 from model.decoder_only import DecoderOnlyTransformer
-from model.decoding import DecodeRun, ModelLimits, Vocabulary, make_settings, search
+from model.decoding import DecodeRun, ModelLimits, make_settings
 from model.decoding.heads import HeadRef
 from model.decoding.stepper import StepOutput
 from model.errors import InputError
@@ -171,14 +172,9 @@ class LMLens(Lens):
             limits, strategy, beam_size, max_len, length_penalty, temperature, top_k, top_p,
             seed, force, ablate,
         )  # fmt: skip
-        needed = decode_bytes(c.N, c.h, len(ids), settings.max_len, settings.width)
-        check_budget(needed, "decode", "use a shorter max length or fewer beams")
-        vocab = Vocabulary(tok.vocab, tok.eos_id, lambda out: tok.decode(list(out)))
-        steps, hypotheses = search(LMStepper(self.net), settings, None, ids, vocab)
-        return DecodeRun(
-            strategy, settings.params(tok.vocab), tuple(tokens), hypotheses, steps, self.info,
-            tuple(warnings),
-        )  # fmt: skip
+        return decode_chars(
+            LMStepper(self.net), settings, tok, None, ids, tokens, self.info, warnings
+        )
 
 
 def _numpy(t: torch.Tensor) -> np.ndarray:

@@ -17,3 +17,13 @@ def sinusoidal_encoding(max_len: int, d_model: int) -> torch.Tensor:
     pe[:, 0::2] = torch.sin(position * div)
     pe[:, 1::2] = torch.cos(position * div[: d_model // 2])
     return pe.float()
+
+
+def rows(table: torch.Tensor, start: int, length: int) -> torch.Tensor:
+    """Rows start..start+length-1 of a positional table, or a ValueError naming the limit."""
+    if start + length > table.size(0):
+        raise ValueError(
+            f"position {start + length - 1} is beyond the model's limit of "
+            f"{table.size(0)} positions"
+        )
+    return table[start : start + length]  # (length, d_model)

@@ -10,8 +10,9 @@ import torch
 
 from model import checkpoint
 from model.batch import pad_rows
-from model.budget import check_budget, decode_bytes, trace_bytes
-from model.decoding import DecodeRun, ModelLimits, Vocabulary, make_settings, search
+from model.budget import check_budget, trace_bytes
+from model.char_decode import decode_chars
+from model.decoding import DecodeRun, ModelLimits, make_settings
 from model.decoding.heads import HeadKind
 from model.decoding.transformer_stepper import TransformerStepper
 from model.errors import InputError
@@ -102,16 +103,9 @@ class Seq2SeqLens(Lens):
             self.limits, strategy, beam_size, max_len, length_penalty, temperature, top_k, top_p,
             seed, force, ablate,
         )  # fmt: skip
-        c = self.net.config
-        needed = decode_bytes(c.N, c.h, len(src), settings.max_len, settings.width)
-        check_budget(needed, "decode", "use a shorter max length or fewer beams")
-        tok = self.tokenizer
-        vocab = Vocabulary(tok.vocab, tok.eos_id, lambda ids: tok.decode(list(ids)))
-        stepper = TransformerStepper(self.net)
-        steps, hypotheses = search(stepper, settings, src, [tok.bos_id], vocab)
-        params = settings.params(tok.vocab)
-        return DecodeRun(
-            strategy, params, tuple(src_tokens), hypotheses, steps, self.info, tuple(warnings)
+        stepper, tok = TransformerStepper(self.net), self.tokenizer
+        return decode_chars(
+            stepper, settings, tok, src, [tok.bos_id], src_tokens, self.info, warnings
         )
 
     @property

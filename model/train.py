@@ -10,6 +10,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from torch import nn
 from tqdm import tqdm
 
 from model import checkpoint
@@ -51,6 +52,17 @@ def snapshot_steps(steps: int, count: int) -> list[int]:
     return sorted(picks)
 
 
+def paper_optimizer(
+    net: nn.Module, d_model: int, config: TrainConfig
+) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
+    """§5.3: Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9, and the warm-up learning rate per step."""
+    optimizer = torch.optim.Adam(net.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: learning_rate(s + 1, d_model, config.warmup, config.lr_factor)
+    )
+    return optimizer, schedule
+
+
 def train(
     task: Task,
     model_config: TransformerConfig,
@@ -65,11 +77,7 @@ def train(
     dev = pick_device(device)
     tok = task.tokenizer
     net = Transformer(model_config).to(dev)
-    optimizer = torch.optim.Adam(net.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer,
-        lambda s: learning_rate(s + 1, model_config.d_model, config.warmup, config.lr_factor),
-    )
+    optimizer, schedule = paper_optimizer(net, model_config.d_model, config)
     held_out = task.examples(config.eval_examples, seed=10_000 + config.seed)
     keep = set(snapshot_steps(config.steps, config.snapshots))
     history: list[dict[str, float]] = []

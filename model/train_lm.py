@@ -22,7 +22,7 @@ from model.decoder_only import DecoderOnlyTransformer
 from model.device import pick_device
 from model.masks import target_mask
 from model.tokenizer import CharTokenizer
-from model.train import TrainConfig, learning_rate, snapshot_steps
+from model.train import TrainConfig, paper_optimizer, snapshot_steps
 
 DESCRIPTION = (
     "A character language model (decoder only) trained on Python's own help text; watch "
@@ -93,11 +93,7 @@ def train_lm(
     dev = pick_device(device)
     tok, corpus = CharTokenizer(CHARS), load_corpus()
     net = DecoderOnlyTransformer(model_config).to(dev)
-    optimizer = torch.optim.Adam(net.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
-    schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer,
-        lambda s: learning_rate(s + 1, model_config.d_model, config.warmup, config.lr_factor),
-    )
+    optimizer, schedule = paper_optimizer(net, model_config.d_model, config)
     keep = set(snapshot_steps(config.steps, config.snapshots))
     losses: list[float] = []
     shown: dict[str, float] = {}

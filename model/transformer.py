@@ -10,7 +10,7 @@ from torch import nn
 from model.attention import KV
 from model.config import TransformerConfig
 from model.layers import DecoderLayer, Embeddings, EncoderLayer
-from model.positional import sinusoidal_encoding
+from model.positional import rows, sinusoidal_encoding
 
 
 @dataclass(frozen=True)
@@ -77,12 +77,7 @@ class Transformer(nn.Module):
 
     def positional(self, start: int, length: int) -> torch.Tensor:
         """The encoding added at positions start..start+length-1, (length, d_model)."""
-        if start + length > self.config.max_len:
-            raise ValueError(
-                f"position {start + length - 1} is beyond the model's limit of "
-                f"{self.config.max_len} positions"
-            )
-        return self.pe[start : start + length]  # type: ignore[index]
+        return rows(self.pe, start, length)  # type: ignore[arg-type]
 
     def encode(
         self, src: torch.Tensor, src_mask: torch.Tensor, head_mask: HeadMask | None = None

@@ -6,35 +6,20 @@ Set ATTNLENS_SCREENSHOT=path to also keep the screenshot (the README's comes fro
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
-import signal
-import socket
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from app.local_server import CHROMIUM_ARGS, serving
 from viz.labels import position_labels
 
 pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium")
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-ROOT = Path(__file__).resolve().parents[2]
 HEATMAP_X = (
     "() => { const p = document.querySelector('.js-plotly-plot');"
     " return p && p.data ? JSON.stringify(p.data[0].x) : null; }"
@@ -63,63 +48,10 @@ HEATMAP_TITLE_HAS = (
 )
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 40.0) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"attnlens serve exited with status {proc.returncode}")
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                return
-        time.sleep(0.2)
-    raise TimeoutError(f"nothing listened on port {port} within {timeout} s")
-
-
-def serve(model_name: str) -> Iterator[str]:
-    """`attnlens serve` on a free port; always stopped afterwards."""
-    port = free_port()
-    command = [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--model", model_name]
-    proc = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )  # fmt: skip
-    try:
-        wait_for_port(port, proc)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop(proc)
-
-
-def stop(proc: subprocess.Popen[bytes]) -> None:
-    """Stop the server and the streamlit process it started (its own process group)."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and _group_alive(proc.pid):
-        proc.poll()  # reap the parent so only live members keep the group
-        time.sleep(0.2)
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
-    proc.wait()
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 @pytest.fixture(scope="module")
 def server(tiny_model_dir: Path) -> Iterator[str]:
-    yield from serve(os.environ.get("ATTNLENS_BROWSER_MODEL", str(tiny_model_dir)))
+    with serving(os.environ.get("ATTNLENS_BROWSER_MODEL", str(tiny_model_dir))) as url:
+        yield url
 
 
 @pytest.mark.skipif(

@@ -1,0 +1,36 @@
+"""The decoding run of our own character models (encoder-decoder and decoder-only) alike."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from model.budget import check_budget, decode_bytes
+from model.decoding import DecodeRun, DecodeSettings, Vocabulary, search
+from model.tokenizer import CharTokenizer
+from model.trace import ModelInfo
+
+
+def decode_chars(
+    stepper: Any,
+    settings: DecodeSettings,
+    tok: CharTokenizer,
+    source: Sequence[int] | None,
+    prefix: Sequence[int],
+    shown: Sequence[str],
+    info: ModelInfo,
+    warnings: Sequence[str],
+) -> DecodeRun:
+    """Check the record fits the memory budget, search, and wrap the result as a DecodeRun.
+
+    shown: the tokens the record lists as its input (the source, or a decoder-only prompt).
+    """
+    context = len(source) if source is not None else len(prefix)
+    needed = decode_bytes(info.n_layers, info.n_heads, context, settings.max_len, settings.width)
+    check_budget(needed, "decode", "use a shorter max length or fewer beams")
+    vocab = Vocabulary(tok.vocab, tok.eos_id, lambda ids: tok.decode(list(ids)))
+    steps, hypotheses = search(stepper, settings, source, prefix, vocab)
+    return DecodeRun(
+        settings.strategy, settings.params(tok.vocab), tuple(shown), hypotheses, steps, info,
+        tuple(warnings),
+    )  # fmt: skip
