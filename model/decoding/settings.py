@@ -153,6 +153,9 @@ def _force_ids(force: Mapping[int, str], vocab: Mapping[str, int]) -> tuple[tupl
 
 
 def _heads(texts: Sequence[str], limits: ModelLimits) -> tuple[HeadRef, ...]:
+    total = len(limits.kinds) * limits.n_layers * limits.n_heads
+    if len(texts) > total:
+        raise InputError(f"{len(texts)} heads to ablate, but the model has only {total} heads")
     refs = [parse_head(t, limits.architecture) for t in texts]
     for ref in refs:
         check_head(ref, limits.kinds, limits.n_layers, limits.n_heads)

@@ -69,3 +69,10 @@ def test_params_record_every_setting_used_so_the_run_replays(tiny_model_dir: Pat
     assert beam.params == {
         "max_len": 23, "beam_size": 3, "length_penalty": 0.6, "force": {}, "ablate": []
     }  # fmt: skip
+
+
+def test_more_heads_to_ablate_than_the_model_has_is_refused(tiny_model_dir: Path) -> None:
+    lens = load(str(tiny_model_dir), device="cpu")
+    with pytest.raises(InputError, match="13 heads to ablate, but the model has only 12 heads"):
+        lens.decode("abc", ablate=["0.0"] * 13)  # 3 kinds × 2 layers × 2 heads
+    assert lens.decode("abc", ablate=["0.0"] * 12).params["ablate"] == ["cross:0.0"]
