@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from model.decoding.record import DecodeRun
+from model.decoding.settings import DecodeSettings, ModelLimits, make_settings
 from model.trace import ModelInfo, Trace
+
+
+@dataclass(frozen=True)
+class DecodePlan:
+    """Decoding prepared for one input: what the settings are checked against, and the run."""
+
+    limits: ModelLimits
+    run: Callable[[DecodeSettings], DecodeRun]
 
 
 class Lens(ABC):
@@ -29,7 +39,6 @@ class Lens(ABC):
     def trace(self, text: str, target: str | None = None) -> Trace:
         """Run the model on text (teacher-forced on target when given) and record attention."""
 
-    @abstractmethod
     def decode(
         self,
         text: str,
@@ -46,5 +55,16 @@ class Lens(ABC):
     ) -> DecodeRun:
         """Decode text (greedy, beam or sample), recording every step's beams and attention.
 
-        Keywords mirror `attnlens decode`'s flags; `model.decoding.make_settings` checks them.
+        Keywords mirror `attnlens decode`'s flags; `model.decoding.make_settings` checks them
+        against the limits of this model and input.
         """
+        plan = self.decode_plan(text)
+        settings = make_settings(
+            plan.limits, strategy, beam_size, max_len, length_penalty, temperature, top_k, top_p,
+            seed, force, ablate,
+        )  # fmt: skip
+        return plan.run(settings)
+
+    @abstractmethod
+    def decode_plan(self, text: str) -> DecodePlan:
+        """Check text and prepare decoding it; bad input raises InputError here."""

@@ -6,7 +6,7 @@ models; decoding continues it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -19,11 +19,11 @@ from model.budget import check_budget, trace_bytes
 from model.char_decode import decode_chars
 from model.config import TransformerConfig
 from model.decoder_only import DecoderOnlyTransformer
-from model.decoding import DecodeRun, ModelLimits, make_settings
+from model.decoding import ModelLimits
 from model.decoding.heads import HeadRef
 from model.decoding.stepper import StepOutput
 from model.errors import InputError
-from model.lens import Lens
+from model.lens import DecodePlan, Lens
 from model.masks import causal_mask
 from model.tokenizer import BOS, CharTokenizer
 from model.trace import ModelInfo, Trace
@@ -144,20 +144,7 @@ class LMLens(Lens):
             warnings=tuple(warnings),
         )  # fmt: skip
 
-    def decode(
-        self,
-        text: str,
-        strategy: str = "greedy",
-        beam_size: int = 4,
-        max_len: int | None = None,
-        length_penalty: float = 0.0,
-        temperature: float = 1.0,
-        top_k: int | None = None,
-        top_p: float | None = None,
-        seed: int | None = None,
-        force: Mapping[int, str] | None = None,
-        ablate: Sequence[str] | None = None,
-    ) -> DecodeRun:
+    def decode_plan(self, text: str) -> DecodePlan:
         """Continue TEXT: greedy, beam search or sampling, each step recorded."""
         ids, tokens, warnings = self.prompt(text)
         room = self.net.config.max_len - len(ids)
@@ -167,13 +154,11 @@ class LMLens(Lens):
                 "no room to continue"
             )
         c, tok = self.net.config, self.tokenizer
-        limits = ModelLimits(room, tok.index, c.N, c.h, ("decoder",), "decoder")
-        settings = make_settings(
-            limits, strategy, beam_size, max_len, length_penalty, temperature, top_k, top_p,
-            seed, force, ablate,
-        )  # fmt: skip
-        return decode_chars(
-            LMStepper(self.net), settings, tok, None, ids, tokens, self.info, warnings
+        return DecodePlan(
+            ModelLimits(room, tok.index, c.N, c.h, ("decoder",), "decoder"),
+            lambda settings: decode_chars(
+                LMStepper(self.net), settings, tok, None, ids, tokens, self.info, warnings
+            ),
         )
 
 

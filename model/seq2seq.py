@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -12,11 +11,11 @@ from model import checkpoint
 from model.batch import pad_rows
 from model.budget import check_budget, trace_bytes
 from model.char_decode import decode_chars
-from model.decoding import DecodeRun, ModelLimits, make_settings
+from model.decoding import ModelLimits
 from model.decoding.heads import HeadKind
 from model.decoding.transformer_stepper import TransformerStepper
 from model.errors import InputError
-from model.lens import Lens
+from model.lens import DecodePlan, Lens
 from model.masks import padding_mask, subsequent_mask
 from model.tokenizer import EOS, Encoding
 from model.trace import ModelInfo, Trace
@@ -83,29 +82,15 @@ class Seq2SeqLens(Lens):
         tgt, tgt_tokens, target_warnings = self.target_ids(target)
         return self._teacher_forced(src, src_tokens, tgt, tgt_tokens, warnings + target_warnings)
 
-    def decode(
-        self,
-        text: str,
-        strategy: str = "greedy",
-        beam_size: int = 4,
-        max_len: int | None = None,
-        length_penalty: float = 0.0,
-        temperature: float = 1.0,
-        top_k: int | None = None,
-        top_p: float | None = None,
-        seed: int | None = None,
-        force: Mapping[int, str] | None = None,
-        ablate: Sequence[str] | None = None,
-    ) -> DecodeRun:
+    def decode_plan(self, text: str) -> DecodePlan:
         """Greedy, beam search or sampling with the key/value cache, every step recorded."""
         src, src_tokens, warnings = self.source_ids(text)
-        settings = make_settings(
-            self.limits, strategy, beam_size, max_len, length_penalty, temperature, top_k, top_p,
-            seed, force, ablate,
-        )  # fmt: skip
         stepper, tok = TransformerStepper(self.net), self.tokenizer
-        return decode_chars(
-            stepper, settings, tok, src, [tok.bos_id], src_tokens, self.info, warnings
+        return DecodePlan(
+            self.limits,
+            lambda settings: decode_chars(
+                stepper, settings, tok, src, [tok.bos_id], src_tokens, self.info, warnings
+            ),
         )
 
     @property

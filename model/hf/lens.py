@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import torch
 
-from model.decoding import DecodeRun, ModelLimits, Vocabulary, make_settings, search
+from model.decoding import DecodeRun, DecodeSettings, ModelLimits, Vocabulary, search
 from model.decoding.heads import HeadKind
 from model.errors import InputError
 from model.hf.architecture import config_limit, model_info, sliding_window
@@ -25,7 +25,7 @@ from model.hf.positions import Positions
 from model.hf.stepper import HFStepper, ablation_unsupported
 from model.hf.tokens import display_tokens
 from model.hf.tracing import Runner, decoder_trace, encoder_trace, seq2seq_trace
-from model.lens import Lens
+from model.lens import DecodePlan, Lens
 from model.trace import Trace
 
 
@@ -128,29 +128,21 @@ class HFLens(Lens):
             )
         return self._decoder_side(generated[:-1], warnings), tuple(generated[1:])
 
-    def decode(
-        self,
-        text: str,
-        strategy: str = "greedy",
-        beam_size: int = 4,
-        max_len: int | None = None,
-        length_penalty: float = 0.0,
-        temperature: float = 1.0,
-        top_k: int | None = None,
-        top_p: float | None = None,
-        seed: int | None = None,
-        force: Mapping[int, str] | None = None,
-        ablate: Sequence[str] | None = None,
-    ) -> DecodeRun:
+    def decode_plan(self, text: str) -> DecodePlan:
         """Greedy, beam search or sampling through the shared engine on the model's own cache;
         scores are the model's own log-probabilities. Of generation_config's processors only
         the token bans apply (bad_words_ids of one token, suppress_tokens)."""
         source, prefix, given = self._decode_inputs(text)
         room = self.max_tokens - len(prefix)  # decoder positions left after the prefix
-        settings = make_settings(
-            self._limits(room), strategy, beam_size, max_len, length_penalty, temperature,
-            top_k, top_p, seed, force, ablate,
-        )  # fmt: skip
+        return DecodePlan(self._limits(room), lambda s: self._run(s, source, prefix, given))
+
+    def _run(
+        self,
+        settings: DecodeSettings,
+        source: tuple[int, ...] | None,
+        prefix: tuple[int, ...],
+        given: Encoded,
+    ) -> DecodeRun:
         ablation_unsupported(settings.ablate)
         vocab = Vocabulary(self.names, self._end(), self._detokenize)
         steps, hypotheses = search(
@@ -158,7 +150,7 @@ class HFLens(Lens):
         )
         params = settings.params(self.names)
         return DecodeRun(
-            strategy, params, given.tokens, hypotheses, steps, self.info, given.warnings
+            settings.strategy, params, given.tokens, hypotheses, steps, self.info, given.warnings
         )
 
     def _decode_inputs(self, text: str) -> tuple[tuple[int, ...] | None, tuple[int, ...], Encoded]:
