@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from model.trace import Trace
-from viz.heatmap import masked_layer
+from viz.heatmap import masked_layer, weight_layer
 from viz.labels import position_labels, token_text
 from viz.select import allowed_of, attention_of, check_head, check_layer
 
@@ -24,7 +24,7 @@ def cross_alignment(trace: Trace, layer: int | None = None, head: int | None = N
     w = weights[layer].mean(0) if head is None else weights[layer, head]  # (T, S)
     allowed = allowed_of(trace, "cross")
     x, y = position_labels(trace.src_tokens), produced_labels(trace.tgt_tokens)
-    layers = [_weights(w, allowed, x, y)]
+    layers = [weight_layer(w, allowed, x, y, ("target", "source"), "Greens")]
     if not allowed.all():
         layers.append(masked_layer(allowed, x, y))
     best = np.where(allowed, w, -np.inf).argmax(-1)  # (T,) the most attended source position
@@ -49,22 +49,6 @@ def produced_labels(tgt_tokens: tuple[str, ...]) -> list[str]:
         f"{i} · {token_text(a)} → {token_text(b)}"
         for i, (a, b) in enumerate(zip(tgt_tokens, produced, strict=True))
     ]
-
-
-def _weights(w: np.ndarray, allowed: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
-    return go.Heatmap(
-        z=np.where(allowed, w, np.nan).astype(np.float32),  # (T, S)
-        x=x,
-        y=y,
-        zmin=0.0,
-        zmax=1.0,
-        colorscale="Greens",
-        colorbar={"title": "weight"},
-        hovertemplate="target %{y}<br>source %{x}<br>weight %{z:.7g}<extra></extra>",
-        xgap=1,
-        ygap=1,
-        hoverongaps=False,  # the layer beneath (or none) answers for its gaps
-    )
 
 
 def _best(best: np.ndarray, x: list[str], y: list[str]) -> go.Scatter:

@@ -20,7 +20,7 @@ def head_heatmap(trace: Trace, kind: Kind, layer: int, head: int) -> go.Figure:
     allowed = allowed_of(trace, kind)  # (Q, K)
     q_tokens, k_tokens = trace.tokens(kind)
     x, y = position_labels(k_tokens), position_labels(q_tokens)
-    layers = [_weights(weights[layer, head], allowed, x, y)]
+    layers = [weight_layer(weights[layer, head], allowed, x, y)]
     if not allowed.all():  # only then: at 512 tokens an empty layer would cost 1.4 MB
         layers.append(masked_layer(allowed, x, y))
     fig = go.Figure(layers)
@@ -38,17 +38,24 @@ def head_heatmap(trace: Trace, kind: Kind, layer: int, head: int) -> go.Figure:
     return fig
 
 
-def _weights(w: np.ndarray, allowed: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
+def weight_layer(
+    w: np.ndarray,
+    allowed: np.ndarray,
+    x: list[str],
+    y: list[str],
+    axes: tuple[str, str] = ("query", "key"),
+    colorscale: str = "Blues",
+) -> go.Heatmap:
     """The allowed cells, with the exact weight in the hover; masked cells left as gaps."""
     return go.Heatmap(
-        z=np.where(allowed, w, np.nan).astype(np.float32),  # (Q, K)
+        z=np.where(allowed, w, np.nan).astype(np.float32),  # (rows, columns)
         x=x,
         y=y,
         zmin=0.0,
         zmax=1.0,
-        colorscale="Blues",
+        colorscale=colorscale,
         colorbar={"title": "weight"},
-        hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.7g}<extra></extra>",
+        hovertemplate=f"{axes[0]} %{{y}}<br>{axes[1]} %{{x}}<br>weight %{{z:.7g}}<extra></extra>",
         xgap=1,
         ygap=1,
         hoverongaps=False,  # the layer beneath (or none) answers for its gaps
