@@ -24,7 +24,7 @@ class EvalReport:
     n: int
     seed: int
     exact: float
-    head_alignment: list[list[float]]  # (N, h): share of target characters aligned by each head
+    head_alignment: list[list[float]]  # (N, h): share of target tokens aligned by each head
     best_head: tuple[int, int]  # (layer, head)
     best_head_alignment: float
 
@@ -66,7 +66,7 @@ def format_report(report: EvalReport) -> str:
     lines = [
         f"{report.model} (task {report.task}): {report.n} held-out examples, seed {report.seed}",
         f"exact match: {report.exact:.1%}",
-        "cross-attention alignment (argmax over the source is the true source character):",
+        "cross-attention alignment (argmax over the source is the true source token):",
         "         " + "".join(f"{'head ' + str(h):>9}" for h in range(heads)),
     ]
     for i, row in enumerate(report.head_alignment):

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import torch
 from transformers import BartConfig, BartForConditionalGeneration
@@ -26,7 +27,7 @@ from model.decoding import Vocabulary, iter_steps, make_settings
 from model.decoding.transformer_stepper import TransformerStepper
 from model.recipes import get_recipe
 from model.seq2seq import Seq2SeqLens
-from model.tokenizer import CharTokenizer
+from model.tokenizer import Tokenizer
 from model.transformer import Transformer
 
 SOURCE_LEN, NEW_TOKENS, REPEATS = 32, 32, 21
@@ -52,12 +53,14 @@ def their_model(vocab: int) -> BartForConditionalGeneration:
         vocab_size=vocab, d_model=c.d_model, encoder_layers=c.N, decoder_layers=c.N,
         encoder_attention_heads=c.h, decoder_attention_heads=c.h, encoder_ffn_dim=c.d_ff,
         decoder_ffn_dim=c.d_ff, max_position_embeddings=c.max_len, pad_token_id=0,
-        bos_token_id=1, eos_token_id=2, decoder_start_token_id=1, forced_bos_token_id=None,
-        forced_eos_token_id=None, dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+        bos_token_id=1, eos_token_id=2, decoder_start_token_id=1, forced_eos_token_id=None,
+        dropout=0.0, attention_dropout=0.0, activation_dropout=0.0,
+        forced_bos_token_id=None,  # type: ignore[call-arg]  # read through **kwargs
     )  # fmt: skip
     config._attn_implementation = "eager"
     torch.manual_seed(0)
-    bart = BartForConditionalGeneration(config).eval()
+    bart = BartForConditionalGeneration(config)
+    bart.eval()
     with torch.no_grad():
         bart.final_logits_bias[0, 2] = -1e4
     return bart
@@ -82,7 +85,7 @@ def compare(lens: Seq2SeqLens, bart: BartForConditionalGeneration, text: str) ->
 
     def theirs(k: int) -> Callable[[], int]:
         def run() -> int:
-            out = bart.generate(
+            out: Any = bart.generate(  # type: ignore[misc]  # transformers' own annotation
                 src, attention_mask=torch.ones_like(src), max_new_tokens=NEW_TOKENS,
                 num_beams=k, do_sample=False, output_attentions=True,
                 return_dict_in_generate=True,
@@ -112,7 +115,7 @@ def per_step(lens: Seq2SeqLens, text: str) -> tuple[float, float]:
     net = Transformer(replace(lens.net.config, max_len=LONG_STEPS + 1))  # room for every step
     net.load_state_dict(lens.net.state_dict())
     net.eval()
-    tok: CharTokenizer = lens.tokenizer
+    tok: Tokenizer = lens.tokenizer
     settings = make_settings(replace(lens.limits, max_len=LONG_STEPS), max_len=LONG_STEPS)
     vocab = Vocabulary(tok.vocab, tok.eos_id, lambda ids: tok.decode(list(ids)))
     src = lens.source_ids(text)[0]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 
 from model.masks import padding_mask, target_mask
-from model.tokenizer import CharTokenizer
+from model.tokenizer import Tokenizer
 
 
 @dataclass(frozen=True)
@@ -26,13 +26,13 @@ def pad_rows(rows: Sequence[Sequence[int]], pad: int) -> torch.Tensor:
     return torch.tensor([list(r) + [pad] * (width - len(r)) for r in rows], dtype=torch.long)
 
 
-def source_ids(tok: CharTokenizer, text: str) -> list[int]:
-    """The encoder input: the characters, then the end token so the encoder sees the length."""
+def source_ids(tok: Tokenizer, text: str) -> list[int]:
+    """The encoder input: the tokens, then the end token so the encoder sees the length."""
     return tok.encode(text).ids + [tok.eos_id]
 
 
 def make_batch(
-    tok: CharTokenizer, sources: Sequence[str], targets: Sequence[str], device: torch.device
+    tok: Tokenizer, sources: Sequence[str], targets: Sequence[str], device: torch.device
 ) -> Batch:
     """Padded, masked tensors for teacher-forced training on (source, target) pairs."""
     src = pad_rows([source_ids(tok, s) for s in sources], tok.pad_id).to(device)

@@ -12,14 +12,14 @@ from safetensors.torch import load_model, save_model
 from torch import nn
 
 from model.config import TransformerConfig
-from model.tokenizer import CharTokenizer
+from model.tokenizer import Tokenizer, tokenizer_from_dict
 from model.transformer import Transformer
 
 WEIGHTS, DESCRIPTION = "model.safetensors", "config.json"
 
 
 def save(
-    folder: Path, net: nn.Module, tok: CharTokenizer, meta: dict[str, Any], half: bool = False
+    folder: Path, net: nn.Module, tok: Tokenizer, meta: dict[str, Any], half: bool = False
 ) -> None:
     """Write folder/model.safetensors and folder/config.json (float16 weights when half)."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -39,12 +39,12 @@ def read_description(folder: Path) -> dict[str, Any]:
 
 def load(
     folder: Path, device: torch.device, weights: Path | None = None
-) -> tuple[Transformer, CharTokenizer, dict[str, Any]]:
+) -> tuple[Transformer, Tokenizer, dict[str, Any]]:
     """A model in eval mode, its tokenizer and its description, from a bundled folder."""
     description = read_description(folder)
     net = Transformer(TransformerConfig.from_dict(description["transformer"]))
     load_weights(net, weights or folder / WEIGHTS, device)
-    return net, CharTokenizer.from_dict(description["tokenizer"]), description
+    return net, tokenizer_from_dict(description["tokenizer"]), description
 
 
 def load_weights(net: nn.Module, path: Path, device: torch.device) -> None:

@@ -11,7 +11,7 @@ import torch
 from model.batch import make_batch, pad_rows, source_ids
 from model.masks import padding_mask
 from model.tasks.base import Example
-from model.tokenizer import CharTokenizer
+from model.tokenizer import Tokenizer
 from model.transformer import Transformer
 
 
@@ -21,7 +21,7 @@ class Evaluation:
 
     n: int
     exact: float  # share of examples whose greedy output equals the target
-    head_alignment: np.ndarray  # (N, h): share of target characters whose argmax is the true source
+    head_alignment: np.ndarray  # (N, h): share of target tokens whose argmax is the true source
     best_head: tuple[int, int]  # (layer, head) with the highest alignment accuracy
 
     @property
@@ -31,7 +31,7 @@ class Evaluation:
 
 @torch.inference_mode()
 def greedy_batch(
-    net: Transformer, tok: CharTokenizer, sources: Sequence[str], max_new: int
+    net: Transformer, tok: Tokenizer, sources: Sequence[str], max_new: int
 ) -> list[str]:
     """Greedy outputs for many sources at once, with the key/value cache."""
     device = next(net.parameters()).device
@@ -57,10 +57,10 @@ def greedy_batch(
 
 @torch.inference_mode()
 def alignment_hits(
-    net: Transformer, tok: CharTokenizer, examples: Sequence[Example]
+    net: Transformer, tok: Tokenizer, examples: Sequence[Example]
 ) -> tuple[np.ndarray, int]:
-    """(N, h) count of target characters whose cross-attention argmax is the true source, and
-    the number of target characters."""
+    """(N, h) count of target tokens whose cross-attention argmax is the true source, and
+    the number of target tokens."""
     device = next(net.parameters()).device
     batch = make_batch(tok, [e.source for e in examples], [e.target for e in examples], device)
     encoded = net.encode(batch.src, batch.src_mask)
@@ -71,7 +71,7 @@ def alignment_hits(
     hits = np.zeros(argmax.shape[0:1] + argmax.shape[2:3])  # (N, h)
     total = 0
     for b, e in enumerate(examples):
-        truth = np.asarray(e.alignment)  # decoder position t predicts target character t
+        truth = np.asarray(e.alignment)  # decoder position t predicts target token t
         if truth.size == 0:
             continue
         hits += (argmax[:, b, :, : truth.size] == truth).sum(-1)
@@ -80,7 +80,7 @@ def alignment_hits(
 
 
 def evaluate(
-    net: Transformer, tok: CharTokenizer, examples: Sequence[Example], batch_size: int = 256
+    net: Transformer, tok: Tokenizer, examples: Sequence[Example], batch_size: int = 256
 ) -> Evaluation:
     """Greedy exact match and per-head alignment over examples."""
     was_training = net.training
@@ -89,7 +89,7 @@ def evaluate(
     hits = np.zeros((net.config.N, net.config.h))
     for i in range(0, len(examples), batch_size):
         chunk = examples[i : i + batch_size]
-        max_new = max(len(e.target) for e in chunk) + 2
+        max_new = max(tok.count(e.target) for e in chunk) + 2
         outputs = greedy_batch(net, tok, [e.source for e in chunk], max_new)
         correct += sum(o == e.target for o, e in zip(outputs, chunk, strict=False))
         chunk_hits, chunk_total = alignment_hits(net, tok, chunk)

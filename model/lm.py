@@ -16,7 +16,6 @@ import torch
 from model import checkpoint
 from model.attention import KV
 from model.budget import check_budget, trace_bytes
-from model.char_decode import decode_chars
 from model.config import TransformerConfig
 from model.decoder_only import DecoderOnlyTransformer
 from model.decoding import ModelLimits
@@ -25,7 +24,8 @@ from model.decoding.stepper import StepOutput
 from model.errors import InputError
 from model.lens import DecodePlan, Lens
 from model.masks import causal_mask
-from model.tokenizer import BOS, CharTokenizer
+from model.own_decode import decode_own
+from model.tokenizer import BOS, CharTokenizer, tokenizer_from_dict
 from model.trace import ModelInfo, Trace
 
 
@@ -90,11 +90,18 @@ class LMStepper:
 class LMLens(Lens):
     """A bundled decoder-only language model: causal self-attention only."""
 
+    example = "The return statement"
+
     def __init__(self, folder: Path, device: torch.device, name: str | None = None) -> None:
         self.meta = checkpoint.read_description(folder)
         self.net = DecoderOnlyTransformer(TransformerConfig.from_dict(self.meta["transformer"]))
         checkpoint.load_weights(self.net, folder / checkpoint.WEIGHTS, device)
-        self.tokenizer = CharTokenizer.from_dict(self.meta["tokenizer"])
+        tok = tokenizer_from_dict(self.meta["tokenizer"])
+        if not isinstance(tok, CharTokenizer):
+            raise ValueError(
+                f"{folder}: a decoder-only model here reads characters, not {tok.unit}s"
+            )
+        self.tokenizer = tok
         c = self.net.config
         self.info = ModelInfo(
             name or str(self.meta.get("name", folder.name)), "decoder", c.N, c.h, c.d_model
@@ -156,7 +163,7 @@ class LMLens(Lens):
         c, tok = self.net.config, self.tokenizer
         return DecodePlan(
             ModelLimits(room, tok.index, c.N, c.h, ("decoder",), "decoder"),
-            lambda settings: decode_chars(
+            lambda settings: decode_own(
                 LMStepper(self.net), settings, tok, None, ids, tokens, self.info, warnings
             ),
         )

@@ -1,4 +1,4 @@
-"""A lens over our own encoder-decoder Transformer with a character tokenizer."""
+"""A lens over our own encoder-decoder Transformer (character or word tokens)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,15 @@ import torch
 from model import checkpoint
 from model.batch import pad_rows
 from model.budget import check_budget, trace_bytes
-from model.char_decode import decode_chars
 from model.decoding import ModelLimits
 from model.decoding.heads import HeadKind
 from model.decoding.transformer_stepper import TransformerStepper
 from model.errors import InputError
 from model.lens import DecodePlan, Lens
 from model.masks import padding_mask, subsequent_mask
-from model.tokenizer import EOS, Encoding
+from model.own_decode import decode_own
+from model.tasks import TASKS
+from model.tokenizer import EOS, Encoding, WordTokenizer
 from model.trace import ModelInfo, Trace
 
 
@@ -33,6 +34,9 @@ class Seq2SeqLens(Lens):
         )
         self.description = str(self.meta.get("description", ""))
         self.trained_len = int(self.meta.get("max_source_len", c.max_len - 1))
+        task = self.meta.get("task")
+        if task in TASKS:
+            self.example = TASKS[task].example
 
     @property
     def max_tokens(self) -> int:
@@ -40,13 +44,14 @@ class Seq2SeqLens(Lens):
 
     def source_ids(self, text: str) -> tuple[list[int], list[str], list[str]]:
         """Ids and token strings of the encoder input, and warnings about it."""
-        if not text:
-            raise InputError("text is empty; type at least one character")
+        unit, n = self.tokenizer.unit, self.tokenizer.count(text)
+        if n == 0:
+            raise InputError(f"text is empty; type at least one {unit}")
         enc, warnings = self._encode(text, "text")
-        if len(text) > self.trained_len:
+        if n > self.trained_len:
             warnings.append(
-                f"{self.info.name} was trained on at most {self.trained_len} characters; "
-                f"its output for {len(text)} is unreliable"
+                f"{self.info.name} was trained on at most {self.trained_len} {unit}s; "
+                f"its output for {n} is unreliable"
             )
         return enc.ids + [self.tokenizer.eos_id], enc.tokens + [EOS], warnings
 
@@ -56,18 +61,21 @@ class Seq2SeqLens(Lens):
         return enc.ids, enc.tokens, warnings
 
     def _encode(self, text: str, what: str) -> tuple[Encoding, list[str]]:
-        """Characters to ids within the length limit; unknown characters become a warning."""
-        if len(text) > self.max_tokens:
+        """Text to ids within the length limit; pieces outside the vocabulary become a warning."""
+        tok = self.tokenizer
+        n = tok.count(text)
+        if n > self.max_tokens:
             raise InputError(
-                f"{what} has {len(text)} characters but {self.info.name} "
-                f"takes at most {self.max_tokens}"
+                f"{what} has {n} {tok.unit}s but {self.info.name} takes at most {self.max_tokens}"
             )
-        enc = self.tokenizer.encode(text)
+        enc = tok.encode(text)
         warnings = []
         if enc.unknown:
-            shown = "".join(dict.fromkeys(enc.unknown))
+            shown = tok.join(list(dict.fromkeys(enc.unknown)))
+            known = f"; it knows {len(tok.pieces)}: {' '.join(tok.pieces)}"
             warnings.append(
-                f"{what} characters outside the vocabulary were read as <unk>: {shown!r}"
+                f"{what} {tok.unit}s outside the vocabulary were read as <unk>: {shown!r}"
+                + (known if isinstance(tok, WordTokenizer) else "")
             )
         return enc, warnings
 
@@ -75,7 +83,7 @@ class Seq2SeqLens(Lens):
         """Teacher-forced on target; without one, on the model's own greedy output."""
         src, src_tokens, warnings = self.source_ids(text)
         c = self.net.config
-        longest = self.max_tokens + 1 if target is None else len(target) + 1
+        longest = self.max_tokens + 1 if target is None else self.tokenizer.count(target) + 1
         check_budget(trace_bytes(c.N, c.h, len(src), longest), "trace")
         if target is None:
             target = self.decode(text).output_text
@@ -88,7 +96,7 @@ class Seq2SeqLens(Lens):
         stepper, tok = TransformerStepper(self.net), self.tokenizer
         return DecodePlan(
             self.limits,
-            lambda settings: decode_chars(
+            lambda settings: decode_own(
                 stepper, settings, tok, src, [tok.bos_id], src_tokens, self.info, warnings
             ),
         )

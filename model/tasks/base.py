@@ -6,28 +6,29 @@ import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 
-from model.tokenizer import CharTokenizer
+from model.tokenizer import CharTokenizer, Tokenizer
 
 
 @dataclass(frozen=True)
 class Example:
-    """A source, its target, and for each target character the source position it comes from."""
+    """A source, its target, and for each target token the source token it comes from."""
 
     source: str
     target: str
-    alignment: tuple[int, ...]  # len(target): source index of each target character
+    alignment: tuple[int, ...]  # one per target token: the index of its source token
 
 
 class Task(ABC):
-    """A generator of (source, target) pairs over a character vocabulary."""
+    """A generator of (source, target) pairs; character tokens unless a task says otherwise."""
 
     name: str
     description: str
     chars: str
-    max_source_len: int
+    max_source_len: int  # longest source, in tokens
+    example = "hello world"  # what the app and CLI show first for a model of this task
 
     @property
-    def tokenizer(self) -> CharTokenizer:
+    def tokenizer(self) -> Tokenizer:
         return CharTokenizer(self.chars)
 
     @abstractmethod

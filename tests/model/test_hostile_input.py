@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from model import InputError, Lens, bundled_models, load
+from model.seq2seq import Seq2SeqLens
 from model.trace import Trace
 
 NASTY = [
@@ -48,10 +49,11 @@ def lens_for(name: str) -> Lens:
     return load(name, device="cpu")
 
 
-def check_trace(tr: Trace, text: str) -> None:
+def check_trace(tr: Trace, text: str, lens: Lens) -> None:
     assert tr.src_tokens or tr.tgt_tokens
-    if tr.model.architecture == "encoder-decoder" and tr.src_tokens[-1] == "</s>":
-        assert len(tr.src_tokens) == len(text) + 1  # one position per character, then </s>
+    if isinstance(lens, Seq2SeqLens):
+        n = lens.tokenizer.count(text)
+        assert len(tr.src_tokens) == n + 1  # one position per character or word, then </s>
     for kind in tr.kinds:
         weights, mask = tr.attention(kind), tr.mask(kind)
         assert weights is not None and mask is not None
@@ -66,7 +68,7 @@ def trace_or_refuse(lens: Lens, text: str) -> None:
     except InputError as err:
         assert str(err) and "\n" not in str(err)
         return
-    check_trace(tr, text)
+    check_trace(tr, text, lens)
 
 
 @settings(

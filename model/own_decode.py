@@ -1,4 +1,4 @@
-"""The decoding run of our own character models (encoder-decoder and decoder-only) alike."""
+"""The decoding run of our own models (encoder-decoder and decoder-only, any tokenizer) alike."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from typing import Any
 
 from model.budget import check_budget, decode_bytes
 from model.decoding import DecodeRun, DecodeSettings, Vocabulary, search
-from model.tokenizer import CharTokenizer
+from model.tokenizer import Tokenizer
 from model.trace import ModelInfo
 
 
-def decode_chars(
+def decode_own(
     stepper: Any,
     settings: DecodeSettings,
-    tok: CharTokenizer,
+    tok: Tokenizer,
     source: Sequence[int] | None,
     prefix: Sequence[int],
     shown: Sequence[str],
