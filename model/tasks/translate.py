@@ -3,14 +3,13 @@
 The target language puts adjectives after their noun and the verb of a subordinate clause last
 ("the man says that the dog eats a fish" → "lo om dice ke lo kan un pex manja"); "likes" becomes
 two words ("ten gus") and "ice cream" one ("gelo"). Some words have synonyms, drawn with fixed
-probabilities, so a source has several right translations: "house" is "kasa" (0.40), "dom"
-(0.36) or "domu" (0.24). Character by character, greedy decoding prefers "d" (0.60 > 0.40) and
-ends on "dom", while beam search can find the likelier "kasa" (the bundled model's beam does when
-"house" ends the sentence: "the cat sees a house").
+probabilities, so a source has several right translations. "house" is "kasa" (0.40), "ca dom"
+(0.35) or "ca tet" (0.25): word by word, greedy decoding takes "ca" (0.60 > 0.40) and then "dom",
+a translation of probability 0.35, while beam search keeps "kasa" alive and finds that it is the
+likelier one (0.40): "the cat sees a house".
 
-Alignment: every character of a target word aligns to the first character of the source word it
-translates (of the first word, for "ice cream"); a space aligns like the word it ends, since the
-decoder step that writes it is the one deciding that word is complete.
+Tokens are words. Each target word aligns to the source word it translates (to "ice" for
+"ice cream"; both words of "ten gus" to "likes"), counted in source words from 0.
 
 Training draws synonyms at random (`sample`). The held-out sets (`examples`) give each source its
 reference translation instead: the synonym that greedy decoding of the true distribution picks,
@@ -24,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from model.tasks.base import Example, Task
+from model.tokenizer import WordTokenizer
 
 Variants = tuple[tuple[str, float], ...]  # (translation, probability), probabilities sum to 1
 
@@ -40,7 +40,7 @@ NOUNS = {
     "man": one("om"),
     "girl": one("nina"),
     "fish": one("pex"),
-    "house": (("kasa", 0.40), ("dom", 0.36), ("domu", 0.24)),
+    "house": (("kasa", 0.40), ("ca dom", 0.35), ("ca tet", 0.25)),
 }
 ADJECTIVES = {
     "big": (("grom", 0.75), ("gran", 0.25)),
@@ -53,7 +53,7 @@ TRANSITIVE = {"sees": one("vid"), "eats": one("manja"), "likes": one("ten gus")}
 SAYING = {"says": one("dice"), "knows": one("sab")}
 THAT = {"that": one("ke")}
 MASS = {"ice cream": one("gelo")}
-MAX_CHARS = 40
+MAX_WORDS = 12  # the longest sentence the grammar makes: 'the big dog says that … eats'
 
 
 @dataclass(frozen=True)
@@ -68,18 +68,19 @@ Phrase = list[tuple[int, Unit]]  # units with their source order, listed in targ
 
 
 def greedy_choice(variants: Variants) -> str:
-    """The translation a character-by-character greedy decoder of this distribution writes."""
-    prefix, live = "", list(variants)
+    """The translation a word-by-word greedy decoder of this distribution writes."""
+    prefix: list[str] = []
+    live = [(words.split(" "), p) for words, p in variants]
     while True:
         mass: dict[str, float] = {}
-        for word, p in live:
-            nxt = word[len(prefix)] if len(word) > len(prefix) else ""  # "" = the word ends
+        for words, p in live:
+            nxt = words[len(prefix)] if len(words) > len(prefix) else ""  # "" = it ends here
             mass[nxt] = mass.get(nxt, 0.0) + p
-        best = max(mass, key=lambda c: mass[c])
+        best = max(mass, key=lambda w: mass[w])
         if best == "":
-            return prefix
-        prefix += best
-        live = [(w, p) for w, p in live if w.startswith(prefix)]
+            return " ".join(prefix)
+        prefix.append(best)
+        live = [(w, p) for w, p in live if w[: len(prefix)] == prefix]
 
 
 def weighted_choice(variants: Variants, rng: random.Random) -> str:
@@ -93,12 +94,16 @@ class TranslateTask(Task):
 
     name = "translate"
     description = (
-        "Toy English → toy language: cross-attention reorders adjectives and clause-final verbs; "
-        "'house' is kasa/dom/domu, so greedy ('dom') and beam ('kasa') can disagree: "
-        "try 'the cat sees a house'."
+        "Toy English → toy language, word by word: cross-attention reorders adjectives and "
+        "clause-final verbs; 'house' is kasa (0.40), 'ca dom' or 'ca tet', so greedy ('ca dom') "
+        "and beam ('kasa') disagree: try 'the cat sees a house'."
     )
-    chars = "abcdefghijklmnopqrstuvwxyz "
-    max_source_len = MAX_CHARS
+    max_source_len = MAX_WORDS
+    example = "the cat sees a house"
+
+    @property
+    def tokenizer(self) -> WordTokenizer:
+        return WordTokenizer(vocabulary())
 
     def sample(self, rng: random.Random) -> Example:
         return self._example(rng, lambda v: weighted_choice(v, rng))
@@ -115,19 +120,15 @@ class TranslateTask(Task):
         starts, at = [], 0
         for u in units:
             starts.append(at)
-            at += len(u.source) + 1
-        words = [pick(units[i].variants) for i in order]
-        alignment: list[int] = []
-        for k, (word, i) in enumerate(zip(words, order, strict=True)):
-            alignment += [starts[i]] * (len(word) + (k < len(words) - 1))  # with its space
-        return Example(" ".join(u.source for u in units), " ".join(words), tuple(alignment))
+            at += len(u.source.split(" "))
+        phrases = [pick(units[i].variants).split(" ") for i in order]
+        alignment = [starts[i] for words, i in zip(phrases, order, strict=True) for _ in words]
+        target = " ".join(w for words in phrases for w in words)
+        return Example(" ".join(u.source for u in units), target, tuple(alignment))
 
     def _example(self, rng: random.Random, pick: Callable[[Variants], str]) -> Example:
-        while True:
-            units, order = self.sentence(rng)
-            example = self.render(units, order, pick)
-            if max(len(example.source), len(example.target)) <= MAX_CHARS:
-                return example
+        units, order = self.sentence(rng)
+        return self.render(units, order, pick)
 
     def sentence(self, rng: random.Random) -> tuple[list[Unit], list[int]]:
         """Units in source order and their target order: a subject, then an intransitive verb,
@@ -170,3 +171,14 @@ class TranslateTask(Task):
 def _draw(lexicon: dict[str, Variants], rng: random.Random) -> Unit:
     word = rng.choice(sorted(lexicon))
     return Unit(word, lexicon[word])
+
+
+def vocabulary() -> tuple[str, ...]:
+    """Every source and target word the grammar uses, sorted: one vocabulary for both sides."""
+    lexicons = (DETERMINERS, NOUNS, ADJECTIVES, INTRANSITIVE, TRANSITIVE, SAYING, THAT, MASS)
+    words = set()
+    for lexicon in lexicons:
+        for source, variants in lexicon.items():
+            words.update(source.split(" "))
+            words.update(w for target, _ in variants for w in target.split(" "))
+    return tuple(sorted(words))
