@@ -12,7 +12,6 @@ from app import urlstate
 from app.safe_text import md
 from model.trace import Kind, Trace
 
-DEFAULT_TEXT = "hello world"
 KIND_LABELS: dict[str, str] = {
     "encoder_self": "encoder self-attention",
     "decoder_self": "decoder self-attention",
@@ -32,8 +31,14 @@ def memo(slot: str, key: Hashable, compute: Callable[[], T]) -> T:
 
 
 def text_input(lens: model.Lens) -> str:
-    """The input text, shared by every page and the URL."""
-    urlstate.prepare("w_text", "text", DEFAULT_TEXT, str)
+    """The input text, shared by every page and the URL. It starts as the model's example, and
+    follows the example when another model is picked unless the user has typed their own."""
+    held = st.session_state.get("w_text", urlstate.remembered("text", None))
+    shown_example = st.session_state.get("_example")
+    if held is not None and held == shown_example != lens.example:
+        st.session_state["w_text"] = lens.example
+    st.session_state["_example"] = lens.example
+    urlstate.prepare("w_text", "text", lens.example, str)
     text = st.text_input(
         "Text", key="w_text", help=f"at most {lens.max_tokens} tokens; press Enter to run"
     )
@@ -72,7 +77,7 @@ def traced(lens: model.Lens, text: str, target: str | None, slot: str = "trace")
 def kind_picker(tr: Trace, where: st.delta_generator.DeltaGenerator | None = None) -> Kind:
     """Which attention: encoder self, decoder self or cross (those the record holds)."""
     kinds = list(tr.kinds)
-    urlstate.prepare("w_kind", "kind", kinds[-1], str, kinds)
+    urlstate.prepare("w_kind", "kind", kinds[-1], None, kinds)
     kind: Kind = (where or st).selectbox(
         "Attention", kinds, key="w_kind", format_func=KIND_LABELS.__getitem__
     )

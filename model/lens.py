@@ -25,6 +25,7 @@ class Lens(ABC):
 
     info: ModelInfo
     description: str = ""
+    example: str = "hello world"  # a first input that shows what this model does
 
     @property
     def name(self) -> str:

@@ -48,6 +48,7 @@ class HFLens(Lens):
         self.folder, self.device = folder, device
         self.info = model_info(name or str(source), loaded.kind, loaded.config)
         self.description = f"{loaded.config.model_type} {loaded.kind} model from {folder}"
+        self.example = "the cat sat on the mat because it was tired"
         positions = Positions.of(loaded.model, loaded.config)
         window, everywhere = sliding_window(loaded.config)
         self.runner = Runner(

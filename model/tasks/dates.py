@@ -147,6 +147,7 @@ class DatesTask(Task):
     )
     chars = string.ascii_lowercase + string.ascii_uppercase + string.digits + " ,./-"
     max_source_len = 32
+    example = "sat 21 nov 2026"
 
     def __init__(self, formats: tuple[str, ...] = FORMATS) -> None:
         self.formats = formats

@@ -22,6 +22,7 @@ class SortTask(Task):
         "character's place in the source, duplicates left to right."
     )
     chars = string.digits + string.ascii_lowercase
+    example = "attention"
 
     def __init__(self, min_len: int = 1, max_len: int = 12) -> None:
         self.min_len, self.max_len = min_len, max_len

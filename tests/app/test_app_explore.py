@@ -179,3 +179,20 @@ def test_figures_download_as_html_and_when_possible_png_and_svg(tiny_model_dir: 
     assert {"heatmap_png", "heatmap_svg"} <= keys
     png = show._image(go.Figure(go.Heatmap(z=[[0.0, 1.0]])), "png")()
     assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_the_text_follows_each_models_example_until_the_user_types() -> None:
+    from app.sidebar import bundled_names
+
+    if not {"reverse", "dates"} <= set(bundled_names()):
+        pytest.skip("reverse and dates are not bundled yet")
+    at = AppTest.from_file(SCRIPT, default_timeout=60)
+    at.query_params.update({"page": "explore", "model": "reverse"})
+    at.run()
+    assert at.text_input(key="w_text").value == "hello world"
+    at.selectbox(key="w_model_choice").select("dates").run()
+    assert at.text_input(key="w_text").value == "sat 21 nov 2026"
+    assert not at.warning, "the example is in the model's vocabulary"
+    at.text_input(key="w_text").input("1/2/2003").run()
+    at.selectbox(key="w_model_choice").select("reverse").run()
+    assert at.text_input(key="w_text").value == "1/2/2003" and not at.exception
