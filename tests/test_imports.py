@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -35,3 +37,17 @@ def test_package_does_not_import_what_is_downstream(package: str) -> None:
 def test_only_the_adapter_imports_transformers() -> None:
     users = [f for f in (ROOT / "model").rglob("*.py") if "transformers" in imported_roots(f)]
     assert all("hf" in f.relative_to(ROOT / "model").parts for f in users), users
+
+
+def test_drawing_saved_records_needs_no_torch() -> None:
+    """viz and the record types load without torch (a notebook reading saved JSON)."""
+    code = (
+        "import sys, viz, model\n"
+        "from model import Trace, DecodeRun\n"
+        "loaded = [m for m in ('torch', 'transformers') if m in sys.modules]\n"
+        "assert not loaded, loaded\n"
+        "model.load\n"  # the loaders still come on first use
+        "assert 'torch' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
