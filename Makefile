@@ -26,7 +26,7 @@ lint: install
 	$(BIN)/ruff format --check model viz app tests bench
 
 typecheck: install
-	$(BIN)/mypy model viz
+	$(BIN)/mypy model viz app bench
 
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || { \

@@ -10,6 +10,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from functools import partial
 
 import numpy as np
 import plotly.graph_objects as go
@@ -62,10 +63,10 @@ def rows() -> list[tuple[str, str, float, float, int, str]]:
     for L, H, T in SIZES:
         tr = synthetic_trace(L, H, T)
         shape = f"{L}×{H}×{T}"
-        build, dump, size = measure(lambda tr=tr: viz.model_view(tr, "encoder_self", (0, 0)))
+        build, dump, size = measure(partial(viz.model_view, tr, "encoder_self", (0, 0)))
         ok = build <= MODEL_VIEW_LIMITS[0] and size <= MODEL_VIEW_LIMITS[1]
         out.append((shape, "model view", build, dump, size, "ok" if ok else "OVER"))
-        build, dump, size = measure(lambda tr=tr: viz.head_heatmap(tr, "encoder_self", 0, 0))
+        build, dump, size = measure(partial(viz.head_heatmap, tr, "encoder_self", 0, 0))
         out.append((shape, "head heatmap", build, dump, size, "-"))
     return out
 

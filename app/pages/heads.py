@@ -12,9 +12,10 @@ from app.inputs import KIND_LABELS, kind_picker, memo, target_input, text_input,
 from app.safe_text import md
 from model.trace import Trace
 from viz.head_stats import COLUMNS
+from viz.rollout import Method
 
 METRICS = COLUMNS[3:-1]  # the numeric statistics, in the table's order
-METHODS = ("rollout", "flow")
+METHODS: tuple[Method, ...] = ("rollout", "flow")
 
 
 def page() -> None:
@@ -57,7 +58,7 @@ def heads_charts(tr: Trace) -> None:
     flow_kind = c[0].selectbox(
         "Self-attention", self_kinds, key="w_flow_kind", format_func=KIND_LABELS.__getitem__
     )
-    method = c[1].radio("Method", METHODS, key="w_method", horizontal=True)
+    method: Method = c[1].radio("Method", METHODS, key="w_method", horizontal=True) or "rollout"
     layers = list(range(tr.model.n_layers))
     layer = c[2].selectbox("After layer", layers, index=len(layers) - 1, key="w_flow_layer")
     try:
