@@ -69,3 +69,7 @@ class Lens(ABC):
     @abstractmethod
     def decode_plan(self, text: str) -> DecodePlan:
         """Check text and prepare decoding it; bad input raises InputError here."""
+
+    @abstractmethod
+    def text_of(self, tokens: Sequence[str]) -> str:
+        """The text output tokens spell, special tokens dropped (what an "Output:" line shows)."""

@@ -151,6 +151,9 @@ class LMLens(Lens):
             warnings=tuple(warnings),
         )  # fmt: skip
 
+    def text_of(self, tokens: Sequence[str]) -> str:
+        return self.tokenizer.spell(tokens)
+
     def decode_plan(self, text: str) -> DecodePlan:
         """Continue TEXT: greedy, beam search or sampling, each step recorded."""
         ids, tokens, warnings = self.prompt(text)

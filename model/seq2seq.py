@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -100,6 +101,9 @@ class Seq2SeqLens(Lens):
                 stepper, settings, tok, src, [tok.bos_id], src_tokens, self.info, warnings
             ),
         )
+
+    def text_of(self, tokens: Sequence[str]) -> str:
+        return self.tokenizer.spell(tokens)
 
     @property
     def limits(self) -> ModelLimits:

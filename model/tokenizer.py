@@ -79,6 +79,10 @@ class Tokenizer(ABC):
     def token(self, i: int) -> str:
         return SPECIALS[i] if i < len(SPECIALS) else self.pieces[i - len(SPECIALS)]
 
+    def spell(self, tokens: Sequence[str]) -> str:
+        """The text token strings spell, like decode: specials dropped, stopping at the end."""
+        return self.decode([self.index.get(t, self.unk_id) for t in tokens])
+
     def decode(self, ids: Sequence[int]) -> str:
         """Ids back to text, dropping special tokens and stopping at the end token."""
         out = []

@@ -24,8 +24,8 @@ def page() -> None:
     tr = traced(lens, text, target)
     if tr is None:
         return
-    if target is None and tr.tgt_tokens:
-        st.text("Output: " + "".join(tr.tgt_tokens[1:]))
+    if target is None and lens.info.architecture == "encoder-decoder":
+        st.text("Output: " + lens.text_of(tr.tgt_tokens[1:]))
     head_view(tr)
     downloads(tr)
 

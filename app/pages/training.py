@@ -65,7 +65,7 @@ def emerging(final: Lens, text: str, found: list[Snapshot]) -> None:
         show.figure(fig, "snapshot_heatmap", f"step-{step}-{kind}-{layer}-{head}")
     with right:
         st.subheader("finished model")
-        st.text("Output: " + "".join(tr_final.tgt_tokens[1:]))
+        st.text("Output: " + output)
         fig = viz.head_heatmap(tr_final, kind, layer, head)
         show.figure(fig, "final_heatmap", f"final-{kind}-{layer}-{head}")
 

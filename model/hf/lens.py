@@ -175,6 +175,9 @@ class HFLens(Lens):
             max(1, room), self.vocab_ids, self.info.n_layers, self.info.n_heads, kinds, self.kind
         )
 
+    def text_of(self, tokens: Sequence[str]) -> str:
+        return self._detokenize([self.vocab_ids[t] for t in tokens if t in self.vocab_ids])
+
     def _detokenize(self, ids: Sequence[int]) -> str:
         return str(self.tokenizer.decode(list(ids), skip_special_tokens=True))
 

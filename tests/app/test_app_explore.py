@@ -196,3 +196,15 @@ def test_the_text_follows_each_models_example_until_the_user_types() -> None:
     at.text_input(key="w_text").input("1/2/2003").run()
     at.selectbox(key="w_model_choice").select("reverse").run()
     assert at.text_input(key="w_text").value == "1/2/2003" and not at.exception
+
+
+def test_the_output_line_spells_word_outputs_with_spaces() -> None:
+    from app.sidebar import bundled_names
+
+    if "translate" not in bundled_names():
+        pytest.skip("translate is not bundled yet")
+    at = AppTest.from_file(SCRIPT, default_timeout=60)
+    at.query_params.update({"page": "explore", "model": "translate"})
+    at.run()
+    assert not at.exception and not at.warning
+    assert "Output: lo gat vid un ca dom" in [t.value for t in at.text]

@@ -194,3 +194,12 @@ def test_a_token_the_generation_config_bans_is_never_produced() -> None:
     assert FIRST_GREEDY_MARIAN not in our_ids("marian-ban", banned.output_tokens)
     top = banned.steps[0].candidates[0]
     assert lens("marian").names[FIRST_GREEDY_MARIAN] not in [c.token for c in top]
+
+
+@pytest.mark.parametrize("kind", GENERATORS)
+def test_output_tokens_spell_the_output_text(kind: str) -> None:
+    """text_of (the app's "Output:" line) reads tokens as the tokenizer's own decode does."""
+    run = lens(kind).decode(TEXTS[0], max_len=MAX_LEN)
+    _, tok = plain(kind)
+    want = tok.decode(our_ids(kind, run.output_tokens), skip_special_tokens=True)
+    assert lens(kind).text_of(run.output_tokens) == run.output_text == want

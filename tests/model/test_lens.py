@@ -64,6 +64,8 @@ def test_word_models_count_and_show_words(word_model_dir: Path) -> None:
         t for t in run.output_tokens if t in WORDS
     )  # specials dropped
     assert lens.example == "the cat sees a house"  # the example of its task
+    assert lens.text_of(("lo", "gat", "<unk>", "vid", "</s>", "kan")) == "lo gat vid"
+    assert lens.text_of(run.output_tokens) == run.output_text
 
 
 def test_word_models_name_unknown_words_and_limits_in_words(word_model_dir: Path) -> None:

@@ -27,6 +27,7 @@ def test_words_are_cut_at_whitespace_and_joined_with_one_space() -> None:
     assert enc.tokens == ["the", "cat", "sleeps"] and enc.ids == [4, 5, 6]
     assert tok.decode(enc.ids + [tok.eos_id, 4]) == "the cat sleeps"
     assert tok.count("the  cat") == 2 and tok.count("   ") == 0
+    assert tok.spell(["<s>", "the", "cat", "</s>", "sleeps"]) == "the cat"
     assert len(tok) == 7
 
 
