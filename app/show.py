@@ -93,8 +93,9 @@ def _html(fig: go.Figure) -> Callable[[], str]:
 
 
 def table(frame: pd.DataFrame, key: str, file_name: str) -> None:
-    """A dataframe (token text stays text) and a CSV download of it."""
-    st.dataframe(frame, hide_index=True, width="stretch", key=key)
+    """A dataframe (token text stays text; numbers shown to 4 decimals) and a CSV download of
+    it at full precision."""
+    st.dataframe(frame.round(4), hide_index=True, width="stretch", key=key)
     st.download_button(
         "Download table (CSV)",
         data=frame.to_csv(index=False),

@@ -37,11 +37,12 @@ def masks_view(trace: Trace, kind: Kind) -> go.Figure:
     fig = make_subplots(rows=1, cols=3, subplot_titles=names, shared_yaxes=True)
     for col, (name, m) in enumerate(parts.items(), start=1):
         fig.add_trace(_panel(name, m, x, y), row=1, col=col)
-    fig.update_xaxes(type="category", side="top", showticklabels=len(x) <= 64)
+    # keys below the panels: on top they would run into the panel titles
+    fig.update_xaxes(type="category", side="bottom", showticklabels=len(x) <= 64)
     fig.update_yaxes(type="category", autorange="reversed", showticklabels=len(y) <= 64)
     fig.update_layout(
         title=f"masks of {KIND_TITLES[kind]}{_note(parts, trace.mask(kind) is None)}",
-        margin={"l": 10, "r": 10, "t": 120, "b": 10},
+        margin={"l": 10, "r": 10, "t": 90, "b": 10},
     )
     return fig
 

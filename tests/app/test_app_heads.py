@@ -28,6 +28,7 @@ def test_default_render_has_table_chart_and_rollout(tiny_model_dir: Path) -> Non
     stats = at.dataframe[0].value
     assert len(stats) == 3 * 2 * 2  # kinds × layers × heads of the tiny model
     assert {"entropy", "tag"} <= set(stats.columns)
+    assert (stats["entropy"] == stats["entropy"].round(4)).all(), "shown to 4 decimals"
     assert len(specs(at)) == 2
 
 
