@@ -18,6 +18,7 @@ KIND_LABELS: dict[str, str] = {
     "cross": "cross-attention",
 }
 T = TypeVar("T")
+LIVE = "300ms"  # the text boxes commit after this pause in typing, so figures follow the typing
 
 
 def memo(slot: str, key: Hashable, compute: Callable[[], T]) -> T:
@@ -40,7 +41,10 @@ def text_input(lens: model.Lens) -> str:
     st.session_state["_example"] = lens.example
     urlstate.prepare("w_text", "text", lens.example, str)
     text = st.text_input(
-        "Text", key="w_text", help=f"at most {lens.max_tokens} tokens; press Enter to run"
+        "Text",
+        key="w_text",
+        help=f"at most {lens.max_tokens} tokens; the figures follow as you type",
+        live=LIVE,
     )
     urlstate.remember("text", text)
     return str(text)
@@ -54,6 +58,7 @@ def target_input(lens: model.Lens) -> str | None:
     target = st.text_input(
         "Target (optional: teacher forcing; empty = the model's own greedy output)",
         key="w_target",
+        live=LIVE,
     )
     if target:
         urlstate.remember("target", target)

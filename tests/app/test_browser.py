@@ -92,3 +92,33 @@ def test_explore_renders_a_chart_that_follows_the_text(server: str, tmp_path: Pa
             assert dark.evaluate(background) == "rgba(0,0,0,0)"  # no white box on a dark page
         finally:
             browser.close()
+
+
+@pytest.mark.skipif(
+    CHROMIUM is None, reason="Debian's chromium is not installed (make test installs it)"
+)
+def test_the_heatmap_follows_typing_without_enter(server: str) -> None:
+    """A pause in typing reruns the page; typing goes on in the same box without losing keys."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1000})
+            page.goto(f"{server}/?text=bad", timeout=30_000)
+            page.wait_for_function(HEATMAP_X, timeout=30_000)
+            box = page.get_by_label("Text", exact=True)
+            box.click()
+            box.press("End")
+            page.keyboard.type("ge", delay=60)  # no Enter, no leaving the box
+            page.wait_for_function(
+                heatmap_shows(position_labels([*"badge", "</s>"])), timeout=30_000
+            )
+            page.keyboard.type("d", delay=60)  # the box kept focus and caret through the rerun
+            page.wait_for_function(
+                heatmap_shows(position_labels([*"badged", "</s>"])), timeout=30_000
+            )
+            assert box.input_value() == "badged"
+            assert page.locator("[data-testid='stException']").count() == 0
+        finally:
+            browser.close()
