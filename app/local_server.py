@@ -42,10 +42,9 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 40.
 
 
 @contextlib.contextmanager
-def serving(model_name: str, env: dict[str, str] | None = None) -> Iterator[str]:
-    """`attnlens serve --model model_name` on a free port; yields its URL; always stopped."""
-    port = free_port()
-    command = [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--model", model_name]
+def running(command: list[str], port: int, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Any server command listening on port, in its own process group; yields its URL and is
+    always stopped with everything it started."""
     proc = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True, env={**os.environ, **(env or {})},
@@ -55,6 +54,15 @@ def serving(model_name: str, env: dict[str, str] | None = None) -> Iterator[str]
         yield f"http://127.0.0.1:{port}"
     finally:
         stop(proc)
+
+
+def serving(
+    model_name: str, env: dict[str, str] | None = None
+) -> contextlib.AbstractContextManager[str]:
+    """`attnlens serve --model model_name` on a free port; yields its URL; always stopped."""
+    port = free_port()
+    command = [sys.executable, "-m", "app.cli", "serve", "--port", str(port), "--model", model_name]
+    return running(command, port, env)
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:

@@ -11,70 +11,27 @@ machine's other load falls on both alike. Target (issue 6): ours ≤ 1.5× the m
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import random
 import shutil
-import signal
-import socket
 import statistics
 import string
-import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from app.local_server import CHROMIUM_ARGS, free_port, running
 from viz.labels import position_labels
 
 ROOT = Path(__file__).resolve().parents[1]
 LENGTHS = (8, 32, 60)
 REPEATS = 7
 TARGET = 1.5
-CHROMIUM_ARGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]  # fmt: skip
 HEATMAP_X = (
     "() => { const p = document.querySelector('.js-plotly-plot');"
     " return p && p.data ? JSON.stringify(p.data[0].x) : null; }"
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@contextlib.contextmanager
-def server(command: list[str], port: int) -> Iterator[str]:
-    """Run a server in its own process group until the block ends; yield its URL."""
-    proc = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )  # fmt: skip
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                raise RuntimeError(f"{command[:4]} exited with {proc.returncode}")
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.2)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGTERM)
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=10)
-        time.sleep(1.0)
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
 
 
 class Page:
@@ -110,7 +67,7 @@ def run(
     chromium = shutil.which("chromium")
     if chromium is None:
         raise SystemExit("app_latency needs Debian's chromium (apt-get install chromium)")
-    ours_port, base_port = _free_port(), _free_port()
+    ours_port, base_port = free_port(), free_port()
     ours = [
         sys.executable,
         "-m",
@@ -128,8 +85,8 @@ def run(
     ]  # fmt: skip
     results: dict[str, dict[int, list[float]]] = {"minimal": {}, "attnlens": {}}
     with (
-        server(base, base_port) as base_url,
-        server(ours, ours_port) as ours_url,
+        running(base, base_port) as base_url,
+        running(ours, ours_port) as ours_url,
         sync_playwright() as p,
     ):
         browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
