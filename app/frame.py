@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import streamlit as st
 
 import model
 from app import urlstate
+from app.inputs import target_input, text_input, traced
+from app.safe_text import md
 from app.sidebar import sidebar
 from app.state import load_lens
+from model.trace import Trace
 
 
 def page_start(url_path: str, title: str) -> model.Lens | None:
@@ -19,3 +24,25 @@ def page_start(url_path: str, title: str) -> model.Lens | None:
         st.info("Pick a model in the sidebar, or type a folder or hub id.")
         return None
     return load_lens(name)
+
+
+@dataclass(frozen=True)
+class Started:
+    """A page's model, the input it was given and the trace of that input."""
+
+    lens: model.Lens
+    target: str | None
+    trace: Trace
+
+
+def traced_page_start(url_path: str, title: str, caption: bool = False) -> Started | None:
+    """page_start, then the text (and target) boxes and their trace; None when the page has
+    nothing to draw (no model, or bad input, whose message is already shown)."""
+    lens = page_start(url_path, title)
+    if lens is None:
+        return None
+    if caption:
+        st.caption(md(lens.description))
+    text, target = text_input(lens), target_input(lens)
+    tr = traced(lens, text, target)
+    return None if tr is None else Started(lens, target, tr)

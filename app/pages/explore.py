@@ -6,9 +6,8 @@ import streamlit as st
 
 import viz
 from app import show
-from app.frame import page_start
-from app.inputs import kind_picker, layer_head_pickers, target_input, text_input, traced
-from app.safe_text import md
+from app.frame import traced_page_start
+from app.inputs import kind_picker, layer_head_pickers
 from model.trace import Trace
 from viz.click_targets import clickable_thumbnails
 
@@ -16,15 +15,11 @@ MODEL_VIEW_KEY = "model_view_chart"
 
 
 def page() -> None:
-    lens = page_start("explore", "Explore")
-    if lens is None:
+    started = traced_page_start("explore", "Explore", caption=True)
+    if started is None:
         return
-    st.caption(md(lens.description))
-    text, target = text_input(lens), target_input(lens)
-    tr = traced(lens, text, target)
-    if tr is None:
-        return
-    if target is None and lens.info.architecture == "encoder-decoder":
+    lens, tr = started.lens, started.trace
+    if started.target is None and lens.info.architecture == "encoder-decoder":
         st.text("Output: " + lens.text_of(tr.tgt_tokens[1:]))
     head_view(tr)
     downloads(tr)

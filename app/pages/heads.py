@@ -7,8 +7,8 @@ import streamlit as st
 
 import viz
 from app import show
-from app.frame import page_start
-from app.inputs import KIND_LABELS, kind_picker, memo, target_input, text_input, traced
+from app.frame import traced_page_start
+from app.inputs import KIND_LABELS, kind_picker, memo
 from app.safe_text import md
 from model.trace import Trace
 from viz.head_stats import COLUMNS
@@ -19,13 +19,10 @@ METHODS: tuple[Method, ...] = ("rollout", "flow")
 
 
 def page() -> None:
-    lens = page_start("heads", "Heads")
-    if lens is None:
+    started = traced_page_start("heads", "Heads")
+    if started is None:
         return
-    text, target = text_input(lens), target_input(lens)
-    tr = traced(lens, text, target)
-    if tr is None:
-        return
+    tr = started.trace
     stats = stats_of(tr)
     st.header("Statistics and tags")
     st.caption(

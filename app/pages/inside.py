@@ -8,8 +8,8 @@ import streamlit as st
 
 import viz
 from app import show
-from app.frame import page_start
-from app.inputs import kind_picker, layer_head_pickers, target_input, text_input, traced
+from app.frame import traced_page_start
+from app.inputs import kind_picker, layer_head_pickers
 from app.safe_text import md
 from model import Lens
 from model.inside import head_projections
@@ -19,13 +19,10 @@ from viz.sdpa_steps import STEP_TITLES, attention_steps, largest_difference, ste
 
 
 def page() -> None:
-    lens = page_start("inside", "Inside the Transformer")
-    if lens is None:
+    started = traced_page_start("inside", "Inside the Transformer")
+    if started is None:
         return
-    text, target = text_input(lens), target_input(lens)
-    tr = traced(lens, text, target)
-    if tr is None:
-        return
+    lens, tr = started.lens, started.trace
     st.header("Positional encoding (§3.5)")
     st.caption("Added to the embeddings so that attention, which ignores order, can use it.")
     show.figure(viz.positional_view(tr), "positional", "positional-encoding")

@@ -7,8 +7,7 @@ import streamlit as st
 
 import viz
 from app import show, urlstate
-from app.frame import page_start
-from app.inputs import target_input, text_input, traced
+from app.frame import traced_page_start
 from app.lessons_text import LESSONS, Lesson
 from app.safe_text import md
 from model.trace import Kind, Trace
@@ -17,13 +16,10 @@ from viz.sdpa_steps import furthest_allowed, strongest_key
 
 
 def page() -> None:
-    lens = page_start("lessons", "Lessons: Attention Is All You Need, §3")
-    if lens is None:
+    started = traced_page_start("lessons", "Lessons: Attention Is All You Need, §3")
+    if started is None:
         return
-    text, target = text_input(lens), target_input(lens)
-    tr = traced(lens, text, target)
-    if tr is None:
-        return
+    tr = started.trace
     titles = {lesson.key: lesson.title for lesson in LESSONS}
     urlstate.prepare("w_lesson", "lesson", LESSONS[0].key, str, list(titles))
     key = st.radio("Lesson", list(titles), format_func=titles.__getitem__, key="w_lesson")
