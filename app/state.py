@@ -6,6 +6,7 @@ import streamlit as st
 
 import model
 from app.safe_text import md
+from model.snapshots import SnapshotScore, score_snapshots, snapshots, task_of
 
 DEFAULT_MODEL = "reverse"
 
@@ -14,6 +15,14 @@ DEFAULT_MODEL = "reverse"
 def shared_lens(name: str) -> model.Lens:
     """One lens per model name and process; lenses keep no per-call state, so sharing is safe."""
     return model.load(name)
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def snapshot_scores(name: str) -> list[SnapshotScore]:
+    """Every snapshot of a model of ours scored on held-out examples of its task; the same for
+    every session, so computed once per process."""
+    task = task_of(name)
+    return [] if task is None else score_snapshots(snapshots(name), task)
 
 
 def load_lens(name: str) -> model.Lens | None:

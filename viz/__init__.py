@@ -11,6 +11,7 @@ from viz.mask_view import masks_view
 from viz.model_view import model_view
 from viz.positional_view import positional_view
 from viz.rollout import attention_flow, attention_rollout, rollout_view
+from viz.training_curve import training_curve
 
 __all__ = [
     "attention_flow",
@@ -28,4 +29,5 @@ __all__ = [
     "model_view",
     "positional_view",
     "rollout_view",
+    "training_curve",
 ]

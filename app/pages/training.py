@@ -9,9 +9,9 @@ from app import show, urlstate
 from app.frame import page_start
 from app.inputs import kind_picker, layer_head_pickers, memo, text_input, traced
 from app.safe_text import md
-from app.state import load_lens
+from app.state import load_lens, snapshot_scores
 from model import Lens
-from model.snapshots import Snapshot, snapshots
+from model.snapshots import SCORE_EXAMPLES, Snapshot, loss_curve, snapshots, task_of
 
 
 def page() -> None:
@@ -29,11 +29,11 @@ def page() -> None:
         return
     st.caption(md(f"{len(found)} snapshots, from step {found[0].step} to {found[-1].step}."))
     text = text_input(lens)
-    emerging(lens, text, found)
+    emerging(lens, text, found, str(st.session_state.get("_model", "")))
 
 
 @st.fragment
-def emerging(final: Lens, text: str, found: list[Snapshot]) -> None:
+def emerging(final: Lens, text: str, found: list[Snapshot], name: str) -> None:
     """Slide over training; the snapshot's attention is drawn beside the finished model's."""
     by_step = {s.step: s for s in found}
     urlstate.prepare("w_snapshot", "snapshot", found[-1].step, int, list(by_step))
@@ -68,6 +68,34 @@ def emerging(final: Lens, text: str, found: list[Snapshot]) -> None:
         st.text("Output: " + output)
         fig = viz.head_heatmap(tr_final, kind, layer, head)
         show.figure(fig, "final_heatmap", f"final-{kind}-{layer}-{head}")
+    progress(name, found, int(step), (layer, head) if kind == "cross" else None)
+
+
+def progress(name: str, found: list[Snapshot], step: int, head: tuple[int, int] | None) -> None:
+    """Loss and held-out scores along training, the shown snapshot marked."""
+    loss_steps, losses = loss_curve(name)
+    task = task_of(name)
+    if task is None and not losses:
+        return
+    scores: dict[str, list[float]] = {}
+    if task is not None:
+        with st.spinner(f"Scoring {len(found)} snapshots on {SCORE_EXAMPLES} held-out examples…"):
+            scored = snapshot_scores(name)
+        scores["exact match"] = [s.exact for s in scored]
+        scores["best head aligned"] = [s.best_alignment for s in scored]
+        if head is not None:
+            scores[f"layer {head[0]} head {head[1]} aligned"] = [
+                float(s.head_alignment[head]) for s in scored
+            ]
+    fig = viz.training_curve(loss_steps, losses, [s.step for s in found], scores, step)
+    show.figure(fig, "training_curve", f"training-{step}")
+    if task is not None:
+        st.caption(
+            md(
+                f"Held-out examples of the {task} task: exact match of greedy outputs, and the "
+                "share of target tokens whose cross-attention argmax is their true source."
+            )
+        )
 
 
 page()

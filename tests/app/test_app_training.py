@@ -76,3 +76,25 @@ def test_bad_input_gives_a_message(trained_dir: Path) -> None:
     at = open_page(trained_dir, text="")
     assert not at.exception
     assert any("empty" in e.value for e in at.error)
+
+
+def test_the_training_curve_marks_the_shown_snapshot() -> None:
+    from model.snapshots import snapshots
+
+    found = [s.step for s in snapshots("translate")]
+    if not found:
+        pytest.skip("translate is not bundled yet")
+    at = AppTest.from_file(SCRIPT, default_timeout=120)
+    at.query_params.update({"page": "training", "model": "translate", "snapshot": str(found[2])})
+    at.run()
+    assert not at.exception and not at.error
+    curve = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("training"))
+    names = [t["name"] for t in curve["data"]]
+    assert names == ["loss", "exact match", "best head aligned", "layer 1 head 0 aligned"]
+    assert curve["data"][1]["x"] == found
+    assert all(0 <= v <= 1 for t in curve["data"][1:] for v in t["y"])
+    assert curve["data"][2]["y"][-1] > 0.85  # translate's best head at the end of training
+    assert {s["x0"] for s in curve["layout"]["shapes"]} == {found[2]}
+    at.select_slider(key="w_snapshot").set_value(found[-1]).run()
+    curve = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("training"))
+    assert {s["x0"] for s in curve["layout"]["shapes"]} == {found[-1]}

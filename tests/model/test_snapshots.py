@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import model
-from model.snapshots import snapshots
+from model.snapshots import loss_curve, score_snapshots, snapshots, task_of
 
 
 def test_snapshots_are_listed_in_step_order(tiny_model_dir: Path, tmp_path: Path) -> None:
@@ -31,3 +33,25 @@ def test_bundled_snapshots_load(tiny_model_dir: Path) -> None:
     for entry in model.bundled_models():
         for snap in snapshots(entry.name)[:1]:
             assert model.load(str(snap.path)).info.n_layers >= 1
+
+
+def test_snapshot_scores_rise_along_training() -> None:
+    found = snapshots("reverse")
+    if not found:
+        pytest.skip("reverse is not bundled yet")
+    scores = score_snapshots(found, "reverse", n=100)
+    assert [s.step for s in scores] == [s.step for s in found]
+    first, last = scores[0], scores[-1]
+    assert first.exact < 0.1 and first.best_alignment < 0.5
+    assert last.exact >= 0.95 and last.best_alignment >= 0.95
+    assert all(s.head_alignment.shape == (2, 4) for s in scores)
+
+
+def test_task_and_loss_curve_come_from_the_models_description(tiny_model_dir: Path) -> None:
+    assert task_of("translate") == "translate" and task_of("reverse") == "reverse"
+    assert task_of("lm") is None and task_of(str(tiny_model_dir)) is None
+    assert task_of("no-such-model") is None
+    steps, losses = loss_curve("reverse")
+    assert len(steps) == len(losses) > 100 and steps[0] == 1 and steps[-1] <= 6000
+    assert steps == sorted(steps) and losses[-1] < losses[0] / 2
+    assert loss_curve(str(tiny_model_dir)) == ([], [])
