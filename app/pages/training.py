@@ -79,7 +79,9 @@ def progress(name: str, found: list[Snapshot], step: int, head: tuple[int, int] 
         return
     scores: dict[str, list[float]] = {}
     if task is not None:
-        with st.spinner(f"Scoring {len(found)} snapshots on {SCORE_EXAMPLES} held-out examples…"):
+        with st.spinner(
+            md(f"Scoring {len(found)} snapshots on {SCORE_EXAMPLES} held-out examples…")
+        ):
             scored = snapshot_scores(name)
         scores["exact match"] = [s.exact for s in scored]
         scores["best head aligned"] = [s.best_alignment for s in scored]
