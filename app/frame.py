@@ -31,6 +31,7 @@ class Started:
     """A page's model, the input it was given and the trace of that input."""
 
     lens: model.Lens
+    text: str
     target: str | None
     trace: Trace
 
@@ -45,4 +46,4 @@ def traced_page_start(url_path: str, title: str, caption: bool = False) -> Start
         st.caption(md(lens.description))
     text, target = text_input(lens), target_input(lens)
     tr = traced(lens, text, target)
-    return None if tr is None else Started(lens, target, tr)
+    return None if tr is None else Started(lens, text, target, tr)

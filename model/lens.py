@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from model.decoding.record import DecodeRun
 from model.decoding.settings import DecodeSettings, ModelLimits, make_settings
+from model.tasks.base import Example
 from model.trace import ModelInfo, Trace
 
 
@@ -69,6 +70,11 @@ class Lens(ABC):
     @abstractmethod
     def decode_plan(self, text: str) -> DecodePlan:
         """Check text and prepare decoding it; bad input raises InputError here."""
+
+    def reference(self, text: str) -> Example | None:
+        """The right output for text and the true source of each output token, for a model
+        trained on one of our tasks that can tell; None otherwise."""
+        return None
 
     @abstractmethod
     def text_of(self, tokens: Sequence[str]) -> str:

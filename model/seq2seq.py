@@ -19,6 +19,7 @@ from model.lens import DecodePlan, Lens
 from model.masks import padding_mask, subsequent_mask
 from model.own_decode import decode_own
 from model.tasks import TASKS
+from model.tasks.base import Example
 from model.tokenizer import EOS, Encoding, WordTokenizer
 from model.trace import ModelInfo, Trace
 
@@ -36,8 +37,9 @@ class Seq2SeqLens(Lens):
         self.description = str(self.meta.get("description", ""))
         self.trained_len = int(self.meta.get("max_source_len", c.max_len - 1))
         task = self.meta.get("task")
-        if task in TASKS:
-            self.example = TASKS[task].example
+        self.task = TASKS[task]() if task in TASKS else None
+        if self.task is not None:
+            self.example = self.task.example
 
     @property
     def max_tokens(self) -> int:
@@ -101,6 +103,9 @@ class Seq2SeqLens(Lens):
                 stepper, settings, tok, src, [tok.bos_id], src_tokens, self.info, warnings
             ),
         )
+
+    def reference(self, text: str) -> Example | None:
+        return None if self.task is None else self.task.reference(text)
 
     def text_of(self, tokens: Sequence[str]) -> str:
         return self.tokenizer.spell(tokens)

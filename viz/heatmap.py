@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -10,23 +12,36 @@ from viz.labels import position_labels
 from viz.select import KIND_TITLES, allowed_of, attention_of, check_head, check_layer
 
 MASKED_COLOUR = "rgb(120,120,120)"
+REFERENCE_COLOUR = "rgb(230,85,13)"
 
 
-def head_heatmap(trace: Trace, kind: Kind, layer: int, head: int) -> go.Figure:
-    """Query tokens on rows, key tokens on columns; masked cells grey, not a low weight."""
+def head_heatmap(
+    trace: Trace, kind: Kind, layer: int, head: int, reference: Sequence[int] | None = None
+) -> go.Figure:
+    """Query tokens on rows, key tokens on columns; masked cells grey, not a low weight.
+
+    reference: for cross-attention, the true source position of each output token (query t
+    predicts output token t), drawn as open circles; the title counts the rows whose largest
+    weight is on it.
+    """
     weights = attention_of(trace, kind)
     check_layer(weights, layer)
     check_head(weights, head)
     allowed = allowed_of(trace, kind)  # (Q, K)
     q_tokens, k_tokens = trace.tokens(kind)
     x, y = position_labels(k_tokens), position_labels(q_tokens)
-    layers = [weight_layer(weights[layer, head], allowed, x, y)]
+    layers: list[go.Heatmap | go.Scatter] = [weight_layer(weights[layer, head], allowed, x, y)]
     if not allowed.all():  # only then: at 512 tokens an empty layer would cost 1.4 MB
         layers.append(masked_layer(allowed, x, y))
+    found = ""
+    if reference is not None:
+        hits = reference_hits(trace, layer, head, reference)
+        layers.append(reference_layer(reference, x, y))
+        found = f"<br>argmax on the true source: {hits} of {len(reference)} output tokens"
     fig = go.Figure(layers)
     fig.update_layout(
         title={
-            "text": f"{KIND_TITLES[kind]} · layer {layer} · head {head}",
+            "text": f"{KIND_TITLES[kind]} · layer {layer} · head {head}{found}",
             "y": 0.97,
             "yanchor": "top",
         },
@@ -76,4 +91,38 @@ def masked_layer(allowed: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
         ygap=1,
         hoverongaps=False,  # the layer beneath (or none) answers for its gaps
         name="masked",
+    )
+
+
+def reference_hits(trace: Trace, layer: int, head: int, reference: Sequence[int]) -> int:
+    """How many output tokens' cross-attention rows put their largest weight on the true
+    source position (rows 0..len(reference)-1)."""
+    weights = attention_of(trace, "cross")
+    check_layer(weights, layer)
+    check_head(weights, head)
+    Q, K = weights.shape[2:]
+    if len(reference) > Q or any(not 0 <= k < K for k in reference):
+        raise ValueError(
+            f"a reference of {len(reference)} output tokens pointing into 0..{K - 1} does not "
+            f"fit this record's {Q} target and {K} source positions"
+        )
+    argmax = weights[layer, head, : len(reference)].argmax(-1)
+    return int((argmax == np.asarray(reference, dtype=int)).sum())
+
+
+def reference_layer(reference: Sequence[int], x: list[str], y: list[str]) -> go.Scatter:
+    """Open circles on the cells of the true alignment."""
+    return go.Scatter(
+        x=[x[k] for k in reference],
+        y=y[: len(reference)],
+        mode="markers",
+        marker={
+            "symbol": "circle-open",
+            "size": 14,
+            "color": REFERENCE_COLOUR,
+            "line": {"width": 2},
+        },
+        name="true source",
+        hovertemplate="query %{y}<br>true source %{x}<extra></extra>",
+        showlegend=False,
     )

@@ -44,7 +44,7 @@ def lines_view(
         else "head" + "s" * (len(chosen) > 1) + " " + ", ".join(map(str, chosen))
     )
     fig.update_layout(
-        title=f"{KIND_TITLES[kind]} · layer {layer} · {shown}",
+        title=f"{KIND_TITLES[kind]}<br>layer {layer} · {shown}",
         xaxis={"visible": False, "range": [-0.6, 1.6]},
         yaxis={"visible": False, "autorange": "reversed"},
         plot_bgcolor="white",

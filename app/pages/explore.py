@@ -8,6 +8,8 @@ import viz
 from app import show
 from app.frame import traced_page_start
 from app.inputs import kind_picker, layer_head_pickers
+from app.safe_text import md
+from model.tasks.base import Example
 from model.trace import Trace
 from viz.click_targets import clickable_thumbnails
 
@@ -19,10 +21,27 @@ def page() -> None:
     if started is None:
         return
     lens, tr = started.lens, started.trace
+    output = lens.text_of(tr.tgt_tokens[1:])
     if started.target is None and lens.info.architecture == "encoder-decoder":
-        st.text("Output: " + lens.text_of(tr.tgt_tokens[1:]))
-    head_view(tr)
+        st.text("Output: " + output)
+    head_view(tr, true_alignment(lens.reference(started.text), output))
     downloads(tr)
+
+
+def true_alignment(reference: Example | None, output: str) -> tuple[int, ...] | None:
+    """The true source of each output token, when the model's task knows it and the decoder
+    was given the right output; otherwise None, with a hint when only the output is wrong."""
+    if reference is None:
+        return None
+    if output != reference.target:
+        st.caption(
+            md(
+                f"The right output is “{reference.target}”: give it as the target to see the "
+                "true alignment on cross-attention."
+            )
+        )
+        return None
+    return reference.alignment
 
 
 def _enlarge_clicked() -> None:
@@ -34,8 +53,9 @@ def _enlarge_clicked() -> None:
 
 
 @st.fragment
-def head_view(tr: Trace) -> None:
-    """Re-runs alone when a control inside it moves; the model is not run again."""
+def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
+    """Re-runs alone when a control inside it moves; the model is not run again. alignment:
+    the true source of each output token, circled on cross-attention when known."""
     cols = st.columns(3)
     kind = kind_picker(tr, cols[0])
     layer, head = layer_head_pickers(tr.model.n_layers, tr.model.n_heads, (cols[1], cols[2]))
@@ -44,9 +64,14 @@ def head_view(tr: Trace) -> None:
     else:
         left, right = st.columns([3, 2])
     with left:
+        circled = alignment if kind == "cross" else None
         show.figure(
-            viz.head_heatmap(tr, kind, layer, head), "heatmap", f"heatmap-{kind}-{layer}-{head}"
+            viz.head_heatmap(tr, kind, layer, head, circled),
+            "heatmap",
+            f"heatmap-{kind}-{layer}-{head}",
         )
+        if circled is not None:
+            st.caption("○ the true source of each output token, known from the task")
     with right:
         show.figure(viz.lines_view(tr, kind, layer, heads=[head]), "lines", f"lines-{kind}-{layer}")
     st.subheader("Every head (click one to enlarge it above)")

@@ -35,6 +35,11 @@ class Task(ABC):
     def sample(self, rng: random.Random) -> Example:
         """One random example."""
 
+    def reference(self, source: str) -> Example | None:
+        """The right answer and true alignment for a source typed by a user; None when the
+        task cannot tell (outside its vocabulary or grammar, or a task that does not say)."""
+        return None
+
     def examples(self, n: int, seed: int) -> list[Example]:
         """n examples from a seeded generator: the same seed gives the same list."""
         rng = random.Random(seed)

@@ -22,5 +22,12 @@ class ReverseTask(Task):
 
     def sample(self, rng: random.Random) -> Example:
         n = rng.randint(self.min_len, self.max_len)
-        source = "".join(rng.choice(self.chars) for _ in range(n))
+        return self._reversed("".join(rng.choice(self.chars) for _ in range(n)))
+
+    def reference(self, source: str) -> Example | None:
+        return self._reversed(source) if source and set(source) <= set(self.chars) else None
+
+    @staticmethod
+    def _reversed(source: str) -> Example:
+        n = len(source)
         return Example(source, source[::-1], tuple(range(n - 1, -1, -1)))

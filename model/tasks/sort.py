@@ -30,6 +30,12 @@ class SortTask(Task):
 
     def sample(self, rng: random.Random) -> Example:
         n = rng.randint(self.min_len, self.max_len)
-        source = "".join(rng.choice(self.chars) for _ in range(n))
+        return self._sorted("".join(rng.choice(self.chars) for _ in range(n)))
+
+    def reference(self, source: str) -> Example | None:
+        return self._sorted(source) if source and set(source) <= set(self.chars) else None
+
+    @staticmethod
+    def _sorted(source: str) -> Example:
         order = sorted_positions(source)
         return Example(source, "".join(source[i] for i in order), order)

@@ -130,6 +130,11 @@ class TranslateTask(Task):
         units, order = self.sentence(rng)
         return self.render(units, order, pick)
 
+    def reference(self, source: str) -> Example | None:
+        """The reference translation (greedy's synonyms) of a sentence of this grammar."""
+        parsed = _Reader(source.split()).sentence()
+        return None if parsed is None else self.render(*parsed, pick=greedy_choice)
+
     def sentence(self, rng: random.Random) -> tuple[list[Unit], list[int]]:
         """Units in source order and their target order: a subject, then an intransitive verb,
         a verb and object, or a verb of saying with a verb-final subordinate clause."""
@@ -171,6 +176,58 @@ class TranslateTask(Task):
 def _draw(lexicon: dict[str, Variants], rng: random.Random) -> Unit:
     word = rng.choice(sorted(lexicon))
     return Unit(word, lexicon[word])
+
+
+class _Reader:
+    """Reads a sentence back into the units and target order `sentence` would have drawn."""
+
+    def __init__(self, words: list[str]) -> None:
+        self.words, self.at, self.units = words, 0, list[Unit]()
+
+    def sentence(self) -> tuple[list[Unit], list[int]] | None:
+        subject = self.noun_phrase()
+        if subject is None:
+            return None
+        order: list[int] | None
+        if (verb := self.take(INTRANSITIVE)) is not None:
+            order = subject + verb
+        elif (verb := self.take(TRANSITIVE)) is not None:
+            obj = self.noun_phrase()
+            order = None if obj is None else subject + verb + obj
+        elif (verb := self.take(SAYING)) is not None and (that := self.take(THAT)) is not None:
+            clause = self.subordinate()
+            order = None if clause is None else subject + verb + that + clause
+        else:
+            order = None
+        return None if order is None or self.at != len(self.words) else (self.units, order)
+
+    def subordinate(self) -> list[int] | None:
+        subject = self.noun_phrase()
+        if subject is None:
+            return None
+        if (verb := self.take(INTRANSITIVE)) is not None:
+            return subject + verb
+        verb = self.take(TRANSITIVE)
+        obj = None if verb is None else self.noun_phrase()
+        return None if verb is None or obj is None else subject + obj + verb
+
+    def noun_phrase(self) -> list[int] | None:
+        if (mass := self.take(MASS)) is not None:
+            return mass
+        det = self.take(DETERMINERS)
+        adj = self.take(ADJECTIVES) if det is not None else None
+        noun = self.take(NOUNS) if det is not None else None
+        return None if det is None or noun is None else det + noun + (adj or [])
+
+    def take(self, lexicon: dict[str, Variants]) -> list[int] | None:
+        """The next word(s) as a unit of lexicon, if they are one."""
+        for source, variants in lexicon.items():
+            n = len(source.split(" "))
+            if self.words[self.at : self.at + n] == source.split(" "):
+                self.units.append(Unit(source, variants))
+                self.at += n
+                return [len(self.units) - 1]
+        return None
 
 
 def vocabulary() -> tuple[str, ...]:

@@ -208,3 +208,26 @@ def test_the_output_line_spells_word_outputs_with_spaces() -> None:
     at.run()
     assert not at.exception and not at.warning
     assert "Output: lo gat vid un ca dom" in [t.value for t in at.text]
+
+
+def test_cross_attention_circles_the_true_alignment_when_the_task_knows_it() -> None:
+    from app.sidebar import bundled_names
+
+    if not {"translate", "reverse"} <= set(bundled_names()):
+        pytest.skip("translate and reverse are not bundled yet")
+    at = AppTest.from_file(SCRIPT, default_timeout=60)
+    at.query_params.update({"page": "explore", "model": "translate", "layer": "1", "head": "0"})
+    at.run()
+    spec = heatmap(at)
+    circles = spec["data"][-1]
+    assert circles["type"] == "scatter" and circles["name"] == "true source"
+    assert circles["x"] == ["0 · the", "1 · cat", "2 · sees", "3 · a", "4 · house", "4 · house"]
+    assert "argmax on the true source: " in spec["layout"]["title"]["text"]
+    at.selectbox(key="w_kind").select("encoder_self").run()
+    assert heatmap(at)["data"][-1]["type"] == "heatmap"  # circles on cross-attention only
+    at = AppTest.from_file(SCRIPT, default_timeout=60)
+    at.query_params.update({"page": "explore", "model": "reverse", "target": "wrong"})
+    at.run()
+    assert not at.exception
+    assert any("The right output is “dlrow olleh”" in c.value for c in at.caption)
+    assert heatmap(at)["data"][-1]["type"] == "heatmap"

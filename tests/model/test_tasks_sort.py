@@ -1,6 +1,7 @@
 """The sort task: targets are sorted sources and alignments point at the characters written."""
 
 from model.tasks import get_task
+from model.tasks.base import Example
 from model.tasks.sort import SortTask, sorted_positions
 
 
@@ -27,3 +28,11 @@ def test_vocabulary_covers_every_generated_character() -> None:
 
 def test_same_seed_same_examples() -> None:
     assert SortTask().examples(20, seed=5) == SortTask().examples(20, seed=5)
+
+
+def test_reference_sorts_any_text_of_the_vocabulary() -> None:
+    task = SortTask()
+    for e in task.examples(200, seed=3):
+        assert task.reference(e.source) == e
+    assert task.reference("b2a2") == Example("b2a2", "22ab", (1, 3, 2, 0))
+    assert task.reference("B") is None and task.reference("") is None

@@ -2,6 +2,8 @@
 
 import random
 
+import pytest
+
 from model.tasks.base import Example
 from model.tasks.translate import (
     ADJECTIVES,
@@ -128,3 +130,17 @@ def _units(sentence: str) -> list[Unit]:
     lexicon = {**DETERMINERS, **NOUNS, **ADJECTIVES, **INTRANSITIVE, **TRANSITIVE, **MASS}
     words = sentence.replace("ice cream", "ice_cream").split(" ")
     return [Unit(w.replace("_", " "), lexicon[w.replace("_", " ")]) for w in words]
+
+
+def test_reference_reads_back_every_generated_sentence() -> None:
+    task = TranslateTask()
+    for e in task.examples(1000, seed=6):
+        assert task.reference(e.source) == e
+    assert task.reference("  the cat\tsleeps ") == task.reference("the cat sleeps")
+
+
+@pytest.mark.parametrize(
+    "text", ["", "the cat", "cat sleeps", "the cat sleeps a", "The cat sleeps", "the cat sees"]
+)
+def test_reference_is_none_outside_the_grammar(text: str) -> None:
+    assert TranslateTask().reference(text) is None

@@ -9,6 +9,7 @@ import pytest
 
 from model.trace import Trace
 from viz import head_heatmap
+from viz.heatmap import reference_hits
 
 
 def test_cells_hold_the_exact_weights_and_every_position_is_its_own_row(trace: Trace) -> None:
@@ -50,3 +51,23 @@ def test_out_of_range_layer_or_head_names_the_limit(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         head_heatmap(trace, "encoder_self", layer, head)
+
+
+def test_the_true_alignment_is_circled_and_counted(synth: type) -> None:
+    cross = np.zeros((1, 2, 3, 4), dtype=np.float32)  # (L, H, T, S): rows 0, 1, 2
+    cross[0, 0, [0, 1, 2], [2, 0, 3]] = 1.0  # head 0 looks at sources 2, 0, 3
+    cross[0, 1, :, 1] = 1.0  # head 1 always at source 1
+    tr = synth.make_trace(L=1, H=2, cross=cross)
+    fig = head_heatmap(tr, "cross", 0, 0, reference=(2, 1))  # two output tokens, then </s>
+    circles = fig.data[-1]
+    assert circles.type == "scatter" and circles.marker.symbol == "circle-open"
+    assert list(circles.x) == ["2 · a", "1 · b"] and list(circles.y) == ["0 · &lt;s&gt;", "1 · x"]
+    assert fig.layout.title.text.endswith("argmax on the true source: 1 of 2 output tokens")
+    assert reference_hits(tr, 0, 1, (2, 1)) == 1 and reference_hits(tr, 0, 0, (2, 0, 3)) == 3
+    assert "true source" not in head_heatmap(tr, "cross", 0, 0).layout.title.text
+
+
+@pytest.mark.parametrize("reference", [(0, 1, 2, 3), (4,), (-1,)])
+def test_a_reference_that_does_not_fit_is_refused(trace: Trace, reference: tuple[int, ...]) -> None:
+    with pytest.raises(ValueError, match="does not fit"):
+        head_heatmap(trace, "cross", 0, 0, reference=reference)
