@@ -28,7 +28,10 @@ def decode_own(
     context = len(source) if source is not None else len(prefix)
     needed = decode_bytes(info.n_layers, info.n_heads, context, settings.max_len, settings.width)
     check_budget(needed, "decode", "use a shorter max length or fewer beams")
-    vocab = Vocabulary(tok.vocab, tok.eos_id, lambda ids: tok.decode(list(ids)))
+    # <pad>, <s> and <unk> are never targets in training; were one chosen, the output text
+    # (which drops specials) would no longer spell the output tokens
+    banned = (tok.pad_id, tok.bos_id, tok.unk_id)
+    vocab = Vocabulary(tok.vocab, tok.eos_id, lambda ids: tok.decode(list(ids)), banned)
     steps, hypotheses = search(stepper, settings, source, prefix, vocab)
     return DecodeRun(
         settings.strategy, settings.params(tok.vocab), tuple(shown), hypotheses, steps, info,

@@ -42,7 +42,8 @@ class BeamSearch:
         B, V = log_probs.shape
         total = (scores.unsqueeze(1) + log_probs).view(-1)  # (B * V,)
         best = total.topk(min(2 * self.beam_size, B * V))  # sorted, best first
-        parents = torch.div(best.indices, V, rounding_mode="floor")  # (2K,)
-        tokens = best.indices % V  # (2K,)
+        index = best.indices[best.values.isfinite()]  # banned tokens (-inf) are not continuations
+        parents = torch.div(index, V, rounding_mode="floor")  # (2K,)
+        tokens = index % V  # (2K,)
         logprobs = log_probs[parents, tokens]  # (2K,)
         return Proposal(parents.tolist(), tokens.tolist(), logprobs.tolist())

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ class Vocabulary:
     names: Sequence[str]  # token id -> token string
     eos_id: int
     detokenize: Callable[[Sequence[int]], str]
+    banned: tuple[int, ...] = ()  # never chosen nor listed as candidates, unless forced
 
 
 @dataclass(frozen=True)
@@ -86,7 +87,9 @@ def iter_steps(
     finished: tuple[Ended, ...] = ()
     for t in range(settings.max_len):
         scores = torch.tensor([h.score for h in live], device=out.log_probs.device)  # (B,)
-        proposal = strategy.propose(out.log_probs, scores, settings.forced(t))
+        forced = settings.forced(t)
+        out = _without_banned(out, vocab, forced)
+        proposal = strategy.propose(out.log_probs, scores, forced)
         beams, live, ended = _classify(proposal, live, t, settings, vocab)
         finished += ended
         done = _done(live, finished, settings)
@@ -94,6 +97,17 @@ def iter_steps(
         if done or t + 1 == settings.max_len:
             return
         out = _advance(stepper, out, live)
+
+
+def _without_banned(out: StepOutput[Any], vocab: Vocabulary, forced: int | None) -> StepOutput[Any]:
+    """The step with banned tokens at -inf, as generate's processors do after the softmax: not
+    renormalised, so every other token keeps the model's own log-probability. A forced step
+    is left as it is, so a forced banned token keeps its own."""
+    if not vocab.banned or forced is not None:
+        return out
+    log_probs = out.log_probs.clone()
+    log_probs[:, list(vocab.banned)] = float("-inf")
+    return replace(out, log_probs=log_probs)
 
 
 def search(

@@ -22,7 +22,7 @@ from model.hf.inputs import (
 )
 from model.hf.loading import load_folder, resolve
 from model.hf.positions import Positions
-from model.hf.stepper import HFStepper, ablation_unsupported
+from model.hf.stepper import HFStepper, ablation_unsupported, banned_tokens
 from model.hf.tokens import display_tokens
 from model.hf.tracing import Runner, decoder_trace, encoder_trace, seq2seq_trace
 from model.lens import DecodePlan, Lens
@@ -149,7 +149,7 @@ class HFLens(Lens):
         given: Encoded,
     ) -> DecodeRun:
         ablation_unsupported(settings.ablate)
-        vocab = Vocabulary(self.names, self._end(), self._detokenize)
+        vocab = Vocabulary(self.names, self._end(), self._detokenize, banned_tokens(self.model))
         steps, hypotheses = search(
             HFStepper(self.model, self.kind), settings, source, prefix, vocab
         )

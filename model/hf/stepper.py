@@ -55,15 +55,13 @@ def banned_tokens(model: PreTrainedModel) -> tuple[int, ...]:
 
 
 class HFStepper:
-    """Decodes a Hugging Face encoder-decoder or decoder-only model one position at a time.
-    Log-probabilities are the model's own, except that banned tokens get -inf (as generate's
-    processors do after the softmax, so the other tokens keep their values)."""
+    """Decodes a Hugging Face encoder-decoder or decoder-only model one position at a time,
+    with the model's own log-probabilities (its banned tokens go to the loop's Vocabulary)."""
 
     def __init__(self, model: PreTrainedModel, kind: Architecture) -> None:
         if kind == "encoder":
             raise InputError("an encoder-only model does not generate text")
         self.model, self.kind = model, kind
-        self.banned = banned_tokens(model)
 
     @property
     def device(self) -> torch.device:
@@ -124,8 +122,6 @@ class HFStepper:
             )
             own, cross = out.attentions, None
         log_probs = torch.log_softmax(out.logits[:, -1].float(), dim=-1)  # (B, V)
-        if self.banned:
-            log_probs[:, list(self.banned)] = float("-inf")
         fed = state.fed + new.size(1)
         self_attention = torch.stack([_row(a, fed) for a in own])  # (L, B, H, fed)
         cross_attention = None if cross is None else torch.stack([a[:, :, -1] for a in cross])

@@ -152,3 +152,28 @@ def test_the_run_does_not_change_torch_global_random_state(lens: Seq2SeqLens) ->
     before = torch.get_rng_state()
     lens.decode("abc", strategy="sample", seed=1)
     assert torch.equal(before, torch.get_rng_state())
+
+
+SPECIALS_NEVER_TARGETS = {"<pad>", "<s>", "<unk>"}
+
+
+@pytest.mark.parametrize("strategy", ["greedy", "beam", "sample"])
+def test_tokens_never_trained_as_targets_are_never_chosen(lens: Seq2SeqLens, strategy: str) -> None:
+    """A random model gives <pad>, <s> and <unk> real probability; none is ever picked or
+    offered, so output_text always spells output_tokens."""
+    for text in TEXTS:
+        run = lens.decode(text, strategy=strategy, beam_size=6, max_len=12, seed=1)
+        for step in run.steps:
+            assert not SPECIALS_NEVER_TARGETS & {b.token for b in step.beams}
+            assert not SPECIALS_NEVER_TARGETS & {c.token for row in step.candidates for c in row}
+        for h in run.hypotheses:
+            assert h.text == "".join(t for t in h.tokens if t != "</s>")
+
+
+def test_a_forced_special_token_keeps_its_own_log_probability(lens: Seq2SeqLens) -> None:
+    run = lens.decode("abc", max_len=4, force={1: "<s>"})
+    assert run.output_tokens[1] == "<s>"
+    forced = run.steps[1].beams[0]
+    assert forced.token == "<s>" and math.isfinite(forced.logprob)
+    tr = lens.trace("abc", target=run.output_text)  # the text drops <s>: another sequence
+    assert tr.tgt_tokens[1:] != run.output_tokens[: len(tr.tgt_tokens) - 1]
