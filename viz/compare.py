@@ -18,7 +18,7 @@ def compare_runs(runs: Mapping[str, DecodeRun]) -> go.Figure:
         raise ValueError("compare_runs needs at least one run")
     names = list(runs)
     titles = [
-        f"{token_text(n)} · score {r.score:.3f} · “{token_text(_short(r.output_text))}”"
+        f"{token_text(n)} · score {r.score:.3f}<br>“{token_text(_short(r.output_text))}”"
         for n, r in runs.items()
     ]
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=titles, shared_yaxes=True)
@@ -26,7 +26,12 @@ def compare_runs(runs: Mapping[str, DecodeRun]) -> go.Figure:
         fig.add_trace(_bars(token_text(name), runs[name]), row=1, col=col)
         fig.update_xaxes(type="category", title_text="output position", row=1, col=col)
     fig.update_yaxes(title_text="log p(token)", row=1, col=1)
-    fig.update_layout(title="decoding runs side by side", showlegend=False, plot_bgcolor="white")
+    fig.update_layout(
+        title="decoding runs side by side",
+        showlegend=False,
+        plot_bgcolor="white",
+        margin={"t": 110},  # room for the two-line panel titles under the figure title
+    )
     return fig
 
 

@@ -31,7 +31,7 @@ def page() -> None:
     st.text(f"Output: {run.output_text}    score (sum of log-probabilities): {run.score:.4f}")
     show.record(run.to_json, "decode_json", f"decode-{run.strategy}", "Download record (JSON)")
     step_view(run)
-    st.header("Greedy vs beam search")
+    st.header("Greedy, beam search and sampling side by side")
     versus(lens, text, kwargs)
     st.header("What if…")
     st.caption("Force a token at one step, or silence heads, and decode again.")
@@ -85,21 +85,44 @@ def step_view(run: DecodeRun) -> None:
 
 
 def versus(lens: Lens, text: str, kwargs: dict[str, Any]) -> None:
-    """The same input decoded greedily and by beam search, scores side by side."""
+    """The same input decoded greedily, by beam search and by sampling (the settings above,
+    the sampling seed included): scores, outputs, and what one head looked at each step."""
     base = {k: v for k, v in kwargs.items() if k not in ("strategy", "seed")}
-    greedy = decoded(lens, text, "greedy", **{**base, "strategy": "greedy"})
-    beam = decoded(lens, text, "beam", **{**base, "strategy": "beam"})
-    if greedy is None or beam is None:
-        return
-    cols = st.columns(2)
-    for col, (name, run) in zip(
-        cols, (("greedy", greedy), (f"beam (k={base['beam_size']})", beam)), strict=True
-    ):
+    seed = int(st.session_state.get("w_seed", 0))
+    named: dict[str, dict[str, Any]] = {
+        "greedy": {"strategy": "greedy"},
+        f"beam (k={base['beam_size']})": {"strategy": "beam"},
+        f"sample (seed {seed})": {"strategy": "sample", "seed": seed},
+    }
+    runs: dict[str, DecodeRun] = {}
+    for name, extra in named.items():
+        run = decoded(lens, text, f"versus_{extra['strategy']}", **{**base, **extra})
+        if run is None:
+            return
+        runs[name] = run
+    for col, (name, run) in zip(st.columns(len(runs)), runs.items(), strict=True):
         col.metric(name, f"{run.score:.4f}", help="sum of natural-log probabilities")
         col.text(run.output_text)
-    runs = {"greedy": greedy, "beam": beam}
-    show.figure(viz.compare_runs(runs), "versus_chart", "greedy-vs-beam")
-    show.table(steps_viz.runs_table(runs), "versus", "greedy-vs-beam")
+    show.figure(viz.compare_runs(runs), "versus_chart", "side-by-side")
+    show.table(steps_viz.runs_table(runs), "versus", "side-by-side")
+    if lens.info.architecture == "encoder-decoder":
+        looked_at(runs, lens.info.n_layers, lens.info.n_heads)
+
+
+@st.fragment
+def looked_at(runs: dict[str, DecodeRun], n_layers: int, n_heads: int) -> None:
+    """Each run's chosen tokens against the source row one head gave them."""
+    st.subheader("What one head looked at as each token was chosen")
+    cols = st.columns(2)
+    layer = int(cols[0].selectbox("Layer", range(n_layers), n_layers - 1, key="w_vs_layer"))
+    heads = ["mean of heads", *range(n_heads)]
+    picked = cols[1].selectbox("Head", heads, key="w_vs_head")
+    head = None if picked == "mean of heads" else int(picked)
+    for col, (name, run) in zip(st.columns(len(runs)), runs.items(), strict=True):
+        with col:
+            fig = viz.decoding_alignment(run, layer, head)
+            fig.update_layout(title=name)
+            show.figure(fig, f"looked_at_{run.strategy}", f"{run.strategy}-alignment-{layer}")
 
 
 page()

@@ -59,14 +59,21 @@ def test_layer_and_head_change_the_attention(tiny_model_dir: Path) -> None:
     assert after["layout"]["title"]["text"].endswith("head 1") and after["data"][0]["y"] != before
 
 
-def test_greedy_and_beam_side_by_side(tiny_model_dir: Path) -> None:
+def test_greedy_beam_and_sampling_side_by_side(tiny_model_dir: Path) -> None:
     at = open_page(tiny_model_dir)
     scores = {m.label: float(m.value) for m in at.metric}
-    assert set(scores) == {"greedy", "beam (k=4)"}
+    assert list(scores) == ["greedy", "beam (k=4)", "sample (seed 0)"]
     assert all(score <= 0.0 for score in scores.values())  # sums of log-probabilities
     table = next(d.value for d in at.dataframe if "run" in d.value.columns)
-    assert list(table["run"]) == ["greedy", "beam"]
+    assert list(table["run"]) == list(scores)
     assert abs(table["score"].iloc[0] - scores["greedy"]) < 1e-3
+    looked = [chart(at, name) for name in scores]  # what one head looked at, per run
+    assert all(f["data"][0]["type"] == "heatmap" for f in looked)
+    z_before = looked[0]["data"][0]["z"]
+    at.selectbox(key="w_vs_head").select(1).run()
+    assert chart(at, "greedy")["data"][0]["z"] != z_before
+    at.number_input(key="w_seed").set_value(7).run()
+    assert [m.label for m in at.metric][2] == "sample (seed 7)" and not at.exception
 
 
 def test_forcing_a_token_changes_the_output(tiny_model_dir: Path) -> None:
