@@ -92,7 +92,8 @@ def _check_index(n: int, value: int, name: str) -> None:
 
 
 def up_to_step(tree: go.Figure, step: int) -> go.Figure:
-    """A beam tree (viz.beam_tree) cut at `step`: later steps off-screen, the step marked.
+    """A beam tree (viz.beam_tree) cut at `step`: no edge into a later step (the path ahead is
+    not given away), later nodes off-screen, the step marked.
 
     customdata becomes plain lists: a chart whose points carry typed-array customdata gives
     Streamlit no click selection at all.
@@ -101,6 +102,11 @@ def up_to_step(tree: go.Figure, step: int) -> go.Figure:
     for spec in traces:
         if spec.get("customdata") is not None:
             spec["customdata"] = np.asarray(spec["customdata"]).tolist()
+        if spec.get("mode") == "lines":  # edges as (x0, x1, None) triples: drop later ones
+            xs, ys = list(spec.get("x") or ()), list(spec.get("y") or ())
+            kept = [i for i in range(0, len(xs), 3) if xs[i + 1] <= step]
+            spec["x"] = [v for i in kept for v in xs[i : i + 3]]
+            spec["y"] = [v for i in kept for v in ys[i : i + 3]]
     fig = go.Figure(data=traces, layout=tree.layout)  # built from lists, so kept as lists
     fig.update_xaxes(range=[-0.5, step + 0.5])
     fig.add_vline(x=step, line_dash="dot", line_color="#888")

@@ -68,6 +68,12 @@ def test_tree_cut_at_a_step(lens: model.Lens) -> None:
     assert fig.layout.title.text.endswith("up to step 1")
     nodes = [t for t in json.loads(fig.to_json())["data"] if t.get("customdata") is not None]
     assert nodes and all(isinstance(t["customdata"], list) for t in nodes)  # clickable in the app
+    edges = [t for t in fig.data if t.mode == "lines"]
+    ends = [x for t in edges for x in list(t.x)[1::3]]
+    assert ends and max(ends) == 1  # edges into step 1 kept, none into the steps ahead
+    full = [x for t in viz.beam_tree(run).data if t.mode == "lines" for x in list(t.x)[1::3]]
+    assert max(full) == len(run.steps) - 1 > 1
+    assert not [t for t in up_to_step(viz.beam_tree(run), 0).data if t.mode == "lines" and t.x]
 
 
 def test_what_if_table_marks_changes(lens: model.Lens) -> None:
