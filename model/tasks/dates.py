@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import random
+import re
 import string
 from dataclasses import dataclass
 
@@ -110,6 +111,60 @@ def parse_format(fmt: str, words: dict[str, str]) -> list[Piece]:
     return pieces
 
 
+def _names(names: list[str]) -> str:
+    """Names as _case writes them: all lower case, or capitalised."""
+    return "|".join(f"{n}|{n.capitalize()}" for n in names)
+
+
+SLOT_PATTERNS = {
+    "wd": _names([w[:3] for w in WEEKDAYS]),
+    "weekday": _names(WEEKDAYS),
+    "mon": _names([m[:3] for m in MONTHS]),
+    "month": _names(MONTHS),
+    "d": r"[1-9]\d?",
+    "dd": r"\d\d",
+    "ord": r"[1-9]\d?(?:st|nd|rd|th)",
+    "m": r"[1-9]\d?",
+    "mm": r"\d\d",
+    "y": r"\d{4}",
+}
+
+
+def _match(fmt: str, source: str) -> dict[str, str] | None:
+    """The text of each slot when source is written in fmt, else None."""
+    pattern = "".join(
+        f"(?P<{part[1:-1]}>{SLOT_PATTERNS[part[1:-1]]})"
+        if part.startswith("{")
+        else re.escape(part)
+        for part in re.split(r"(\{\w+\})", fmt)
+        if part
+    )
+    found = re.fullmatch(pattern, source)
+    return None if found is None else found.groupdict()
+
+
+def _date_of(words: dict[str, str]) -> dt.date | None:
+    """The date the slots write, if it is a real one in range and its weekday is right."""
+    day = next(int(words[k].rstrip("stndrh")) for k in ("d", "dd", "ord") if k in words)
+    month_text = next(words[k] for k in ("m", "mm", "mon", "month") if k in words)
+    month = int(month_text) if month_text.isdigit() else _month_number(month_text)
+    try:
+        date = dt.date(int(words["y"]), month, day)
+    except ValueError:
+        return None
+    if not FIRST <= date.toordinal() <= LAST:
+        return None
+    weekday = WEEKDAYS[date.weekday()]
+    written = words.get("wd") or words.get("weekday")
+    if written is not None and not weekday.startswith(written.lower()):
+        return None
+    return date
+
+
+def _month_number(name: str) -> int:
+    return [m[:3] for m in MONTHS].index(name[:3].lower()) + 1
+
+
 def _digits_alignment(text: str, start: int, width: int) -> list[int]:
     """Source positions of a number written width digits wide (padding zeros → its start)."""
     digits = len(text) - len(text.lstrip(string.digits)) if text[:1].isdigit() else 0
@@ -157,3 +212,16 @@ class DatesTask(Task):
         pieces = parse_format(rng.choice(self.formats), _words(date, rng))
         source = "".join(p.text for p in pieces)
         return Example(source, date.isoformat(), iso_alignment(pieces))
+
+    def reference(self, source: str) -> Example | None:
+        """Read a typed date back through the formats; None unless one matches a real date
+        from 1900 to 2099 (with the right weekday, when one is written)."""
+        for fmt in self.formats:
+            words = _match(fmt, source)
+            if words is None:
+                continue
+            date = _date_of(words)
+            if date is not None:
+                pieces = parse_format(fmt, words)
+                return Example(source, date.isoformat(), iso_alignment(pieces))
+        return None

@@ -231,3 +231,8 @@ def test_cross_attention_circles_the_true_alignment_when_the_task_knows_it() -> 
     assert not at.exception
     assert any("The right output is “dlrow olleh”" in c.value for c in at.caption)
     assert heatmap(at)["data"][-1]["type"] == "heatmap"
+    at = AppTest.from_file(SCRIPT, default_timeout=60)
+    at.query_params.update({"page": "explore", "model": "dates"})  # "sat 21 nov 2026"
+    at.run()
+    circles = heatmap(at)["data"][-1]
+    assert circles["type"] == "scatter" and len(circles["x"]) == len("2026-11-21")

@@ -75,3 +75,30 @@ def test_every_format_is_used_and_covered_by_the_vocabulary() -> None:
         for e in DatesTask(formats=(fmt,)).examples(50, seed=5):
             assert not task.tokenizer.encode(e.source).unknown, e.source
             assert len(e.alignment) == len(e.target) == 10
+
+
+def test_reference_reads_every_generated_date_back() -> None:
+    task = DatesTask()
+    for e in task.examples(2000, seed=8):
+        assert task.reference(e.source) == e
+
+
+@pytest.mark.parametrize(
+    ("text", "iso"),
+    [
+        ("sat 21 nov 2026", "2026-11-21"),
+        ("21st November 2026", "2026-11-21"),
+        ("1/2/1999", "1999-02-01"),
+    ],
+)
+def test_reference_of_typed_dates(text: str, iso: str) -> None:
+    e = DatesTask().reference(text)
+    assert e is not None and e.target == iso and len(e.alignment) == 10
+
+
+@pytest.mark.parametrize(
+    "text", ["sun 21 nov 2026", "31/02/2026", "21/11/1899", "SAT 21 nov 2026", "hello", ""]
+)
+def test_reference_refuses_what_the_task_never_writes(text: str) -> None:
+    """A wrong weekday, an impossible or out-of-range date, or no format at all."""
+    assert DatesTask().reference(text) is None
