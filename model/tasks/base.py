@@ -44,3 +44,26 @@ class Task(ABC):
         """n examples from a seeded generator: the same seed gives the same list."""
         rng = random.Random(seed)
         return [self.sample(rng) for _ in range(n)]
+
+
+class StringTask(Task):
+    """Random strings over `chars` of min_len..max_len characters, each mapped to its answer
+    by a rule that works for any string of the vocabulary, typed ones included."""
+
+    default_max_len: int
+
+    def __init__(self, min_len: int = 1, max_len: int | None = None) -> None:
+        self.min_len = min_len
+        self.max_len = self.default_max_len if max_len is None else max_len
+        self.max_source_len = self.max_len
+
+    @abstractmethod
+    def answer(self, source: str) -> Example:
+        """The target of source and where each target character comes from."""
+
+    def sample(self, rng: random.Random) -> Example:
+        n = rng.randint(self.min_len, self.max_len)
+        return self.answer("".join(rng.choice(self.chars) for _ in range(n)))
+
+    def reference(self, source: str) -> Example | None:
+        return self.answer(source) if source and set(source) <= set(self.chars) else None

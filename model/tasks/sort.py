@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import random
 import string
 
-from model.tasks.base import Example, Task
+from model.tasks.base import Example, StringTask
 
 
 def sorted_positions(text: str) -> tuple[int, ...]:
@@ -13,7 +12,7 @@ def sorted_positions(text: str) -> tuple[int, ...]:
     return tuple(sorted(range(len(text)), key=lambda i: text[i]))
 
 
-class SortTask(Task):
+class SortTask(StringTask):
     """Sort a string of digits and lowercase letters (digits first, then a-z)."""
 
     name = "sort"
@@ -24,18 +23,8 @@ class SortTask(Task):
     chars = string.digits + string.ascii_lowercase
     example = "attention"
 
-    def __init__(self, min_len: int = 1, max_len: int = 12) -> None:
-        self.min_len, self.max_len = min_len, max_len
-        self.max_source_len = max_len
+    default_max_len = 12
 
-    def sample(self, rng: random.Random) -> Example:
-        n = rng.randint(self.min_len, self.max_len)
-        return self._sorted("".join(rng.choice(self.chars) for _ in range(n)))
-
-    def reference(self, source: str) -> Example | None:
-        return self._sorted(source) if source and set(source) <= set(self.chars) else None
-
-    @staticmethod
-    def _sorted(source: str) -> Example:
+    def answer(self, source: str) -> Example:
         order = sorted_positions(source)
         return Example(source, "".join(source[i] for i in order), order)

@@ -54,71 +54,66 @@ def server(tiny_model_dir: Path) -> Iterator[str]:
         yield url
 
 
-@pytest.mark.skipif(
-    CHROMIUM is None, reason="Debian's chromium is not installed (make test installs it)"
-)
-def test_explore_renders_a_chart_that_follows_the_text(server: str, tmp_path: Path) -> None:
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium, launched once for this module's tests."""
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed (make test installs it)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        launched = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(f"{server}/?text=bad", timeout=30_000)
-            page.wait_for_function(HEATMAP_X, timeout=30_000)
-            before = json.loads(page.evaluate(HEATMAP_X))
-            assert before == position_labels(["b", "a", "d", "</s>"])
-            box = page.get_by_label("Text", exact=True)
-            box.fill("cafe")
-            box.press("Enter")
-            expected = position_labels(["c", "a", "f", "e", "</s>"])
-            page.wait_for_function(heatmap_shows(expected), timeout=30_000)
-            page.wait_for_timeout(1000)  # let the rest of the page settle after the rerun
-            shot = tmp_path / "explore.png"
-            page.screenshot(path=str(shot))
-            assert shot.stat().st_size > 10_000
-            keep = os.environ.get("ATTNLENS_SCREENSHOT")
-            if keep:
-                shutil.copyfile(shot, keep)
-            click_thumbnail(page, 0.2, 0.35)  # layer 0 · head 0 of the model view
-            enlarged = HEATMAP_TITLE_HAS.format(json.dumps("layer 0 · head 0"))
-            page.wait_for_function(enlarged, timeout=15_000)
-            page.wait_for_timeout(300)
-            assert page.locator("[data-testid='stException']").count() == 0
-            dark = browser.new_page(viewport={"width": 1400, "height": 1000}, color_scheme="dark")
-            dark.goto(f"{server}/?text=bad", timeout=30_000)
-            dark.wait_for_function(HEATMAP_X, timeout=30_000)
-            background = "() => document.querySelector('.js-plotly-plot').layout.plot_bgcolor"
-            assert dark.evaluate(background) == "rgba(0,0,0,0)"  # no white box on a dark page
+            yield launched
         finally:
-            browser.close()
+            launched.close()
 
 
-@pytest.mark.skipif(
-    CHROMIUM is None, reason="Debian's chromium is not installed (make test installs it)"
-)
-def test_the_heatmap_follows_typing_without_enter(server: str) -> None:
+def explore_on_bad(browser: Any, server: str, **options: Any) -> Any:
+    """A new tab on Explore with the text "bad", once its heatmap is drawn."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000}, **options)
+    page.goto(f"{server}/?text=bad", timeout=30_000)
+    page.wait_for_function(HEATMAP_X, timeout=30_000)
+    return page
+
+
+def test_explore_renders_a_chart_that_follows_the_text(
+    browser: Any, server: str, tmp_path: Path
+) -> None:
+    page = explore_on_bad(browser, server)
+    before = json.loads(page.evaluate(HEATMAP_X))
+    assert before == position_labels(["b", "a", "d", "</s>"])
+    box = page.get_by_label("Text", exact=True)
+    box.fill("cafe")
+    box.press("Enter")
+    expected = position_labels(["c", "a", "f", "e", "</s>"])
+    page.wait_for_function(heatmap_shows(expected), timeout=30_000)
+    page.wait_for_timeout(1000)  # let the rest of the page settle after the rerun
+    shot = tmp_path / "explore.png"
+    page.screenshot(path=str(shot))
+    assert shot.stat().st_size > 10_000
+    keep = os.environ.get("ATTNLENS_SCREENSHOT")
+    if keep:
+        shutil.copyfile(shot, keep)
+    click_thumbnail(page, 0.2, 0.35)  # layer 0 · head 0 of the model view
+    enlarged = HEATMAP_TITLE_HAS.format(json.dumps("layer 0 · head 0"))
+    page.wait_for_function(enlarged, timeout=15_000)
+    page.wait_for_timeout(300)
+    assert page.locator("[data-testid='stException']").count() == 0
+    dark = explore_on_bad(browser, server, color_scheme="dark")
+    background = "() => document.querySelector('.js-plotly-plot').layout.plot_bgcolor"
+    assert dark.evaluate(background) == "rgba(0,0,0,0)"  # no white box on a dark page
+
+
+def test_the_heatmap_follows_typing_without_enter(browser: Any, server: str) -> None:
     """A pause in typing reruns the page; typing goes on in the same box without losing keys."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1400, "height": 1000})
-            page.goto(f"{server}/?text=bad", timeout=30_000)
-            page.wait_for_function(HEATMAP_X, timeout=30_000)
-            box = page.get_by_label("Text", exact=True)
-            box.click()
-            box.press("End")
-            page.keyboard.type("ge", delay=60)  # no Enter, no leaving the box
-            page.wait_for_function(
-                heatmap_shows(position_labels([*"badge", "</s>"])), timeout=30_000
-            )
-            page.keyboard.type("d", delay=60)  # the box kept focus and caret through the rerun
-            page.wait_for_function(
-                heatmap_shows(position_labels([*"badged", "</s>"])), timeout=30_000
-            )
-            assert box.input_value() == "badged"
-            assert page.locator("[data-testid='stException']").count() == 0
-        finally:
-            browser.close()
+    page = explore_on_bad(browser, server)
+    box = page.get_by_label("Text", exact=True)
+    box.click()
+    box.press("End")
+    page.keyboard.type("ge", delay=60)  # no Enter, no leaving the box
+    page.wait_for_function(heatmap_shows(position_labels([*"badge", "</s>"])), timeout=30_000)
+    page.keyboard.type("d", delay=60)  # the box kept focus and caret through the rerun
+    page.wait_for_function(heatmap_shows(position_labels([*"badged", "</s>"])), timeout=30_000)
+    assert box.input_value() == "badged"
+    assert page.locator("[data-testid='stException']").count() == 0
