@@ -49,7 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--seed", type=int, help="random seed (default: the recipe's)")
     train.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
 
-    evaluate = sub.add_parser("eval", help="exact match and per-head alignment on a task model")
+    evaluate = sub.add_parser(
+        "eval", help="exact match and head alignment of a task model; perplexity of lm"
+    )
     evaluate.add_argument("model", metavar="MODEL")
     evaluate.add_argument("--n", type=int, default=1000, help="held-out examples (default: 1000)")
     evaluate.add_argument("--seed", type=int, help="seed of the held-out examples (default: 20000)")

@@ -14,6 +14,7 @@ from app.eval_command import DEFAULT_SEED
 from model import checkpoint
 from model.config import TransformerConfig
 from model.evaluate import evaluate
+from model.registry import BUNDLED_DIR
 from model.tasks import get_task
 from model.transformer import Transformer
 
@@ -74,3 +75,17 @@ def test_bad_input_exits_2_with_one_line(
     assert main([folders.get(a, a) for a in argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_the_language_model_reports_perplexity_again(capsys: pytest.CaptureFixture[str]) -> None:
+    folder = BUNDLED_DIR / "lm"
+    if not (folder / "config.json").is_file():
+        pytest.skip("lm is not bundled yet")
+    assert main(["eval", "lm", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    stored = json.loads((folder / "config.json").read_text())["metrics"]
+    assert report["task"] == "lm" and report["n"] == stored["held_out_sentences"]
+    assert abs(report["perplexity"] - stored["perplexity"]) < 1e-3  # what training measured
+    assert report["perplexity"] < report["unigram_perplexity"] / 3
+    assert main(["eval", "lm", "--n", "10"]) == 0
+    assert "10 held-out sentences" in capsys.readouterr().out
