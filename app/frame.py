@@ -47,3 +47,20 @@ def traced_page_start(url_path: str, title: str, caption: bool = False) -> Start
     text, target = text_input(lens), target_input(lens)
     tr = traced(lens, text, target)
     return None if tr is None else Started(lens, text, target, tr)
+
+
+def true_alignment(started: Started) -> tuple[int, ...] | None:
+    """The true source of each output token, when the model's task knows it and the decoder
+    was given the right output; otherwise None, with a hint when only the output is wrong."""
+    reference = started.lens.reference(started.text)
+    if reference is None:
+        return None
+    if started.lens.text_of(started.trace.tgt_tokens[1:]) != reference.target:
+        st.caption(
+            md(
+                f"The right output is “{reference.target}”: give it as the target to see the "
+                "true alignment on cross-attention."
+            )
+        )
+        return None
+    return reference.alignment

@@ -9,40 +9,60 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from model.trace import Kind, Trace
-from viz.select import KIND_TITLES, attention_of
+from viz.select import KIND_TITLES, attention_of, true_source_hits
 
 END_TOKENS = frozenset({"</s>", "<eos>", "[SEP]", "<|endoftext|>"})
 SHARES = ("self", "previous", "first", "end")
 TAGS = {"self": "self head", "previous": "previous-token head", "first": "first-token head",
         "end": "end-token head"}  # fmt: skip
-COLUMNS = ("kind", "layer", "head", "entropy", "mean_distance", *SHARES, "tag")
+COLUMNS = ("kind", "layer", "head", "entropy", "mean_distance", *SHARES, "aligned", "tag")
+ALIGNED_TAG = 0.8  # a cross head whose argmax is the true source this often is tagged
 
 
 def head_statistics(
-    trace: Trace, kinds: Sequence[Kind] | None = None, threshold: float = 0.5
+    trace: Trace,
+    kinds: Sequence[Kind] | None = None,
+    threshold: float = 0.5,
+    reference: Sequence[int] | None = None,
 ) -> pd.DataFrame:
     """One row per (kind, layer, head): entropy (nats), mean |query − key|, shares and a tag.
 
     Shares are means over queries of the weight given to the query's own position, the one
     before it, position 0, and end-of-sentence tokens; NaN where a share has no meaning
     (self, previous and distance for cross-attention; end when no end token is present).
+    With reference (the true source of each output token), "aligned" is the share of output
+    tokens whose cross-attention argmax is their true source, and a cross head aligned at
+    least ALIGNED_TAG of the time is tagged "alignment head"; otherwise NaN.
     """
-    frames = [_kind_frame(trace, k, threshold) for k in (trace.kinds if kinds is None else kinds)]
+    chosen = trace.kinds if kinds is None else kinds
+    frames = [_kind_frame(trace, k, threshold, reference) for k in chosen]
     if not frames:
         return pd.DataFrame(columns=list(COLUMNS))
     return pd.concat(frames, ignore_index=True)
 
 
-def _kind_frame(trace: Trace, kind: Kind, threshold: float) -> pd.DataFrame:
+def _kind_frame(
+    trace: Trace, kind: Kind, threshold: float, reference: Sequence[int] | None
+) -> pd.DataFrame:
     w = attention_of(trace, kind)  # (L, H, Q, K) float32; sums below accumulate in float64
     L, H = w.shape[:2]
     layer, head = (a.ravel() for a in np.indices((L, H)))
     stats = {"kind": kind, "layer": layer, "head": head, **_stats(w, trace.tokens(kind)[1], kind)}
+    stats["aligned"] = _aligned(w, reference) if kind == "cross" else np.full((L, H), np.nan)
     frame = pd.DataFrame(
         {k: np.ravel(v) if not isinstance(v, str) else v for k, v in stats.items()}
     )
     frame["tag"] = [_tag(row, threshold) for row in frame[list(SHARES)].to_numpy()]
+    frame.loc[frame["aligned"] >= ALIGNED_TAG, "tag"] = "alignment head"
     return frame
+
+
+def _aligned(w: np.ndarray, reference: Sequence[int] | None) -> np.ndarray:
+    """(L, H) share of output rows whose argmax is the true source; NaN without a reference."""
+    if reference is None or len(reference) == 0:
+        return np.full(w.shape[:2], np.nan)
+    share: np.ndarray = true_source_hits(w, reference) / len(reference)
+    return share
 
 
 def _stats(w: np.ndarray, keys: tuple[str, ...], kind: Kind) -> dict[str, np.ndarray]:

@@ -9,7 +9,14 @@ import plotly.graph_objects as go
 
 from model.trace import Kind, Trace
 from viz.labels import position_labels
-from viz.select import KIND_TITLES, allowed_of, attention_of, check_head, check_layer
+from viz.select import (
+    KIND_TITLES,
+    allowed_of,
+    attention_of,
+    check_head,
+    check_layer,
+    true_source_hits,
+)
 
 MASKED_COLOUR = "rgb(120,120,120)"
 REFERENCE_COLOUR = "rgb(230,85,13)"
@@ -100,14 +107,7 @@ def reference_hits(trace: Trace, layer: int, head: int, reference: Sequence[int]
     weights = attention_of(trace, "cross")
     check_layer(weights, layer)
     check_head(weights, head)
-    Q, K = weights.shape[2:]
-    if len(reference) > Q or any(not 0 <= k < K for k in reference):
-        raise ValueError(
-            f"a reference of {len(reference)} output tokens pointing into 0..{K - 1} does not "
-            f"fit this record's {Q} target and {K} source positions"
-        )
-    argmax = weights[layer, head, : len(reference)].argmax(-1)
-    return int((argmax == np.asarray(reference, dtype=int)).sum())
+    return int(true_source_hits(weights, reference)[layer, head])
 
 
 def reference_layer(reference: Sequence[int], x: list[str], y: list[str]) -> go.Scatter:

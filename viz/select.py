@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from model.trace import Kind, Trace
@@ -43,3 +45,17 @@ def check_head(weights: np.ndarray, head: int) -> None:
     H = weights.shape[1]
     if not 0 <= head < H:
         raise ValueError(f"head {head} is outside 0..{H - 1} ({H} heads)")
+
+
+def true_source_hits(weights: np.ndarray, reference: Sequence[int]) -> np.ndarray:
+    """(L, H) counts of output rows (0..len(reference)-1) of cross-attention weights
+    (L, H, Q, K) whose largest weight is on the row's true source position."""
+    Q, K = weights.shape[2:]
+    if len(reference) > Q or any(not 0 <= k < K for k in reference):
+        raise ValueError(
+            f"a reference of {len(reference)} output tokens pointing into 0..{K - 1} does not "
+            f"fit this record's {Q} target and {K} source positions"
+        )
+    argmax = weights[:, :, : len(reference)].argmax(-1)  # (L, H, R)
+    counts: np.ndarray = (argmax == np.asarray(reference, dtype=int)).sum(-1)
+    return counts

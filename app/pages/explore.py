@@ -6,10 +6,8 @@ import streamlit as st
 
 import viz
 from app import show
-from app.frame import traced_page_start
+from app.frame import traced_page_start, true_alignment
 from app.inputs import kind_picker, layer_head_pickers
-from app.safe_text import md
-from model.tasks.base import Example
 from model.trace import Trace
 from viz.click_targets import clickable_thumbnails
 
@@ -24,24 +22,8 @@ def page() -> None:
     output = lens.text_of(tr.tgt_tokens[1:])
     if started.target is None and lens.info.architecture == "encoder-decoder":
         st.text("Output: " + output)
-    head_view(tr, true_alignment(lens.reference(started.text), output))
+    head_view(tr, true_alignment(started))
     downloads(tr)
-
-
-def true_alignment(reference: Example | None, output: str) -> tuple[int, ...] | None:
-    """The true source of each output token, when the model's task knows it and the decoder
-    was given the right output; otherwise None, with a hint when only the output is wrong."""
-    if reference is None:
-        return None
-    if output != reference.target:
-        st.caption(
-            md(
-                f"The right output is “{reference.target}”: give it as the target to see the "
-                "true alignment on cross-attention."
-            )
-        )
-        return None
-    return reference.alignment
 
 
 def _enlarge_clicked() -> None:

@@ -7,7 +7,7 @@ import streamlit as st
 
 import viz
 from app import show
-from app.frame import traced_page_start
+from app.frame import traced_page_start, true_alignment
 from app.inputs import KIND_LABELS, kind_picker, memo
 from app.safe_text import md
 from model.trace import Trace
@@ -23,28 +23,39 @@ def page() -> None:
     if started is None:
         return
     tr = started.trace
-    stats = stats_of(tr)
     st.header("Statistics and tags")
+    alignment = true_alignment(started)
+    stats = stats_of(tr, alignment)
     st.caption(
         "Entropy in nats (low = focused), mean distance |query − key|, and the share of weight "
         "on the query's own position, the previous one, the first one and the end token."
+        + (
+            " Aligned: the share of output tokens whose cross-attention argmax is their true "
+            "source (known from the task); 80% or more tags an alignment head."
+            if alignment is not None
+            else ""
+        )
     )
     show.table(stats, "head_stats", "head-statistics")
-    heads_charts(tr)
+    heads_charts(tr, alignment)
 
 
-def stats_of(tr: Trace) -> pd.DataFrame:
+def stats_of(tr: Trace, alignment: tuple[int, ...] | None = None) -> pd.DataFrame:
     """The statistics table of this trace, computed once per trace and session."""
-    key = (st.session_state.get("_model"), tr.src_tokens, tr.tgt_tokens)
-    return memo("head_stats", key, lambda: viz.head_statistics(tr))
+    key = (st.session_state.get("_model"), tr.src_tokens, tr.tgt_tokens, alignment)
+    return memo("head_stats", key, lambda: viz.head_statistics(tr, reference=alignment))
 
 
 @st.fragment
-def heads_charts(tr: Trace) -> None:
+def heads_charts(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
     cols = st.columns(2)
     kind = kind_picker(tr, cols[0])
-    metric = cols[1].selectbox("Statistic", METRICS, key="w_metric")
-    stats = stats_of(tr)
+    stats = stats_of(tr, alignment)
+    shown = stats[stats["kind"] == kind]
+    metrics = [m for m in METRICS if shown[m].notna().any()]  # e.g. no "aligned" without a task
+    if st.session_state.get("w_metric") not in metrics:
+        st.session_state["w_metric"] = metrics[0]
+    metric = cols[1].selectbox("Statistic", metrics, key="w_metric")
     show.figure(viz.head_stats_chart(stats, kind, metric), "stats_chart", f"heads-{kind}-{metric}")
     st.header("Rollout and flow across layers")
     self_kinds = [k for k in tr.kinds if k != "cross"]

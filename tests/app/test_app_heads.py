@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
@@ -35,8 +36,12 @@ def test_default_render_has_table_chart_and_rollout(tiny_model_dir: Path) -> Non
 def test_metric_and_method_change_the_figures(tiny_model_dir: Path) -> None:
     at = open_page(tiny_model_dir)
     chart_before, rollout_before = specs(at)
-    at.selectbox(key="w_metric").select("mean_distance").run()
+    assert "mean_distance" not in at.selectbox(key="w_metric").options  # NaN on cross-attention
+    at.selectbox(key="w_metric").select("first").run()
     assert specs(at)[0]["data"] != chart_before["data"]
+    at.selectbox(key="w_kind").select("decoder_self").run()
+    at.selectbox(key="w_metric").select("mean_distance").run()
+    assert specs(at)[0]["layout"]["title"]["text"].endswith("mean_distance")
     at.radio(key="w_method").set_value("flow").run()
     assert not at.exception and not at.error
     assert specs(at)[1]["data"] != rollout_before["data"]
@@ -51,3 +56,29 @@ def test_bad_input_gives_a_message(tiny_model_dir: Path) -> None:
     at = open_page(tiny_model_dir, text="abcdefgh" * 4)
     assert not at.exception
     assert any("at most" in e.value for e in at.error)
+
+
+def test_task_models_get_an_aligned_column_and_alignment_heads() -> None:
+    from app.sidebar import bundled_names
+
+    if "reverse" not in bundled_names():
+        pytest.skip("reverse is not bundled yet")
+    at = AppTest.from_file(SCRIPT, default_timeout=60)
+    at.query_params.update({"page": "heads", "model": "reverse", "kind": "cross"})
+    at.run()
+    assert not at.exception and not at.error
+    stats = at.dataframe[0].value
+    cross = stats[stats["kind"] == "cross"]
+    assert cross["aligned"].max() == 1.0 and "alignment head" in set(cross["tag"])
+    assert stats[stats["kind"] != "cross"]["aligned"].isna().all()
+    assert "aligned" in at.selectbox(key="w_metric").options
+    at.selectbox(key="w_metric").select("aligned").run()
+    assert specs(at)[0]["layout"]["title"]["text"].endswith("aligned")
+    at.selectbox(key="w_kind").select("encoder_self").run()  # no aligned share there
+    assert "aligned" not in at.selectbox(key="w_metric").options and not at.exception
+
+
+def test_models_without_a_task_have_no_aligned_statistic(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir)
+    assert "aligned" not in at.selectbox(key="w_metric").options
+    assert at.dataframe[0].value["aligned"].isna().all()

@@ -61,3 +61,22 @@ def test_chart_is_layers_by_heads_with_tags(synth: type) -> None:
     assert fig.data[0].text[0][0] == "previous-token"
     with pytest.raises(ValueError, match="metric"):
         head_stats_chart(head_statistics(tr), "encoder_self", "nonsense")
+
+
+def test_aligned_share_and_tag_come_from_the_reference(synth: type) -> None:
+    cross = np.zeros((1, 2, 3, 4), dtype=np.float32)  # (L, H, T, S)
+    cross[0, 0, [0, 1, 2], [2, 0, 3]] = 1.0  # head 0: true sources 2, 0 (then </s> at 3)
+    cross[0, 1, :, 1] = 1.0  # head 1: always source 1
+    tr = synth.make_trace(L=1, H=2, cross=cross)
+    stats = head_statistics(tr, ["cross", "encoder_self"], reference=(2, 0))
+    cross_rows = stats[stats["kind"] == "cross"].set_index("head")
+    assert cross_rows.loc[0, "aligned"] == 1.0 and cross_rows.loc[1, "aligned"] == 0.0
+    assert (
+        cross_rows.loc[0, "tag"] == "alignment head"
+        and cross_rows.loc[1, "tag"] != "alignment head"
+    )
+    assert stats[stats["kind"] == "encoder_self"]["aligned"].isna().all()
+    assert head_statistics(tr, ["cross"])["aligned"].isna().all()  # no reference, no share
+    assert head_stats_chart(stats, "cross", "aligned").data[0].z.tolist() == [[1.0, 0.0]]
+    with pytest.raises(ValueError, match="does not fit"):
+        head_statistics(tr, ["cross"], reference=(7,))
