@@ -15,15 +15,27 @@ from model.decoding import DecodeRun
 STRATEGIES = ("greedy", "beam", "sample")
 
 
-def settings(lens: model.Lens) -> dict[str, Any]:
+def output_room(lens: model.Lens, text: str) -> int:
+    """The longest output decoding text may ask for (a decoder-only model's prompt takes room
+    from it); the model's whole length when text cannot be decoded (its message comes later)."""
+    try:
+        return lens.decode_plan(text).limits.max_len
+    except ValueError:
+        return lens.max_tokens
+
+
+def settings(lens: model.Lens, text: str) -> dict[str, Any]:
     """Strategy (in the URL) and every knob `Lens.decode` takes, as keyword arguments."""
     urlstate.prepare("w_strategy", "strategy", "beam", str, list(STRATEGIES))
     cols = st.columns(4)
     strategy = cols[0].selectbox("Strategy", STRATEGIES, key="w_strategy")
     urlstate.remember("strategy", strategy)
     beam_size = cols[1].number_input("Beam size", 1, 16, 4, key="w_beam_size")
+    room = output_room(lens, text)
+    if int(st.session_state.get("w_max_len", room)) > room:  # a longer prompt left less room
+        st.session_state["w_max_len"] = room
     max_len = cols[2].number_input(
-        "Max length", 1, lens.max_tokens, lens.max_tokens, key="w_max_len"
+        "Max length", 1, room, room, key="w_max_len", help=f"at most {room} for this input"
     )
     length_penalty = cols[3].number_input("Length penalty α", 0.0, 5.0, 0.0, 0.1, key="w_alpha")
     with st.expander("Sampling settings"):

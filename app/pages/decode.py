@@ -22,7 +22,7 @@ def page() -> None:
     if lens is None:
         return
     text = text_input(lens)
-    kwargs = settings(lens)
+    kwargs = settings(lens, text)
     run = decoded(lens, text, "decode", **kwargs)
     if run is None:
         return

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
@@ -109,3 +110,20 @@ def test_query_params_restore_strategy_and_step(tiny_model_dir: Path) -> None:
     assert at.selectbox(key="w_strategy").value == "greedy"
     assert at.slider(key="w_step").value == 1
     assert chart(at, "step 1:")["layout"]["title"]["text"].endswith("layer 0 · head 1")
+
+
+def test_a_decoder_only_model_decodes_by_default_and_room_follows_the_prompt() -> None:
+    """The prompt of a decoder-only model takes positions from the output: the default max
+    length is what is left, and a longer prompt lowers a setting that no longer fits."""
+    from app.sidebar import bundled_names
+
+    if "lm" not in bundled_names():
+        pytest.skip("lm is not bundled yet")
+    at = AppTest.from_file(SCRIPT, default_timeout=60)
+    at.query_params.update({"page": "decode", "model": "lm", "strategy": "sample"})
+    at.run()
+    assert not at.exception and not at.error
+    room = at.number_input(key="w_max_len").value
+    assert room == 128 - 1 - len("The return statement")  # 128 positions: <s>, the prompt
+    at.text_input(key="w_text").input("x" * 100).run()
+    assert at.number_input(key="w_max_len").value == 128 - 101 and not at.error
