@@ -56,8 +56,11 @@ def step_attention(run: DecodeRun, step: int, layer: int, head: int) -> go.Figur
     """Cross-attention and decoder self-attention of the position the step predicts from."""
     check_step(run, step)
     record, row = run.steps[step], followed_row(run, step)
-    prefix = ["<s>", *tokens_so_far(run, step)[:step]]
     has_cross = record.cross_attention is not None
+    generated = tokens_so_far(run, step)[:step]
+    lead = record.decoder_self_attention.shape[-1] - len(generated)  # positions before them
+    # an encoder-decoder starts from one start token; a decoder-only model from its prompt
+    prefix = [*(["<s>"] * lead if has_cross else run.src_tokens[:lead]), *generated]
     titles = (["cross-attention → source"] if has_cross else []) + ["decoder self-attention"]
     fig = make_subplots(rows=len(titles), cols=1, subplot_titles=titles, vertical_spacing=0.25)
     panels = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -88,3 +89,20 @@ def test_what_if_table_marks_changes(lens: model.Lens) -> None:
     assert list(table["run"]) == ["a", "b"] and table["score"].iloc[0] == pytest.approx(
         before.score
     )
+
+
+def test_a_decoder_only_step_attends_over_the_prompt_and_the_tokens_so_far(synth: type) -> None:
+    run = synth.greedy_run()
+    prompt = ("<s>", "p", "q")  # a decoder-only run lists its prompt as its source
+    steps = tuple(
+        replace(
+            s,
+            cross_attention=None,
+            decoder_self_attention=np.full((1, 1, 1, 3 + t), 1 / (3 + t), dtype=np.float32),
+        )
+        for t, s in enumerate(run.steps)
+    )
+    lm_run = replace(run, src_tokens=prompt, steps=steps)
+    (bars,) = step_attention(lm_run, 1, 0, 0).data
+    assert list(bars.x) == ["0 · &lt;s&gt;", "1 · p", "2 · q", "3 · a"]
+    assert len(bars.y) == 4
