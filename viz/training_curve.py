@@ -19,7 +19,8 @@ def training_curve(
 ) -> go.Figure:
     """Loss against step (left) and each score against snapshot step (right), steps on a log
     axis; a dashed line marks current_step on both. scores: name -> one value per snapshot,
-    each a share in [0, 1] (exact match, a head's alignment, ...)."""
+    each a share in [0, 1] (exact match, a head's alignment, ...); without any, the loss
+    alone."""
     for name, values in scores.items():
         if len(values) != len(snapshot_steps):
             raise ValueError(
@@ -27,8 +28,10 @@ def training_curve(
             )
     if len(loss_steps) != len(losses):
         raise ValueError(f"{len(loss_steps)} loss steps for {len(losses)} losses")
-    panels = ["training loss (one batch per point)", "held out, at each snapshot"]
-    fig = make_subplots(rows=1, cols=2, subplot_titles=panels, horizontal_spacing=0.12)
+    panels = ["training loss (one batch per point)", "held out, at each snapshot"][
+        : 2 if scores else 1
+    ]
+    fig = make_subplots(rows=1, cols=len(panels), subplot_titles=panels, horizontal_spacing=0.12)
     fig.add_trace(
         go.Scatter(
             x=list(loss_steps), y=list(losses), mode="lines", name="loss",
@@ -45,11 +48,12 @@ def training_curve(
             row=1, col=2,
         )  # fmt: skip
     if current_step is not None:
-        for col in (1, 2):
+        for col in range(1, len(panels) + 1):
             fig.add_vline(x=current_step, line_dash="dash", line_color=MARKER_COLOR, row=1, col=col)
     fig.update_xaxes(type="log", title_text="training step")
     fig.update_yaxes(title_text="cross-entropy", row=1, col=1)
-    fig.update_yaxes(title_text="share", range=[0, 1.02], tickformat=".0%", row=1, col=2)
+    if scores:
+        fig.update_yaxes(title_text="share", range=[0, 1.02], tickformat=".0%", row=1, col=2)
     shown = f" · step {current_step} marked" if current_step is not None else ""
     fig.update_layout(
         title=f"training{shown}", height=360, margin={"l": 10, "r": 10, "t": 80, "b": 10},

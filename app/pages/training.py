@@ -45,11 +45,17 @@ def emerging(final: Lens, text: str, found: list[Snapshot], name: str) -> None:
     early = load_lens(str(by_step[int(step)].path))
     if early is None:
         return
-    tr_final = traced(final, text, None)
+    try:
+        output = memo("final_output", (id(final), text), lambda: final.decode(text).output_text)
+    except ValueError as err:
+        st.error(md(err))
+        return
+    # both teacher-forced on the finished model's output: the same tokens, so the same axes
+    # (a decoder-only model's trace of the text alone would hold the prompt only)
+    tr_final = traced(final, text, output)
     if tr_final is None:
         return
-    output = memo("final_output", (id(final), text), lambda: final.decode(text).output_text)
-    tr_early = traced(early, text, output, slot="snapshot_trace")  # same tokens, same axes
+    tr_early = traced(early, text, output, slot="snapshot_trace")
     if tr_early is None:
         return
     cols = st.columns(3)

@@ -98,3 +98,18 @@ def test_the_training_curve_marks_the_shown_snapshot() -> None:
     at.select_slider(key="w_snapshot").set_value(found[-1]).run()
     curve = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("training"))
     assert {s["x0"] for s in curve["layout"]["shapes"]} == {found[-1]}
+
+
+def test_the_language_model_compares_snapshots_on_the_same_tokens() -> None:
+    from model.snapshots import snapshots
+
+    if not snapshots("lm"):
+        pytest.skip("lm is not bundled yet")
+    at = AppTest.from_file(SCRIPT, default_timeout=120)
+    at.query_params.update({"page": "training", "model": "lm"})
+    at.run()
+    assert not at.exception and not at.error
+    early, final, curve = figures(at)
+    assert early["data"][0]["x"] == final["data"][0]["x"]  # prompt and continuation, both
+    assert len(final["data"][0]["x"]) > len("The return statement") + 1
+    assert [t["name"] for t in curve["data"]] == ["loss"]  # no task, no held-out scores

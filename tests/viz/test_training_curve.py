@@ -26,6 +26,14 @@ def test_without_a_current_step_nothing_is_marked() -> None:
     assert not fig.layout.shapes and len(fig.data) == 1
 
 
+def test_without_scores_the_loss_stands_alone() -> None:
+    """A model with no task (the language model): no empty score panel."""
+    fig = training_curve([1, 11], [3.0, 1.0], [10], {}, current_step=10)
+    assert [a.text for a in fig.layout.annotations] == ["training loss (one batch per point)"]
+    assert "xaxis2" not in fig.layout.to_plotly_json()
+    assert len([s for s in fig.layout.shapes if s.type == "line"]) == 1
+
+
 @pytest.mark.parametrize(
     "args",
     [
