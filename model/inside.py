@@ -8,9 +8,11 @@ import numpy as np
 import torch
 
 from model.attention import MultiHeadAttention
+from model.decoder_only import DecoderOnlyTransformer
 from model.errors import InputError
 from model.layers import EncoderLayer
 from model.lens import Lens
+from model.lm import LMLens
 from model.masks import padding_mask, subsequent_mask
 from model.seq2seq import Seq2SeqLens
 from model.trace import Kind, Trace
@@ -34,7 +36,7 @@ def head_projections(
     lens: Lens, trace: Trace, kind: Kind, layer: int, head: int
 ) -> HeadProjections:
     """Re-run `lens` on the tokens `trace` saw and return one head's Q, K, V at one layer."""
-    if not isinstance(lens, Seq2SeqLens):
+    if not isinstance(lens, Seq2SeqLens | LMLens):
         raise InputError(
             f"step-by-step attention needs one of attnlens' own models, not {lens.name}"
         )
@@ -44,10 +46,16 @@ def head_projections(
             f"layer {layer}, head {head} does not exist: the model has layers 0-{n_layers - 1} "
             f"and heads 0-{n_heads - 1}"
         )
-    index = lens.tokenizer.index
-    src = torch.tensor([[index[t] for t in trace.src_tokens]], device=lens.device)  # (1, S)
-    tgt = torch.tensor([[index[t] for t in trace.tgt_tokens]], device=lens.device)  # (1, T)
-    q, k, v, mask = _layer_qkv(lens.net, src, tgt, kind, layer, lens.tokenizer.pad_id)
+    index, pad = lens.tokenizer.index, lens.tokenizer.pad_id
+    device = next(lens.net.parameters()).device
+    tgt = torch.tensor([[index[t] for t in trace.tgt_tokens]], device=device)  # (1, T)
+    if isinstance(lens, LMLens):
+        if kind != "decoder_self":
+            raise InputError(f"{lens.name} is decoder-only: it has decoder self-attention only")
+        q, k, v, mask = _causal_qkv(lens.net, tgt, layer, pad)
+    else:
+        src = torch.tensor([[index[t] for t in trace.src_tokens]], device=device)  # (1, S)
+        q, k, v, mask = _layer_qkv(lens.net, src, tgt, kind, layer, pad)
     return HeadProjections(
         kind, layer, head, _np(q[0, head]), _np(k[0, head]), _np(v[0, head]), mask
     )
@@ -80,6 +88,21 @@ def _layer_qkv(
         return (*_qkv(dec.self_attn, y, y), _bool(tgt_mask[0]))
     y = dec.sublayer[0](y, dec.self_attn(y, dec.self_attn.project_kv(y), tgt_mask)[0])
     return (*_qkv(dec.src_attn, y, x), _bool(src_mask[0].expand(T, S)))  # x: the memory
+
+
+@torch.inference_mode()
+def _causal_qkv(
+    net: DecoderOnlyTransformer, tokens: torch.Tensor, layer: int, pad: int
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, np.ndarray]:
+    """A decoder-only stack up to `layer`, and that layer's self-attention projections."""
+    T = tokens.size(1)
+    mask = padding_mask(tokens, pad) & subsequent_mask(T, tokens.device)  # (1, T, T)
+    y = net.tgt_embed(tokens) + net.positional(0, T)  # (1, T, d_model)
+    for causal in list(net.layers)[:layer]:
+        y = causal(y, mask)[0]
+    attn = net.layers[layer].self_attn
+    assert isinstance(attn, MultiHeadAttention)
+    return (*_qkv(attn, y, y), _bool(mask[0]))
 
 
 def _qkv(attn: MultiHeadAttention, x: torch.Tensor, m: torch.Tensor) -> QKV:

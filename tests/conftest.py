@@ -9,6 +9,9 @@ import torch
 
 from model import checkpoint
 from model.config import TransformerConfig
+from model.decoder_only import DecoderOnlyTransformer
+from model.lm import LMLens
+from model.registry import load
 from model.tokenizer import CharTokenizer
 from model.transformer import Transformer
 
@@ -29,3 +32,26 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     meta = {"name": "tiny", "description": "random weights", "max_source_len": 12}
     checkpoint.save(folder, tiny_transformer(), CharTokenizer(TINY_CHARS), meta)
     return folder
+
+
+@pytest.fixture(scope="session")
+def tiny_lm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random 2-layer decoder-only model saved like the bundled lm."""
+    torch.manual_seed(0)
+    folder = tmp_path_factory.mktemp("lm")
+    tok = CharTokenizer("abcdefgh .")
+    net = DecoderOnlyTransformer(
+        TransformerConfig(len(tok), len(tok), N=2, d_model=16, d_ff=32, h=2, max_len=32)
+    )
+    with torch.no_grad():  # like a trained model: <pad>, <s> and <unk> are never predicted
+        net.generator.bias[[tok.pad_id, tok.bos_id, tok.unk_id]] = -1e4
+    checkpoint.save(folder, net, tok, {"name": "tiny-lm", "architecture": "decoder"})
+    return folder
+
+
+@pytest.fixture(scope="session")
+def lm(tiny_lm_dir: Path) -> LMLens:
+    """The tiny decoder-only model, loaded."""
+    lens = load(str(tiny_lm_dir), device="cpu")
+    assert isinstance(lens, LMLens)
+    return lens

@@ -11,6 +11,7 @@ import numpy as np
 from streamlit.testing.v1 import AppTest
 
 import model
+from model.lm import LMLens
 
 SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
 
@@ -76,3 +77,15 @@ def test_bad_input_gives_a_message(tiny_model_dir: Path) -> None:
     at.text_input(key="w_text").input("").run()
     assert not at.exception
     assert any("empty" in e.value for e in at.error)
+
+
+def test_a_decoder_only_model_shows_its_five_steps(tiny_lm_dir: Path, lm: LMLens) -> None:
+    at = AppTest.from_file(SCRIPT, default_timeout=60)
+    at.session_state["default_model"] = str(tiny_lm_dir)
+    at.query_params.update({"page": "inside", "text": "bad cafe", "layer": "1", "head": "0"})
+    at.run()
+    assert not at.exception and not at.error
+    assert not any("needs one of" in i.value for i in at.info)
+    recorded = lm.trace("bad cafe").decoder_self
+    assert recorded is not None
+    np.testing.assert_allclose(softmax_cells(at), recorded[1, 0], atol=1e-5)

@@ -10,6 +10,7 @@ import pytest
 
 import model
 from model.inside import head_projections
+from model.lm import LMLens
 
 
 @pytest.mark.parametrize("kind", ["encoder_self", "decoder_self", "cross"])
@@ -42,3 +43,21 @@ def test_a_head_that_does_not_exist_is_refused(tiny_model_dir: Path) -> None:
     tr = lens.trace("bad", target="dab")
     with pytest.raises(model.InputError, match="layers 0-1 and heads 0-1"):
         head_projections(lens, tr, "cross", 2, 0)
+
+
+def test_a_decoder_only_model_gives_back_its_causal_attention(lm: LMLens) -> None:
+    tr = lm.trace("bad cafe", target=" head")
+    recorded = tr.attention("decoder_self")
+    assert recorded is not None
+    T = len(tr.tgt_tokens)
+    for layer in range(2):
+        for head in range(2):
+            p = head_projections(lm, tr, "decoder_self", layer, head)
+            assert p.q.shape == (T, 8) and p.k.shape == (T, 8)
+            scores = np.where(p.mask, p.q @ p.k.T / math.sqrt(8), -np.inf)
+            weights = np.exp(scores - scores.max(1, keepdims=True))
+            weights /= weights.sum(1, keepdims=True)
+            np.testing.assert_allclose(weights, recorded[layer, head], atol=1e-5)
+    np.testing.assert_array_equal(p.mask, tr.decoder_self_mask)
+    with pytest.raises(model.InputError, match="decoder-only"):
+        head_projections(lm, tr, "cross", 0, 0)

@@ -9,32 +9,14 @@ import numpy as np
 import pytest
 import torch
 
-from model import InputError, checkpoint, load
+from model import InputError, load
 from model.config import TransformerConfig
 from model.corpus import CHARS, load_corpus
-from model.decoder_only import DecoderOnlyTransformer
 from model.lm import LMLens
 from model.registry import BUNDLED_DIR
 from model.tokenizer import CharTokenizer
 from model.train import TrainConfig
 from model.train_lm import perplexity, train_lm
-
-
-@pytest.fixture(scope="module")
-def lm(tmp_path_factory: pytest.TempPathFactory) -> LMLens:
-    """A random 2-layer decoder-only model saved like the bundled lm."""
-    torch.manual_seed(0)
-    folder = tmp_path_factory.mktemp("lm")
-    tok = CharTokenizer("abcdefgh .")
-    net = DecoderOnlyTransformer(
-        TransformerConfig(len(tok), len(tok), N=2, d_model=16, d_ff=32, h=2, max_len=32)
-    )
-    with torch.no_grad():  # like a trained model: <pad>, <s> and <unk> are never predicted
-        net.generator.bias[[tok.pad_id, tok.bos_id, tok.unk_id]] = -1e4
-    checkpoint.save(folder, net, tok, {"name": "tiny-lm", "architecture": "decoder"})
-    lens = load(str(folder), device="cpu")
-    assert isinstance(lens, LMLens)
-    return lens
 
 
 def test_trace_puts_text_on_the_decoder_side(lm: LMLens) -> None:
