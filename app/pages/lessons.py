@@ -8,6 +8,7 @@ import streamlit as st
 import viz
 from app import show, urlstate
 from app.frame import traced_page_start
+from app.inputs import KIND_LABELS
 from app.lessons_text import LESSONS, Lesson
 from app.safe_text import md
 from model.trace import Kind, Trace
@@ -32,8 +33,11 @@ def _layer(tr: Trace, which: str) -> int:
 
 
 def _figure(name: str, tr: Trace, kind: Kind, layer: int) -> go.Figure:
-    """The lesson's figures by name; every one is a viz function on the live trace."""
+    """The lesson's figures by name; every one is a viz function on the live trace. A figure
+    naming a kind of attention the model lacks shows the lesson's kind instead."""
     view, _, arg = name.partition(":")
+    if arg and arg not in tr.kinds:
+        arg = kind
     if view == "stats":
         return viz.head_stats_chart(viz.head_statistics(tr), arg, "entropy")  # type: ignore[arg-type]
     if view == "masks":
@@ -44,24 +48,45 @@ def _figure(name: str, tr: Trace, kind: Kind, layer: int) -> go.Figure:
         return viz.positional_view(tr)
     if view == "model_view":
         return viz.model_view(tr, kind)
-    if view == "alignment":
+    if view == "alignment" and "cross" in tr.kinds:
         return viz.cross_alignment(tr, layer, 0)
     return viz.head_heatmap(tr, kind, layer, 0)
 
 
 def lesson(item: Lesson, tr: Trace) -> None:
-    kind: Kind = item.kind  # type: ignore[assignment]
-    if kind not in tr.kinds:
-        st.info(md(f"This lesson needs {kind.replace('_', ' ')} attention; this model has none."))
-        return
+    kind = stand_in(item.kind, tr)  # type: ignore[arg-type]
+    if kind != item.kind:
+        wanted, shown = KIND_LABELS[item.kind], KIND_LABELS[kind]
+        st.caption(md(f"{tr.model.name} has no {wanted}: this lesson uses its {shown} instead."))
     layer = _layer(tr, item.layer)
     text_col, fig_col = st.columns([2, 3])
     with text_col:
         st.header(item.title)
         st.markdown(item.body)  # our own fixed words, no user text
     with fig_col:
-        show.figure(_figure(item.context, tr, kind, layer), f"context_{item.key}", item.key)
+        drawn(item.context, tr, kind, layer, f"context_{item.key}", item.key)
     predict_then_reveal(item, tr, kind, layer)
+
+
+def stand_in(kind: Kind, tr: Trace) -> Kind:
+    """The lesson's kind of attention, or the nearest this model has: the other stack's
+    self-attention first (a decoder-only or encoder-only model), then whatever it records."""
+    if kind in tr.kinds:
+        return kind
+    nearest: dict[str, tuple[Kind, ...]] = {
+        "encoder_self": ("decoder_self",), "decoder_self": ("encoder_self",), "cross": (),
+    }  # fmt: skip
+    return next((k for k in nearest[kind] if k in tr.kinds), tr.kinds[0])
+
+
+def drawn(name: str, tr: Trace, kind: Kind, layer: int, key: str, file_name: str) -> None:
+    """One of the lesson's figures, or a message where this model cannot give it."""
+    try:
+        fig = _figure(name, tr, kind, layer)
+    except ValueError as err:
+        st.info(md(err))
+        return
+    show.figure(fig, key, file_name)
 
 
 def predict_then_reveal(item: Lesson, tr: Trace, kind: Kind, layer: int) -> None:
@@ -88,7 +113,7 @@ def predict_then_reveal(item: Lesson, tr: Trace, kind: Kind, layer: int) -> None
         st.success(md(f"Right: the answer is {keys[answer]}."))
     else:
         st.warning(md(f"Not quite: the answer is {keys[answer]}; you guessed {keys[int(guess)]}."))
-    show.figure(_figure(item.reveal, tr, kind, layer), f"reveal_{item.key}", f"{item.key}-reveal")
+    drawn(item.reveal, tr, kind, layer, f"reveal_{item.key}", f"{item.key}-reveal")
     if st.button("Hide again", key=f"hide_{item.key}"):
         st.session_state[revealed] = False
         st.rerun()

@@ -46,3 +46,22 @@ def test_bad_input_gives_a_message(tiny_model_dir: Path) -> None:
     at = open_page(tiny_model_dir, text="")
     assert not at.exception
     assert any("empty" in e.value for e in at.error)
+
+
+@pytest.mark.parametrize("lesson", [item.key for item in LESSONS])
+def test_a_decoder_only_model_follows_every_lesson_with_what_it_has(
+    tiny_lm_dir: Path, lesson: str
+) -> None:
+    """No encoder, no cross-attention: each lesson stands in the decoder's own attention,
+    says so, and reveals without an exception (one lesson used to raise)."""
+    at = AppTest.from_file(SCRIPT, default_timeout=60)
+    at.session_state["default_model"] = str(tiny_lm_dir)
+    at.query_params.update({"page": "lessons", "text": "bad cafe", "lesson": lesson})
+    at.run()
+    assert not at.exception and not at.error
+    item = next(x for x in LESSONS if x.key == lesson)
+    says_stand_in = any("instead" in c.value for c in at.caption)
+    assert says_stand_in == (item.kind != "decoder_self")
+    assert len(at.get("plotly_chart")) == 1
+    at.button(key=f"reveal_{lesson}").click().run()
+    assert not at.exception and not at.error and len(at.get("plotly_chart")) == 2
