@@ -1,0 +1,32 @@
+"""Every page opens on every model attnlens lists, in its default state, without an exception.
+
+Each model has a different shape (encoder-decoder with character or word tokens, decoder-only,
+encoder-only from Hugging Face), and pages that assume one shape fail on another: this sweep
+is how the Lessons traceback on `lm` and Decode's refused default on `lm` would have shown.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from app.main import PAGES
+from model import bundled_models
+
+SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
+MODELS = [entry.name for entry in bundled_models()]
+
+
+@pytest.mark.parametrize("model_name", MODELS)
+@pytest.mark.parametrize("page", [url for _, _, url in PAGES])
+def test_page_opens_without_an_exception(page: str, model_name: str) -> None:
+    at = AppTest.from_file(SCRIPT, default_timeout=120)
+    at.query_params.update({"page": page, "model": model_name})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.title and at.title[0].value  # the page drew itself, not just the sidebar
+    errors = [e.value for e in at.error]
+    if not (page == "decode" and model_name == "minilm"):  # an encoder does not generate
+        assert not errors, errors
