@@ -6,12 +6,13 @@ from pathlib import Path
 
 import pytest
 import torch
+from streamlit.testing.v1 import AppTest
 
 from model import checkpoint
 from model.config import TransformerConfig
 from model.decoder_only import DecoderOnlyTransformer
 from model.lm import LMLens
-from model.registry import load
+from model.registry import bundled_models, load
 from model.tokenizer import CharTokenizer
 from model.transformer import Transformer
 
@@ -55,3 +56,21 @@ def lm(tiny_lm_dir: Path) -> LMLens:
     lens = load(str(tiny_lm_dir), device="cpu")
     assert isinstance(lens, LMLens)
     return lens
+
+
+APP_SCRIPT = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
+
+
+def require_bundled(*names: str) -> None:
+    """Skip the test unless every named model is bundled (a bare clone has none trained)."""
+    missing = set(names) - {entry.name for entry in bundled_models()}
+    if missing:
+        pytest.skip(f"not bundled yet: {', '.join(sorted(missing))}")
+
+
+def open_bundled(page: str, model_name: str, timeout: float = 60, **params: str) -> AppTest:
+    """A page of the app run once on a bundled model (the test is skipped if it is missing)."""
+    require_bundled(model_name)
+    at = AppTest.from_file(APP_SCRIPT, default_timeout=timeout)
+    at.query_params.update({"page": page, "model": model_name, **params})
+    return at.run()

@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests.conftest import open_bundled
 
 SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
 
@@ -115,13 +116,7 @@ def test_query_params_restore_strategy_and_step(tiny_model_dir: Path) -> None:
 def test_a_decoder_only_model_decodes_by_default_and_room_follows_the_prompt() -> None:
     """The prompt of a decoder-only model takes positions from the output: the default max
     length is what is left, and a longer prompt lowers a setting that no longer fits."""
-    from app.sidebar import bundled_names
-
-    if "lm" not in bundled_names():
-        pytest.skip("lm is not bundled yet")
-    at = AppTest.from_file(SCRIPT, default_timeout=60)
-    at.query_params.update({"page": "decode", "model": "lm", "strategy": "sample"})
-    at.run()
+    at = open_bundled("decode", "lm", strategy="sample")
     assert not at.exception and not at.error
     room = at.number_input(key="w_max_len").value
     assert room == 128 - 1 - len("The return statement")  # 128 positions: <s>, the prompt

@@ -11,6 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from model.seq2seq import Seq2SeqLens
+from tests.conftest import open_bundled, require_bundled
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = str(ROOT / "app" / "main.py")
@@ -182,13 +183,8 @@ def test_figures_download_as_html_and_when_possible_png_and_svg(tiny_model_dir: 
 
 
 def test_the_text_follows_each_models_example_until_the_user_types() -> None:
-    from app.sidebar import bundled_names
-
-    if not {"reverse", "dates"} <= set(bundled_names()):
-        pytest.skip("reverse and dates are not bundled yet")
-    at = AppTest.from_file(SCRIPT, default_timeout=60)
-    at.query_params.update({"page": "explore", "model": "reverse"})
-    at.run()
+    require_bundled("reverse", "dates")
+    at = open_bundled("explore", "reverse")
     assert at.text_input(key="w_text").value == "hello world"
     at.selectbox(key="w_model_choice").select("dates").run()
     assert at.text_input(key="w_text").value == "sat 21 nov 2026"
@@ -199,25 +195,13 @@ def test_the_text_follows_each_models_example_until_the_user_types() -> None:
 
 
 def test_the_output_line_spells_word_outputs_with_spaces() -> None:
-    from app.sidebar import bundled_names
-
-    if "translate" not in bundled_names():
-        pytest.skip("translate is not bundled yet")
-    at = AppTest.from_file(SCRIPT, default_timeout=60)
-    at.query_params.update({"page": "explore", "model": "translate"})
-    at.run()
+    at = open_bundled("explore", "translate")
     assert not at.exception and not at.warning
     assert "Output: lo gat vid un ca dom" in [t.value for t in at.text]
 
 
 def test_cross_attention_circles_the_true_alignment_when_the_task_knows_it() -> None:
-    from app.sidebar import bundled_names
-
-    if not {"translate", "reverse"} <= set(bundled_names()):
-        pytest.skip("translate and reverse are not bundled yet")
-    at = AppTest.from_file(SCRIPT, default_timeout=60)
-    at.query_params.update({"page": "explore", "model": "translate", "layer": "1", "head": "0"})
-    at.run()
+    at = open_bundled("explore", "translate", layer="1", head="0")
     spec = heatmap(at)
     circles = spec["data"][-1]
     assert circles["type"] == "scatter" and circles["name"] == "true source"
@@ -225,14 +209,10 @@ def test_cross_attention_circles_the_true_alignment_when_the_task_knows_it() -> 
     assert "argmax on the true source: " in spec["layout"]["title"]["text"]
     at.selectbox(key="w_kind").select("encoder_self").run()
     assert heatmap(at)["data"][-1]["type"] == "heatmap"  # circles on cross-attention only
-    at = AppTest.from_file(SCRIPT, default_timeout=60)
-    at.query_params.update({"page": "explore", "model": "reverse", "target": "wrong"})
-    at.run()
+    at = open_bundled("explore", "reverse", target="wrong")
     assert not at.exception
     assert any("The right output is “dlrow olleh”" in c.value for c in at.caption)
     assert heatmap(at)["data"][-1]["type"] == "heatmap"
-    at = AppTest.from_file(SCRIPT, default_timeout=60)
-    at.query_params.update({"page": "explore", "model": "dates"})  # "sat 21 nov 2026"
-    at.run()
+    at = open_bundled("explore", "dates")  # "sat 21 nov 2026"
     circles = heatmap(at)["data"][-1]
     assert circles["type"] == "scatter" and len(circles["x"]) == len("2026-11-21")

@@ -6,8 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 from streamlit.testing.v1 import AppTest
+
+from tests.conftest import open_bundled
 
 SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
 
@@ -59,13 +60,7 @@ def test_bad_input_gives_a_message(tiny_model_dir: Path) -> None:
 
 
 def test_task_models_get_an_aligned_column_and_alignment_heads() -> None:
-    from app.sidebar import bundled_names
-
-    if "reverse" not in bundled_names():
-        pytest.skip("reverse is not bundled yet")
-    at = AppTest.from_file(SCRIPT, default_timeout=60)
-    at.query_params.update({"page": "heads", "model": "reverse", "kind": "cross"})
-    at.run()
+    at = open_bundled("heads", "reverse", kind="cross")
     assert not at.exception and not at.error
     stats = at.dataframe[0].value
     cross = stats[stats["kind"] == "cross"]
