@@ -30,3 +30,15 @@ def test_page_opens_without_an_exception(page: str, model_name: str) -> None:
     errors = [e.value for e in at.error]
     if not (page == "decode" and model_name == "minilm"):  # an encoder does not generate
         assert not errors, errors
+
+
+@pytest.mark.parametrize("model_name", MODELS)
+@pytest.mark.parametrize("page", ["explore", "heads", "inside"])
+def test_every_kind_of_attention_draws(page: str, model_name: str) -> None:
+    at = AppTest.from_file(SCRIPT, default_timeout=120)
+    at.query_params.update({"page": page, "model": model_name})
+    at.run()
+    for kind in at.selectbox(key="w_kind").options:
+        at.selectbox(key="w_kind").select(kind).run()
+        assert not at.exception, (kind, [e.value for e in at.exception])
+        assert not at.error, (kind, [e.value for e in at.error])
