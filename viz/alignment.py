@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from model.trace import Trace
-from viz.heatmap import masked_layer, weight_layer
+from viz.heatmap import grid_layout, masked_layer, weight_layer
 from viz.labels import position_labels, token_text
 from viz.select import allowed_of, attention_of, check_head, check_layer
 
@@ -31,14 +31,8 @@ def cross_alignment(trace: Trace, layer: int | None = None, head: int | None = N
     layers.append(_best(best, x, y))
     which = "mean of heads" if head is None else f"head {head}"
     fig = go.Figure(layers)
-    fig.update_layout(
-        title={"text": f"cross-attention alignment · layer {layer} · {which}", "y": 0.97,
-               "yanchor": "top"},
-        xaxis={"title": "source", "type": "category", "side": "top"},
-        yaxis={"title": "target (input → produced)", "type": "category", "autorange": "reversed"},
-        plot_bgcolor="white",
-        margin={"l": 10, "r": 10, "t": 120, "b": 10},
-    )  # fmt: skip
+    title = f"cross-attention alignment · layer {layer} · {which}"
+    fig.update_layout(grid_layout(title, "source", "target (input → produced)"))
     return fig
 
 

@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 
 from model.decoding.record import DecodeRun
 from viz.beam import chosen_path
+from viz.heatmap import grid_layout
 from viz.labels import position_labels, token_text
 
 
@@ -40,12 +41,8 @@ def decoding_alignment(
             ygap=1,
         )
     )
-    fig.update_layout(
-        title=f"cross-attention row added at each step · layer {layer} · {which} · {run.strategy}",
-        xaxis={"title": "source", "type": "category", "side": "top"},
-        yaxis={"title": "step → token chosen", "type": "category", "autorange": "reversed"},
-        plot_bgcolor="white",
-    )
+    title = f"cross-attention row added at each step · layer {layer} · {which} · {run.strategy}"
+    fig.update_layout(grid_layout(title, "source", "step → token chosen"))
     return fig
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -46,18 +47,20 @@ def head_heatmap(
         layers.append(reference_layer(reference, x, y))
         found = f"<br>argmax on the true source: {hits} of {len(reference)} output tokens"
     fig = go.Figure(layers)
-    fig.update_layout(
-        title={
-            "text": f"{KIND_TITLES[kind]} · layer {layer} · head {head}{found}",
-            "y": 0.97,
-            "yanchor": "top",
-        },
-        xaxis={"title": "key", "type": "category", "side": "top"},
-        yaxis={"title": "query", "type": "category", "autorange": "reversed"},
-        plot_bgcolor="white",
-        margin={"l": 10, "r": 10, "t": 120, "b": 10},
-    )
+    fig.update_layout(grid_layout(f"{KIND_TITLES[kind]} · layer {layer} · head {head}{found}"))
     return fig
+
+
+def grid_layout(title: str, columns: str = "key", rows: str = "query") -> dict[str, Any]:
+    """The layout every rows × columns grid of positions shares: column labels on top, the
+    first row at the top, room above for rotated labels and a two-line title."""
+    return {
+        "title": {"text": title, "y": 0.97, "yanchor": "top"},
+        "xaxis": {"title": columns, "type": "category", "side": "top"},
+        "yaxis": {"title": rows, "type": "category", "autorange": "reversed"},
+        "plot_bgcolor": "white",
+        "margin": {"l": 10, "r": 10, "t": 120, "b": 10},
+    }
 
 
 def weight_layer(

@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 
 from model.trace import Kind, Trace
 from viz.flow import layered_max_flows
+from viz.heatmap import grid_layout
 from viz.labels import position_labels
 from viz.select import KIND_TITLES, attention_of, check_layer
 
@@ -85,19 +86,6 @@ def rollout_view(
             ygap=1,
         )
     )
-    fig.update_layout(
-        title={
-            "text": f"attention {method} · {KIND_TITLES[kind]} · layers 0–{layer}",
-            "y": 0.97,
-            "yanchor": "top",
-        },
-        xaxis={"title": "input position", "type": "category", "side": "top"},
-        yaxis={
-            "title": f"position after layer {layer}",
-            "type": "category",
-            "autorange": "reversed",
-        },
-        plot_bgcolor="white",
-        margin={"l": 10, "r": 10, "t": 120, "b": 10},
-    )
+    title = f"attention {method} · {KIND_TITLES[kind]} · layers 0–{layer}"
+    fig.update_layout(grid_layout(title, "input position", f"position after layer {layer}"))
     return fig
