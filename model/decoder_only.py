@@ -12,20 +12,14 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
-from model.attention import KV, MultiHeadAttention
+from model.attention import KV
 from model.config import TransformerConfig
-from model.layers import AddNorm, Embeddings, FeedForward
+from model.layers import Embeddings, SelfAttentionLayer
 from model.positional import rows, sinusoidal_encoding
 
 
-class CausalLayer(nn.Module):
+class CausalLayer(SelfAttentionLayer):
     """Masked self-attention and feed-forward, each wrapped in Add & Norm (§3.1)."""
-
-    def __init__(self, d_model: int, h: int, d_ff: int, dropout: float) -> None:
-        super().__init__()
-        self.self_attn = MultiHeadAttention(d_model, h)
-        self.feed_forward = FeedForward(d_model, d_ff, dropout)
-        self.sublayer = nn.ModuleList([AddNorm(d_model, dropout) for _ in range(2)])
 
     def forward(
         self,

@@ -50,14 +50,20 @@ class AddNorm(nn.Module):
         return out
 
 
-class EncoderLayer(nn.Module):
-    """§3.1: self-attention, then feed-forward, each wrapped in Add & Norm."""
+class SelfAttentionLayer(nn.Module):
+    """The parts of a layer with two sublayers (§3.1): self-attention and feed-forward, each
+    in Add & Norm. The encoder's layer and the decoder-only model's causal layer differ only
+    in how they run them."""
 
     def __init__(self, d_model: int, h: int, d_ff: int, dropout: float) -> None:
         super().__init__()
         self.self_attn = MultiHeadAttention(d_model, h)
         self.feed_forward = FeedForward(d_model, d_ff, dropout)
         self.sublayer = nn.ModuleList([AddNorm(d_model, dropout) for _ in range(2)])
+
+
+class EncoderLayer(SelfAttentionLayer):
+    """§3.1: self-attention, then feed-forward, each wrapped in Add & Norm."""
 
     def forward(
         self, x: torch.Tensor, src_mask: torch.Tensor, head_mask: torch.Tensor | None = None
