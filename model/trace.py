@@ -94,8 +94,7 @@ class Trace:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Trace:
-        if data.get("schema") != SCHEMA:
-            raise ValueError(f"expected schema {SCHEMA!r}, got {data.get('schema')!r}")
+        check_schema(data, SCHEMA)
         att, masks = data["attention"], data["masks"]
         return cls(
             model=ModelInfo(**data["model"]),
@@ -190,3 +189,9 @@ def _list(a: np.ndarray | None) -> Any:
 
 def _array(value: Any, dtype: type) -> np.ndarray | None:
     return None if value is None else np.asarray(value, dtype=dtype)
+
+
+def check_schema(data: dict[str, Any], schema: str) -> None:
+    """Refuse a record of another kind or version than the one being read."""
+    if data.get("schema") != schema:
+        raise ValueError(f"expected schema {schema!r}, got {data.get('schema')!r}")

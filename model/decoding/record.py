@@ -10,7 +10,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from model.trace import ModelInfo
+from model.trace import ModelInfo, check_schema
 
 SCHEMA = "attnlens.decode/1"
 BeamStatus = Literal["alive", "finished", "pruned"]
@@ -148,8 +148,7 @@ class DecodeRun:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DecodeRun:
-        if data.get("schema") != SCHEMA:
-            raise ValueError(f"expected schema {SCHEMA!r}, got {data.get('schema')!r}")
+        check_schema(data, SCHEMA)
         return cls(
             strategy=data["strategy"],
             params=_params_in(data["params"]),
