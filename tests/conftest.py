@@ -61,6 +61,14 @@ def lm(tiny_lm_dir: Path) -> LMLens:
 APP_SCRIPT = str(Path(__file__).resolve().parents[1] / "app" / "main.py")
 
 
+def open_on(model_dir: Path, page: str, **params: str) -> AppTest:
+    """A page of the app run once, the session's default model a folder of ours."""
+    at = AppTest.from_file(APP_SCRIPT, default_timeout=60)
+    at.session_state["default_model"] = str(model_dir)
+    at.query_params.update({"page": page, **params})
+    return at.run()
+
+
 def require_bundled(*names: str) -> None:
     """Skip the test unless every named model is bundled (a bare clone has none trained)."""
     missing = set(names) - {entry.name for entry in bundled_models()}

@@ -8,16 +8,11 @@ from typing import Any
 
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import open_bundled
-
-SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
+from tests.conftest import open_bundled, open_on
 
 
 def open_page(model_dir: Path, **params: str) -> AppTest:
-    at = AppTest.from_file(SCRIPT, default_timeout=60)
-    at.session_state["default_model"] = str(model_dir)
-    at.query_params.update({"page": "decode", "text": "bad cafe", **params})
-    return at.run()
+    return open_on(model_dir, "decode", **{"text": "bad cafe", **params})
 
 
 def chart(at: AppTest, title_part: str) -> dict[str, Any]:

@@ -11,17 +11,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from model.seq2seq import Seq2SeqLens
-from tests.conftest import open_bundled, require_bundled
+from tests.conftest import open_bundled, open_on, require_bundled
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = str(ROOT / "app" / "main.py")
 
 
 def open_page(model_dir: Path, page: str = "explore", **params: str) -> AppTest:
-    at = AppTest.from_file(SCRIPT, default_timeout=60)
-    at.session_state["default_model"] = str(model_dir)
-    at.query_params.update({"page": page, **params})
-    return at.run()
+    return open_on(model_dir, page, **params)
 
 
 def chart(at: AppTest, title_start: str) -> dict[str, Any]:

@@ -12,15 +12,11 @@ from streamlit.testing.v1 import AppTest
 
 import model
 from model.lm import LMLens
-
-SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
+from tests.conftest import open_on
 
 
 def open_page(model_dir: Path, **params: str) -> AppTest:
-    at = AppTest.from_file(SCRIPT, default_timeout=60)
-    at.session_state["default_model"] = str(model_dir)
-    at.query_params.update({"page": "inside", "text": "bad", "target": "dab", **params})
-    return at.run()
+    return open_on(model_dir, "inside", **{"text": "bad", "target": "dab", **params})
 
 
 def chart(at: AppTest, title_start: str) -> dict[str, Any]:
@@ -80,10 +76,7 @@ def test_bad_input_gives_a_message(tiny_model_dir: Path) -> None:
 
 
 def test_a_decoder_only_model_shows_its_five_steps(tiny_lm_dir: Path, lm: LMLens) -> None:
-    at = AppTest.from_file(SCRIPT, default_timeout=60)
-    at.session_state["default_model"] = str(tiny_lm_dir)
-    at.query_params.update({"page": "inside", "text": "bad cafe", "layer": "1", "head": "0"})
-    at.run()
+    at = open_on(tiny_lm_dir, "inside", text="bad cafe", layer="1", head="0")
     assert not at.exception and not at.error
     assert not any("needs one of" in i.value for i in at.info)
     recorded = lm.trace("bad cafe").decoder_self

@@ -8,15 +8,11 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.lessons_text import LESSONS
-
-SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
+from tests.conftest import open_on
 
 
 def open_page(model_dir: Path, **params: str) -> AppTest:
-    at = AppTest.from_file(SCRIPT, default_timeout=60)
-    at.session_state["default_model"] = str(model_dir)
-    at.query_params.update({"page": "lessons", "text": "bad", "target": "dab", **params})
-    return at.run()
+    return open_on(model_dir, "lessons", **{"text": "bad", "target": "dab", **params})
 
 
 @pytest.mark.parametrize("lesson", [item.key for item in LESSONS])
@@ -54,10 +50,7 @@ def test_a_decoder_only_model_follows_every_lesson_with_what_it_has(
 ) -> None:
     """No encoder, no cross-attention: each lesson stands in the decoder's own attention,
     says so, and reveals without an exception (one lesson used to raise)."""
-    at = AppTest.from_file(SCRIPT, default_timeout=60)
-    at.session_state["default_model"] = str(tiny_lm_dir)
-    at.query_params.update({"page": "lessons", "text": "bad cafe", "lesson": lesson})
-    at.run()
+    at = open_on(tiny_lm_dir, "lessons", text="bad cafe", lesson=lesson)
     assert not at.exception and not at.error
     item = next(x for x in LESSONS if x.key == lesson)
     says_stand_in = any("instead" in c.value for c in at.caption)

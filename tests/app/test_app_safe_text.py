@@ -9,8 +9,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.safe_text import md
-
-SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
+from tests.conftest import APP_SCRIPT
 
 
 @pytest.mark.parametrize(
@@ -24,7 +23,7 @@ def test_markdown_characters_are_escaped(text: str) -> None:
 
 
 def test_a_warning_quoting_user_text_escapes_it(tiny_model_dir: Path) -> None:
-    at = AppTest.from_file(SCRIPT, default_timeout=60)
+    at = AppTest.from_file(APP_SCRIPT, default_timeout=60)
     at.session_state["default_model"] = str(tiny_model_dir)
     at.query_params.update({"text": "ab*_<i>"})
     at.run()
@@ -36,7 +35,7 @@ def test_a_warning_quoting_user_text_escapes_it(tiny_model_dir: Path) -> None:
 def test_no_page_writes_user_text_as_markdown() -> None:
     """Markdown messages built from values go through md(); fixed words are marked as such."""
     calls = re.compile(r"st\.(?:error|warning|info|success|caption|markdown|write|spinner)\((.*)")
-    for path in Path(SCRIPT).parent.rglob("*.py"):
+    for path in Path(APP_SCRIPT).parent.rglob("*.py"):
         for line in path.read_text().splitlines():
             match = calls.search(line)
             if match is None or "fixed words" in line:

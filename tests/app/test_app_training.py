@@ -11,9 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from model import checkpoint
 from model.tokenizer import CharTokenizer
-from tests.conftest import TINY_CHARS, open_bundled, tiny_transformer
-
-SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
+from tests.conftest import TINY_CHARS, open_bundled, open_on, tiny_transformer
 
 
 @pytest.fixture(scope="module")
@@ -31,10 +29,7 @@ def trained_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def open_page(model_dir: Path, **params: str) -> AppTest:
-    at = AppTest.from_file(SCRIPT, default_timeout=60)
-    at.session_state["default_model"] = str(model_dir)
-    at.query_params.update({"page": "training", "text": "bad", **params})
-    return at.run()
+    return open_on(model_dir, "training", **{"text": "bad", **params})
 
 
 def figures(at: AppTest) -> list[dict[str, Any]]:

@@ -7,22 +7,20 @@ is how the Lessons traceback on `lm` and Decode's refused default on `lm` would 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from app.main import PAGES
 from model import bundled_models
+from tests.conftest import APP_SCRIPT
 
-SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
 MODELS = [entry.name for entry in bundled_models()]
 
 
 @pytest.mark.parametrize("model_name", MODELS)
 @pytest.mark.parametrize("page", [url for _, _, url in PAGES])
 def test_page_opens_without_an_exception(page: str, model_name: str) -> None:
-    at = AppTest.from_file(SCRIPT, default_timeout=120)
+    at = AppTest.from_file(APP_SCRIPT, default_timeout=120)
     at.query_params.update({"page": page, "model": model_name})
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -35,7 +33,7 @@ def test_page_opens_without_an_exception(page: str, model_name: str) -> None:
 @pytest.mark.parametrize("model_name", MODELS)
 @pytest.mark.parametrize("page", ["explore", "heads", "inside"])
 def test_every_kind_of_attention_draws(page: str, model_name: str) -> None:
-    at = AppTest.from_file(SCRIPT, default_timeout=120)
+    at = AppTest.from_file(APP_SCRIPT, default_timeout=120)
     at.query_params.update({"page": page, "model": model_name})
     at.run()
     for kind in at.selectbox(key="w_kind").options:
