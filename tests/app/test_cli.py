@@ -35,40 +35,9 @@ def test_trace_writes_csv_and_npz(
     tiny_model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     csv, npz = tmp_path / "t.csv", tmp_path / "t.npz"
-    assert (
-        run(
-            [
-                "trace",
-                str(tiny_model_dir),
-                "ab",
-                "--target",
-                "b",
-                "--format",
-                "csv",
-                "--out",
-                str(csv),
-            ],
-            capsys,
-        )[0]
-        == 0
-    )
-    assert (
-        run(
-            [
-                "trace",
-                str(tiny_model_dir),
-                "ab",
-                "--target",
-                "b",
-                "--format",
-                "npz",
-                "--out",
-                str(npz),
-            ],
-            capsys,
-        )[0]
-        == 0
-    )
+    for fmt, out in (("csv", csv), ("npz", npz)):
+        args = ["trace", str(tiny_model_dir), "ab", "--target", "b", "--format", fmt]
+        assert run([*args, "--out", str(out)], capsys)[0] == 0
     frame = pd.read_csv(csv)
     tr = Trace.from_npz(npz.read_bytes())
     assert len(frame) == sum(
