@@ -15,18 +15,27 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet $(TORCH)
-	$(BIN)/python -m pip install --quiet -e '.[dev]' $(TORCH)
+	$(BIN)/python -m pip install --quiet -e '.[all,dev]' $(TORCH)
 	touch $(STAMP)
 
 run: install
 	$(BIN)/attnlens serve --port $(PORT)
 
-lint: install
-	$(BIN)/ruff check model viz app tests bench
-	$(BIN)/ruff format --check model viz app tests bench
+SOURCES := attnlens record model viz app tests bench
 
+lint: install
+	$(BIN)/ruff check $(SOURCES)
+	$(BIN)/ruff format --check $(SOURCES)
+
+# mypy reads the folders as the package they install as (attnlens.*, see pyproject.toml's
+# package-dir): it checks them through a tree of links, .typecheck/attnlens/{record,model,…}.
 typecheck: install
-	$(BIN)/mypy model viz app bench
+	rm -rf .typecheck && mkdir -p .typecheck/attnlens
+	ln -s ../../attnlens/__init__.py .typecheck/attnlens/__init__.py
+	for d in record model viz app; do ln -s ../../$$d .typecheck/attnlens/$$d; done
+	ln -s ../bench .typecheck/bench && ln -s ../tests .typecheck/tests
+	cd .typecheck && ../$(BIN)/mypy --config-file ../pyproject.toml --cache-dir ../.mypy_cache \
+	  -p attnlens -p bench
 
 browser-deps:
 	@command -v chromium >/dev/null 2>&1 || { \
@@ -42,12 +51,10 @@ test: install browser-deps lint typecheck unit
 bench: install
 	$(BIN)/python -m bench
 
+# every recipe of model/training/recipes.py, each into its bundled folder
 models: install
-	$(BIN)/attnlens train reverse --out model/bundled/reverse
-	$(BIN)/attnlens train sort --out model/bundled/sort
-	$(BIN)/attnlens train dates --out model/bundled/dates
-	$(BIN)/attnlens train translate --out model/bundled/translate
-	$(BIN)/attnlens train lm --out model/bundled/lm
+	for recipe in $$($(BIN)/attnlens train --list); do \
+	  $(BIN)/attnlens train $$recipe --out model/bundled/$$recipe || exit 1; done
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .typecheck

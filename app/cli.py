@@ -1,4 +1,5 @@
-"""The `attnlens` command line (CONTRACTS.md): bad input exits 2 with one line, no traceback."""
+"""The `attnlens` command line (README, "Command line"): bad input exits 2 with one line, no
+traceback."""
 
 from __future__ import annotations
 
@@ -7,13 +8,15 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import NoReturn
 
-import model
-from app.cli_decode import add_decode_parser, cmd_decode
-from app.plot_command import add_plot_parser, cmd_plot
-from model.train import TrainConfig
+import attnlens
+from attnlens.app.cli_decode import add_decode_parser, cmd_decode
+from attnlens.app.output import write_bytes, write_text
+from attnlens.app.plot_command import add_plot_parser, cmd_plot
+from attnlens.model.training.config import TrainConfig
 
 
 class UsageError(Exception):
@@ -42,8 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("--out", type=Path, help="write here instead of standard output")
     trace.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
 
-    train = sub.add_parser("train", help="train a bundled model's task from scratch")
-    train.add_argument("task", metavar="TASK")
+    train = sub.add_parser("train", help="train a bundled model's recipe from scratch")
+    train.add_argument("task", metavar="RECIPE", nargs="?", help="a recipe name (see --list)")
+    train.add_argument("--list", action="store_true", help="print the recipe names and stop")
     train.add_argument("--out", type=Path, help="folder for the weights (default: runs/TASK)")
     train.add_argument("--steps", type=int, help="training steps (default: the recipe's)")
     train.add_argument("--seed", type=int, help="random seed (default: the recipe's)")
@@ -69,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def cmd_models(args: argparse.Namespace) -> None:
-    entries = model.bundled_models()
+    entries = attnlens.bundled_models()
     if args.json:
         print(json.dumps([e.__dict__ for e in entries], indent=2))
         return
@@ -78,41 +82,40 @@ def cmd_models(args: argparse.Namespace) -> None:
 
 
 def cmd_trace(args: argparse.Namespace) -> None:
-    lens = model.load(args.model, device=args.device)
+    lens = attnlens.load(args.model, device=args.device)
     tr = lens.trace(args.text, target=args.target)
     for warning in tr.warnings:
         print(f"attnlens: warning: {warning}", file=sys.stderr)
     if args.format == "npz":
-        _write_bytes(tr.to_npz(), args.out)
+        write_bytes(tr.to_npz(), args.out)
     elif args.format == "csv":
-        _write_text(tr.to_frame().to_csv(index=False), args.out)
+        write_text(tr.to_frame().to_csv(index=False), args.out)
     else:
-        _write_text(tr.to_json() + "\n", args.out)
+        write_text(tr.to_json() + "\n", args.out)
 
 
 def cmd_train(args: argparse.Namespace) -> None:
-    from model.recipes import get_recipe
-    from model.train import train
-    from model.train_lm import LM_TRAIN, lm_model_config, train_lm
+    from attnlens.model.training.loop import train
+    from attnlens.model.training.recipes import RECIPES, get_recipe
 
+    if args.list:
+        print("\n".join(RECIPES))
+        return
+    if args.task is None:
+        raise UsageError("attnlens train: give a recipe name (attnlens train --list)")
+    recipe = get_recipe(args.task)
     out = args.out or Path("runs") / args.task
-    if args.task == "lm":  # the decoder-only language model has its own loop
-        metrics = train_lm(lm_model_config(), _with_overrides(LM_TRAIN, args), out, args.device)
-    else:
-        recipe = get_recipe(args.task)
-        config = _with_overrides(recipe.train, args)
-        metrics = train(recipe.make_task(), recipe.model, config, out, device=args.device)
+    config = _with_overrides(recipe.train, args)
+    metrics = train(recipe.objective(), recipe.model, config, out, device=args.device)
     shown = {k: v for k, v in metrics.items() if k != "head_alignment"}
     print(json.dumps({"out": str(out), **shown}))
 
 
 def _with_overrides(config: TrainConfig, args: argparse.Namespace) -> TrainConfig:
     """The recipe's training settings with --steps and --seed applied."""
-    from dataclasses import replace
-
     if args.steps is not None:
         if args.steps < 1:
-            raise model.InputError(f"--steps must be at least 1, got {args.steps}")
+            raise attnlens.InputError(f"--steps must be at least 1, got {args.steps}")
         config = replace(config, steps=args.steps)
     if args.seed is not None:
         config = replace(config, seed=args.seed)
@@ -120,16 +123,16 @@ def _with_overrides(config: TrainConfig, args: argparse.Namespace) -> TrainConfi
 
 
 def cmd_eval(args: argparse.Namespace) -> None:
-    from app.eval_command import DEFAULT_SEED, report_text, run_eval
+    from attnlens.app.eval_command import DEFAULT_SEED, report_text
 
     seed = DEFAULT_SEED if args.seed is None else args.seed
-    report = run_eval(args.model, n=args.n, seed=seed, device=args.device)
+    report = attnlens.load(args.model, device=args.device).evaluate(args.n, seed)
     print(report_text(report, args.json))
 
 
 def cmd_serve(args: argparse.Namespace) -> None:
     if not 1 <= args.port <= 65535:
-        raise model.InputError(f"--port must be between 1 and 65535, got {args.port}")
+        raise attnlens.InputError(f"--port must be between 1 and 65535, got {args.port}")
     script = Path(__file__).parent / "main.py"
     command = [
         sys.executable,
@@ -147,20 +150,6 @@ def cmd_serve(args: argparse.Namespace) -> None:
     if args.model:
         command += ["--", "--model", args.model]
     os.execv(sys.executable, command)  # streamlit takes over this process: stopping it stops all
-
-
-def _write_text(text: str, out: Path | None) -> None:
-    if out is None:
-        sys.stdout.write(text)
-    else:
-        out.write_text(text)
-
-
-def _write_bytes(blob: bytes, out: Path | None) -> None:
-    if out is None:
-        sys.stdout.buffer.write(blob)
-    else:
-        out.write_bytes(blob)
 
 
 COMMANDS = {

@@ -1,62 +1,110 @@
-"""Decoding settings as controls: strategy and its knobs, what-if forcing and ablation."""
+"""Decoding settings as controls, derived from `DecodeRequest`: one widget per field, each kept
+in the URL under the field's name, so a shared link replays the run; what-if forcing and
+ablation too."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import streamlit as st
 
-import model
-from app import urlstate
-from app.inputs import memo
-from app.safe_text import md
-from model.decoding import DecodeRun
+from attnlens.app import urlstate
+from attnlens.app.inputs import memo
+from attnlens.app.safe_text import md
+from attnlens.model.decoding.request import (
+    DEFAULT_STRATEGY,
+    STRATEGIES,
+    DecodeRequest,
+    ModelLimits,
+    knobs,
+)
+from attnlens.model.lenses.lens import Lens
+from attnlens.record.decode import DecodeRun
 
-STRATEGIES = ("greedy", "beam", "sample")
+LABELS = {
+    "strategy": "Strategy",
+    "beam_size": "Beam size",
+    "max_len": "Max length",
+    "length_penalty": "Length penalty α",
+    "temperature": "Temperature",
+    "top_k": "Top-k (0 = off)",
+    "top_p": "Top-p (1 = off)",
+    "seed": "Seed",
+}
+MAIN = ("strategy", "beam_size", "max_len", "length_penalty")
+SAMPLING = ("temperature", "top_k", "top_p", "seed")
+OFF = {"top_k": 0, "top_p": 1.0}  # the widget value that means None
 
 
-def output_room(lens: model.Lens, text: str) -> int:
-    """The longest output decoding text may ask for (a decoder-only model's prompt takes room
-    from it); the model's whole length when text cannot be decoded (its message comes later)."""
+def limits_of(lens: Lens, text: str) -> ModelLimits | None:
+    """What decoding text may ask of this model; None when text cannot be decoded (its message
+    comes later, from the run itself)."""
     try:
-        return lens.decode_plan(text).limits.max_len
+        return lens.decode_plan(text).limits
     except ValueError:
-        return lens.max_tokens
+        return None
 
 
-def settings(lens: model.Lens, text: str) -> dict[str, Any]:
-    """Strategy (in the URL) and every knob `Lens.decode` takes, as keyword arguments."""
-    urlstate.prepare("w_strategy", "strategy", "beam", str, list(STRATEGIES))
-    cols = st.columns(4)
-    strategy = cols[0].selectbox("Strategy", STRATEGIES, key="w_strategy")
-    urlstate.remember("strategy", strategy)
-    beam_size = cols[1].number_input("Beam size", 1, 16, 4, key="w_beam_size")
-    room = output_room(lens, text)
-    if int(st.session_state.get("w_max_len", room)) > room:  # a longer prompt left less room
-        st.session_state["w_max_len"] = room
-    max_len = cols[2].number_input(
-        "Max length", 1, room, room, key="w_max_len", help=f"at most {room} for this input"
-    )
-    length_penalty = cols[3].number_input("Length penalty α", 0.0, 5.0, 0.0, 0.1, key="w_alpha")
+def _defaults(lens: Lens, limits: ModelLimits | None) -> dict[str, Any]:
+    """Each widget's starting value: the request's defaults, the model's where it has its own."""
+    base = {f.name: f.default for f in dataclasses.fields(DecodeRequest) if f.name in LABELS}
+    room = lens.max_tokens if limits is None else limits.max_len
+    base["max_len"] = room if limits is None else (limits.default_max_len or room)
+    base["length_penalty"] = 0.0 if limits is None else limits.default_length_penalty
+    base["seed"] = 0
+    return {**base, **OFF}
+
+
+def _widget(where: Any, name: str, default: Any, high: float | None = None) -> Any:
+    """The widget of one DecodeRequest field, its bounds from the field's Knob (top-k takes 0
+    for "off"); a value outside them (a bad link, or less room after a longer prompt) gives
+    way to the default."""
+    key, knob = f"w_{name}", knobs()[name]
+    if name == "strategy":
+        urlstate.prepare(key, name, str(DEFAULT_STRATEGY), str, list(STRATEGIES))
+        return where.selectbox(LABELS[name], STRATEGIES, key=key, help=knob.help)
+    cast: Any = int if isinstance(default, int) and not isinstance(default, bool) else float
+    low = cast(0 if name == "top_k" else knob.low)
+    ceiling = knob.high if high is None else high
+    top = None if ceiling is None else cast(ceiling)
+    urlstate.prepare(key, name, cast(default), cast)
+    value = st.session_state[key]
+    if value < low or (top is not None and value > top):
+        st.session_state[key] = cast(default)
+    return where.number_input(
+        LABELS[name], min_value=low, max_value=top, step=cast(knob.step or 1), key=key,
+        help=knob.help,
+    )  # fmt: skip
+
+
+def settings(lens: Lens, text: str) -> dict[str, Any]:
+    """Strategy and every knob `Lens.decode` takes, as keyword arguments, each in the URL."""
+    limits = limits_of(lens, text)
+    defaults = _defaults(lens, limits)
+    room = lens.max_tokens if limits is None else limits.max_len
+    values: dict[str, Any] = {}
+    for col, name in zip(st.columns(len(MAIN)), MAIN, strict=True):
+        values[name] = _widget(col, name, defaults[name], room if name == "max_len" else None)
     with st.expander("Sampling settings"):
-        s = st.columns(4)
-        temperature = s[0].number_input("Temperature", 0.05, 10.0, 1.0, 0.05, key="w_temp")
-        top_k = s[1].number_input("Top-k (0 = off)", 0, 1000, 0, key="w_top_k")
-        top_p = s[2].number_input("Top-p (1 = off)", 0.01, 1.0, 1.0, 0.01, key="w_top_p")
-        seed = s[3].number_input("Seed", 0, 2**31 - 1, 0, key="w_seed")
+        for col, name in zip(st.columns(len(SAMPLING)), SAMPLING, strict=True):
+            values[name] = _widget(col, name, defaults[name])
+    for name, value in values.items():
+        urlstate.remember(name, value)
+    strategy = str(values["strategy"])
     return {
-        "strategy": str(strategy),
-        "beam_size": int(beam_size),
-        "max_len": int(max_len),
-        "length_penalty": float(length_penalty),
-        "temperature": float(temperature),
-        "top_k": int(top_k) or None,
-        "top_p": None if top_p >= 1.0 else float(top_p),
-        "seed": int(seed) if strategy == "sample" else None,
+        "strategy": strategy,
+        "beam_size": int(values["beam_size"]),
+        "max_len": int(values["max_len"]),
+        "length_penalty": float(values["length_penalty"]),
+        "temperature": float(values["temperature"]),
+        "top_k": int(values["top_k"]) or None,
+        "top_p": None if float(values["top_p"]) >= 1.0 else float(values["top_p"]),
+        "seed": int(values["seed"]) if strategy == "sample" else None,
     }
 
 
-def decoded(lens: model.Lens, text: str, slot: str, **kwargs: Any) -> DecodeRun | None:
+def decoded(lens: Lens, text: str, slot: str, **kwargs: Any) -> DecodeRun | None:
     """One decoding run (memoised per session); a message in place of bad settings."""
     key = (lens.name, id(lens), text, repr(sorted(kwargs.items())))
     try:
@@ -66,7 +114,7 @@ def decoded(lens: model.Lens, text: str, slot: str, **kwargs: Any) -> DecodeRun 
         return None
 
 
-def head_names(lens: model.Lens) -> list[str]:
+def head_names(lens: Lens) -> list[str]:
     """Every head that can be ablated, as `KIND:LAYER.HEAD`."""
     kinds = {"encoder-decoder": ("encoder", "decoder", "cross"), "decoder": ("decoder",)}
     return [
@@ -77,13 +125,35 @@ def head_names(lens: model.Lens) -> list[str]:
     ]
 
 
-def what_if(lens: model.Lens, n_steps: int) -> tuple[dict[int, str] | None, list[str] | None]:
-    """Force one token at one step, and/or ablate heads."""
+def what_if(lens: Lens, n_steps: int) -> tuple[dict[int, str] | None, list[str] | None]:
+    """Force one token at one step, and/or ablate heads; both kept in the URL."""
     cols = st.columns([1, 1, 3])
-    step = cols[0].number_input("Force at step", 0, max(n_steps - 1, 0), 0, key="w_force_step")
-    token = cols[1].text_input("Token to force", "", key="w_force_token")
-    ablate = cols[2].multiselect(
-        "Ablate heads (zero their output)", head_names(lens), key="w_ablate"
-    )
+    step, token = _remembered_force()
+    urlstate.prepare("w_force_step", "force_step", step, int)
+    urlstate.prepare("w_force_token", "force_token", token, str)
+    step = cols[0].number_input("Force at step", 0, max(n_steps - 1, 0), key="w_force_step")
+    token = cols[1].text_input("Token to force", key="w_force_token")
+    names = head_names(lens)
+    urlstate.prepare("w_ablate", "ablate", [], None)
+    if not isinstance(st.session_state.get("w_ablate"), list):
+        st.session_state["w_ablate"] = []
+    st.session_state["w_ablate"] = [h for h in st.session_state["w_ablate"] if h in names]
+    ablate = cols[2].multiselect("Ablate heads (zero their output)", names, key="w_ablate")
     force = {int(step): str(token)} if token else None
+    if force:
+        urlstate.remember("force", [f"{s}={t}" for s, t in force.items()])
+    else:
+        urlstate.forget("force")
+    if ablate:
+        urlstate.remember("ablate", list(ablate))
+    else:
+        urlstate.forget("ablate")
     return force, list(ablate) or None
+
+
+def _remembered_force() -> tuple[int, str]:
+    """The forced step and token a shared link carries (`force=STEP=TOKEN`), else none."""
+    held: object = urlstate.remembered("force", [], None)
+    first = held[0] if isinstance(held, list) and held else ""
+    step, _, token = str(first).partition("=")
+    return (int(step), token) if step.isdigit() else (0, "")

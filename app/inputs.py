@@ -7,10 +7,10 @@ from typing import TypeVar
 
 import streamlit as st
 
-import model
-from app import urlstate
-from app.safe_text import md
-from model.trace import Kind, Trace
+import attnlens
+from attnlens.app import urlstate
+from attnlens.app.safe_text import md
+from attnlens.record.trace import Kind, Trace
 
 KIND_LABELS: dict[str, str] = {
     "encoder_self": "encoder self-attention",
@@ -31,7 +31,7 @@ def memo(slot: str, key: Hashable, compute: Callable[[], T]) -> T:
     return value
 
 
-def text_input(lens: model.Lens) -> str:
+def text_input(lens: attnlens.Lens) -> str:
     """The input text, shared by every page and the URL. It starts as the model's example, and
     follows the example when another model is picked unless the user has typed their own."""
     held = st.session_state.get("w_text", urlstate.remembered("text", None))
@@ -50,7 +50,7 @@ def text_input(lens: model.Lens) -> str:
     return str(text)
 
 
-def target_input(lens: model.Lens) -> str | None:
+def target_input(lens: attnlens.Lens) -> str | None:
     """The optional teacher-forcing target of an encoder-decoder model (None: its own output)."""
     if lens.info.architecture != "encoder-decoder":
         return None
@@ -67,7 +67,7 @@ def target_input(lens: model.Lens) -> str | None:
     return str(target) or None
 
 
-def traced(lens: model.Lens, text: str, target: str | None, slot: str = "trace") -> Trace | None:
+def traced(lens: attnlens.Lens, text: str, target: str | None, slot: str = "trace") -> Trace | None:
     """The trace of text (memoised per session); a message in place of bad input."""
     try:
         tr = memo(slot, (lens.name, id(lens), text, target), lambda: lens.trace(text, target))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from app import urlstate
-from app.state import DEFAULT_MODEL
+from attnlens.app import urlstate
+from attnlens.app.state import DEFAULT_MODEL
 
 PAGES_DIR = Path(__file__).parent / "pages"
 PAGES = (  # (file, title, url path)

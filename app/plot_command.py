@@ -10,9 +10,10 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-import model
-import viz
-from model.trace import Kind, Trace
+import attnlens
+from attnlens import viz
+from attnlens.app.output import write_bytes, write_text
+from attnlens.record.trace import Kind, Trace
 
 KINDS: dict[str, Kind] = {"encoder": "encoder_self", "decoder": "decoder_self", "cross": "cross"}
 FORMATS = (".html", ".json", ".png", ".svg")
@@ -20,7 +21,7 @@ SELF_KINDS: tuple[Kind, ...] = ("encoder_self", "decoder_self")
 
 
 def add_plot_parser(sub: Any) -> None:
-    """The `plot` subcommand of CONTRACTS.md."""
+    """The `plot` subcommand (README, "Command line")."""
     p = sub.add_parser("plot", help="draw one view of TEXT's attention to a file")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("text", metavar="TEXT")
@@ -41,7 +42,7 @@ def cmd_plot(args: argparse.Namespace) -> None:
     """Trace TEXT, build the view, write it."""
     if args.out is not None and args.out.suffix.lower() not in FORMATS:
         raise ValueError(f"--out must end in {', '.join(FORMATS)}, got {args.out.name!r}")
-    lens = model.load(args.model, device=args.device)
+    lens = attnlens.load(args.model, device=args.device)
     if args.view in DECODE_VIEWS:
         write_figure(DECODE_VIEWS[args.view](lens, args.text, args.beam_size, args.step), args.out)
         return
@@ -60,11 +61,11 @@ def write_figure(fig: go.Figure, out: Path | None) -> None:
         return
     suffix = out.suffix.lower()
     if suffix == ".html":
-        fig.write_html(out, include_plotlyjs=True, full_html=True)
+        write_text(str(fig.to_html(include_plotlyjs=True, full_html=True)), out)
     elif suffix == ".json":
-        out.write_text(fig.to_json())
+        write_text(str(fig.to_json()), out)
     else:
-        out.write_bytes(_image(fig, suffix[1:], out))
+        write_bytes(_image(fig, suffix[1:], out), out)
 
 
 def _image(fig: go.Figure, fmt: str, out: Path) -> bytes:
@@ -151,25 +152,25 @@ VIEWS: dict[str, View] = {
 }
 
 
-def _beam(lens: model.Lens, text: str, beam_size: int, step: int) -> go.Figure:
+def _beam(lens: attnlens.Lens, text: str, beam_size: int, step: int) -> go.Figure:
     return viz.beam_tree(lens.decode(text, strategy="beam", beam_size=beam_size))
 
 
-def _candidates(lens: model.Lens, text: str, beam_size: int, step: int) -> go.Figure:
+def _candidates(lens: attnlens.Lens, text: str, beam_size: int, step: int) -> go.Figure:
     return viz.candidate_bars(lens.decode(text, strategy="beam", beam_size=beam_size), step)
 
 
-def _compare(lens: model.Lens, text: str, beam_size: int, step: int) -> go.Figure:
+def _compare(lens: attnlens.Lens, text: str, beam_size: int, step: int) -> go.Figure:
     greedy = lens.decode(text, strategy="greedy")
     beam = lens.decode(text, strategy="beam", beam_size=beam_size)
     return viz.compare_runs({"greedy": greedy, f"beam {beam_size}": beam})
 
 
-def _decode_alignment(lens: model.Lens, text: str, beam_size: int, step: int) -> go.Figure:
+def _decode_alignment(lens: attnlens.Lens, text: str, beam_size: int, step: int) -> go.Figure:
     return viz.decoding_alignment(lens.decode(text, strategy="beam", beam_size=beam_size))
 
 
-DECODE_VIEWS: dict[str, Callable[[model.Lens, str, int, int], go.Figure]] = {
+DECODE_VIEWS: dict[str, Callable[[attnlens.Lens, str, int, int], go.Figure]] = {
     "beam": _beam,
     "decode-alignment": _decode_alignment,
     "candidates": _candidates,

@@ -12,8 +12,6 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from app.safe_text import md
-
 LARGE_FONT = 22
 
 
@@ -116,8 +114,3 @@ def record(json_text: Callable[[], str], key: str, file_name: str, label: str) -
         key=key,
         on_click="ignore",
     )
-
-
-def show_error(err: Exception) -> None:
-    """A clear message in place of what could not be drawn."""
-    st.error(md(str(err) or type(err).__name__))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-import model
-from app import urlstate
-from app.state import DEFAULT_MODEL
+import attnlens
+from attnlens.app import urlstate
+from attnlens.app.state import DEFAULT_MODEL
 
 OTHER = "Other: a local folder or hub id"
 LARGE_FONT_CSS = """<style>
@@ -20,7 +20,7 @@ h1 { font-size: 3rem !important; } h2 { font-size: 2.3rem !important; }
 def bundled_names() -> list[str]:
     """Models that load by name (bundled ones, and packaged ones the registry lists)."""
     try:
-        return [entry.name for entry in model.bundled_models()]
+        return [entry.name for entry in attnlens.bundled_models()]
     except OSError:
         return []
 

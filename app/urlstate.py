@@ -1,7 +1,8 @@
 """The view in the URL: st.query_params seeds a session once, then follows every control.
 
 A value lives in st.session_state under "_" + name (widget state is dropped when a page
-stops drawing its widget, so the copy keeps it across pages) and in the URL under name.
+stops drawing its widget, so the copy keeps it across pages) and in the URL under name. Lists
+(ablated heads, forced tokens) are repeated URL parameters.
 """
 
 from __future__ import annotations
@@ -11,10 +12,14 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-URL_KEYS = (
-    "model", "text", "target", "page", "kind", "layer", "head", "strategy", "step",
-    "snapshot", "lesson", "present",
+from attnlens.model.decoding.request import knobs
+
+VIEW_KEYS = (
+    "model", "text", "target", "page", "kind", "layer", "head", "step", "snapshot", "lesson",
+    "present", "metric",
 )  # fmt: skip
+LIST_KEYS = ("force", "ablate")
+URL_KEYS = (*VIEW_KEYS, *(k for k in knobs() if k != "generation_config"))
 T = TypeVar("T")
 
 
@@ -25,7 +30,9 @@ def seed_from_url() -> None:
     st.session_state["_url_seeded"] = True
     for name in URL_KEYS:
         if name in st.query_params:
-            st.session_state["_" + name] = st.query_params[name]
+            many = name in LIST_KEYS
+            value = st.query_params.get_all(name) if many else st.query_params[name]
+            st.session_state["_" + name] = value
 
 
 def remembered(name: str, default: T, cast: Callable[[Any], T] | None = None) -> T:
@@ -57,6 +64,11 @@ def prepare(
 def remember(name: str, value: object) -> None:
     """Keep a control's value for other pages and put it in the URL."""
     st.session_state["_" + name] = value
+    if isinstance(value, list):
+        texts = [str(v) for v in value]
+        if st.query_params.get_all(name) != texts:
+            st.query_params[name] = texts
+        return
     text = str(value)
     if st.query_params.get(name) != text:
         st.query_params[name] = text

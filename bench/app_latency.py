@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from app.local_server import CHROMIUM_ARGS, free_port, running
-from viz.labels import position_labels
+from attnlens.viz.labels import position_labels
+from tests.helpers.server import CHROMIUM_ARGS, free_port, running
 
 ROOT = Path(__file__).resolve().parents[1]
 LENGTHS = (8, 32, 60)
@@ -71,7 +71,7 @@ def run(
     ours = [
         sys.executable,
         "-m",
-        "app.cli",
+        "attnlens.app.cli",
         "serve",
         "--port",
         str(ours_port),

@@ -22,28 +22,36 @@ from typing import Any
 import torch
 from transformers import BartConfig, BartForConditionalGeneration
 
-from model import checkpoint
-from model.decoding import Vocabulary, iter_steps, make_settings
-from model.decoding.transformer_stepper import TransformerStepper
-from model.recipes import get_recipe
-from model.seq2seq import Seq2SeqLens
-from model.tokenizer import Tokenizer
-from model.transformer import Transformer
+from attnlens.model.decoding.loop import Vocabulary, iter_steps
+from attnlens.model.decoding.request import DecodeSettings, StrategyName
+from attnlens.model.decoding.steppers import TransformerStepper
+from attnlens.model.lenses.lens import Lens
+from attnlens.model.lenses.registry import load
+from attnlens.model.net import checkpoint
+from attnlens.model.net.tokenizer import Tokenizer
+from attnlens.model.net.transformer import Transformer
+from attnlens.model.training.recipes import get_recipe
 
 SOURCE_LEN, NEW_TOKENS, REPEATS = 32, 32, 21
 LONG_STEPS, EARLY, LATE = 80, 8, 64
 
 
-def our_lens(folder: Path) -> Seq2SeqLens:
-    """A random model of the bundled reverse size that never emits the end token."""
+def our_model(folder: Path) -> tuple[Lens, Transformer, Tokenizer]:
+    """A random model of the bundled reverse size that never emits the end token: saved and
+    loaded as a lens, and the network and tokenizer it was saved from."""
     recipe = get_recipe("reverse")
-    tok = recipe.make_task().tokenizer
+    tok = recipe.objective().tokenizer
     torch.manual_seed(0)
     net = Transformer(recipe.model).eval()
     with torch.no_grad():
         net.generator.bias[tok.eos_id] = -1e4
     checkpoint.save(folder, net, tok, {"name": "bench", "max_source_len": 63})
-    return Seq2SeqLens(folder, torch.device("cpu"))
+    return load(str(folder), device="cpu"), net, tok
+
+
+def source_ids(tok: Tokenizer, text: str) -> list[int]:
+    """The encoder input our models read: the tokens, then the end token."""
+    return [*tok.encode(text).ids, tok.eos_id]
 
 
 def their_model(vocab: int) -> BartForConditionalGeneration:
@@ -76,12 +84,14 @@ def median_seconds(fn: Callable[[], int], repeats: int) -> tuple[float, int]:
     return statistics.median(times), produced
 
 
-def compare(lens: Seq2SeqLens, bart: BartForConditionalGeneration, text: str) -> list[str]:
+def compare(lens: Lens, tok: Tokenizer, bart: BartForConditionalGeneration, text: str) -> list[str]:
     """Rows of the ours-vs-HF table."""
-    src = torch.tensor([lens.source_ids(text)[0]])  # (1, 32): the same ids for both
+    src = torch.tensor([source_ids(tok, text)])  # (1, 32): the same ids for both
 
-    def ours(strategy: str, k: int) -> Callable[[], int]:
-        return lambda: len(lens.decode(text, strategy, k, max_len=NEW_TOKENS).output_tokens)
+    def ours(strategy: StrategyName, k: int) -> Callable[[], int]:
+        return lambda: len(
+            lens.decode(text, strategy, beam_size=k, max_len=NEW_TOKENS).output_tokens
+        )
 
     def theirs(k: int) -> Callable[[], int]:
         def run() -> int:
@@ -95,7 +105,11 @@ def compare(lens: Seq2SeqLens, bart: BartForConditionalGeneration, text: str) ->
         return run
 
     rows = []
-    for name, strategy, k in (("greedy", "greedy", 1), ("beam-4", "beam", 4)):
+    runs: tuple[tuple[str, StrategyName, int], ...] = (
+        ("greedy", "greedy", 1),
+        ("beam-4", "beam", 4),
+    )
+    for name, strategy, k in runs:
         ours(strategy, k)(), theirs(k)()  # warm up
         results = [(median_seconds(ours(strategy, k), 1), median_seconds(theirs(k), 1))
                    for _ in range(REPEATS)]  # fmt: skip
@@ -109,16 +123,15 @@ def compare(lens: Seq2SeqLens, bart: BartForConditionalGeneration, text: str) ->
     return rows
 
 
-def per_step(lens: Seq2SeqLens, text: str) -> tuple[float, float]:
+def per_step(trained: Transformer, tok: Tokenizer, text: str) -> tuple[float, float]:
     """Median seconds per step around step EARLY and around step LATE (a window of 5 steps
     each) of long greedy decodes, recording included."""
-    net = Transformer(replace(lens.net.config, max_len=LONG_STEPS + 1))  # room for every step
-    net.load_state_dict(lens.net.state_dict())
+    net = Transformer(replace(trained.config, max_len=LONG_STEPS + 1))  # room for every step
+    net.load_state_dict(trained.state_dict())
     net.eval()
-    tok: Tokenizer = lens.tokenizer
-    settings = make_settings(replace(lens.limits, max_len=LONG_STEPS), max_len=LONG_STEPS)
+    settings = DecodeSettings("greedy", max_len=LONG_STEPS)
     vocab = Vocabulary(tok.vocab, tok.eos_id, lambda ids: tok.decode(list(ids)))
-    src = lens.source_ids(text)[0]
+    src = source_ids(tok, text)
     early, late = [], []
     for _ in range(REPEATS):
         times, last = [], time.perf_counter()
@@ -143,15 +156,15 @@ def main() -> None:
 def report() -> None:
     """Print both tables."""
     with tempfile.TemporaryDirectory() as folder:
-        lens = our_lens(Path(folder))
-        bart = their_model(len(lens.tokenizer))
+        lens, net, tok = our_model(Path(folder))
+        bart = their_model(len(tok))
         text = ("hello world, attention is all you need" * 2)[: SOURCE_LEN - 1]  # + end token
         print(f"decode speed, CPU, 1 thread: {SOURCE_LEN} source tokens, {NEW_TOKENS} new tokens,")
         print(f"median of {REPEATS}; ours records every step, HF output_attentions=True")
         print(f"{'':<8} {'ours ms':>9} {'HF ms':>9} {'ours/HF':>8} {'n_us':>5} {'n_hf':>5}")
-        for row in compare(lens, bart, text):
+        for row in compare(lens, tok, bart, text):
             print(row)
-        early, late = per_step(lens, text)
+        early, late = per_step(net, tok, text)
         print(f"\nper step of one {LONG_STEPS}-step greedy decode (key/value cache):")
         print(f"step {EARLY}: {early * 1e3:.2f} ms   step {LATE}: {late * 1e3:.2f} ms   "
               f"ratio {late / early:.2f} (should stay ≤ 2)")  # fmt: skip

@@ -18,8 +18,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from app.local_server import CHROMIUM_ARGS, serving
-from viz.labels import position_labels
+from attnlens.viz.labels import position_labels
+from tests.helpers.server import CHROMIUM_ARGS, serving
 
 SOURCE_LABELS = (
     "() => { const p = document.querySelector('.js-plotly-plot');"

@@ -6,7 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from viz.labels import position_labels
+from attnlens.viz.labels import position_labels
 
 text = st.text_input("Text", value="hello world")
 tokens = [*text, "</s>"]

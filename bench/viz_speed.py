@@ -15,8 +15,8 @@ from functools import partial
 import numpy as np
 import plotly.graph_objects as go
 
-import viz
-from model.trace import ModelInfo, Trace
+from attnlens import viz
+from attnlens.record.trace import ModelInfo, Trace
 
 SIZES = ((6, 12, 128), (12, 12, 512))
 REPEATS = 3

@@ -1,40 +1,9 @@
-"""attnlens' model side: the paper's Transformer, what it records, and how models are loaded.
+"""attnlens' model side, one folder per part of the system:
 
-The records (`Trace`, `DecodeRun`) and errors load without torch, so `viz` can draw saved
-records in a notebook that has no torch; the loaders import torch on first use.
+- `net/`: the Transformer of §3 (attention → layers → stacks), its tokenizers and checkpoints;
+- `decoding/`: greedy, beam search and sampling on one step loop, any model;
+- `lenses/`: a loaded model behind one contract (`Lens`): ours, Hugging Face's, by name;
+- `training/`: the paper's training recipe, the tasks with known alignments, evaluation.
+
+What a model computed comes back as a record (`attnlens.record`), by value.
 """
-
-from typing import TYPE_CHECKING
-
-from model.config import TransformerConfig
-from model.decoding.record import DecodeRun
-from model.errors import InputError, ModelNotFoundError
-from model.lazy import lazy_attributes
-from model.trace import ModelInfo, Trace
-
-if TYPE_CHECKING:
-    from model.lens import Lens
-    from model.registry import ModelEntry, bundled_models, load
-
-__getattr__ = lazy_attributes(
-    __name__,
-    {
-        "Lens": "model.lens",
-        "ModelEntry": "model.registry",
-        "bundled_models": "model.registry",
-        "load": "model.registry",
-    },
-)
-
-__all__ = [
-    "DecodeRun",
-    "InputError",
-    "Lens",
-    "ModelEntry",
-    "ModelInfo",
-    "ModelNotFoundError",
-    "Trace",
-    "TransformerConfig",
-    "bundled_models",
-    "load",
-]

@@ -1,17 +1,17 @@
 """attnlens' figures: pure functions from records to Plotly figures and pandas tables."""
 
-from viz.alignment import cross_alignment
-from viz.beam import beam_tree, candidate_bars
-from viz.compare import compare_runs
-from viz.decode_alignment import decoding_alignment
-from viz.head_stats import head_statistics, head_stats_chart
-from viz.heatmap import head_heatmap
-from viz.lines import lines_view
-from viz.mask_view import masks_view
-from viz.model_view import model_view
-from viz.positional_view import positional_view
-from viz.rollout import attention_flow, attention_rollout, rollout_view
-from viz.training_curve import training_curve
+from attnlens.viz.alignment import cross_alignment
+from attnlens.viz.beam import beam_tree, candidate_bars
+from attnlens.viz.compare import compare_runs
+from attnlens.viz.decode_alignment import decoding_alignment
+from attnlens.viz.head_stats import head_statistics, head_stats_chart
+from attnlens.viz.heatmap import head_heatmap
+from attnlens.viz.lines import lines_view
+from attnlens.viz.mask_view import masks_view
+from attnlens.viz.model_view import model_view
+from attnlens.viz.positional_view import positional_view
+from attnlens.viz.rollout import attention_flow, attention_rollout, rollout_view
+from attnlens.viz.training_curve import training_curve
 
 __all__ = [
     "attention_flow",

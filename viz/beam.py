@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from model.decoding.record import BeamStep, DecodeRun
-from viz.labels import token_text
+from attnlens.record.decode import BeamStep, DecodeRun
+from attnlens.viz.labels import token_text
 
 STATUS_COLOURS = {"alive": "rgb(31,119,180)", "finished": "rgb(44,160,44)", "pruned": "#c0c0c0"}
 CHOSEN = "crimson"

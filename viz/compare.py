@@ -7,9 +7,9 @@ from collections.abc import Mapping
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from model.decoding.record import DecodeRun
-from viz.beam import chosen_path
-from viz.labels import token_text
+from attnlens.record.decode import DecodeRun
+from attnlens.viz.beam import chosen_path
+from attnlens.viz.labels import token_text
 
 
 def compare_runs(runs: Mapping[str, DecodeRun]) -> go.Figure:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from model.decoding.record import DecodeRun
-from viz.beam import chosen_path
-from viz.heatmap import grid_layout
-from viz.labels import position_labels, token_text
+from attnlens.record.decode import DecodeRun
+from attnlens.viz.beam import chosen_path
+from attnlens.viz.heatmap import grid_layout
+from attnlens.viz.labels import position_labels, token_text
 
 
 def decoding_alignment(

@@ -7,8 +7,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from model.decoding.record import BeamStep, DecodeRun
-from viz.labels import position_labels
+from attnlens.record.decode import BeamStep, DecodeRun
+from attnlens.viz.labels import position_labels
 
 
 def followed(run: DecodeRun, step: int) -> list[BeamStep]:
@@ -57,16 +57,12 @@ def step_attention(run: DecodeRun, step: int, layer: int, head: int) -> go.Figur
     check_step(run, step)
     record, row = run.steps[step], followed_row(run, step)
     has_cross = record.cross_attention is not None
-    generated = tokens_so_far(run, step)[:step]
-    lead = record.decoder_self_attention.shape[-1] - len(generated)  # positions before them
-    # an encoder-decoder starts from one start token; a decoder-only model from its prompt
-    prefix = [*(["<s>"] * lead if has_cross else run.src_tokens[:lead]), *generated]
     titles = (["cross-attention → source"] if has_cross else []) + ["decoder self-attention"]
     fig = make_subplots(rows=len(titles), cols=1, subplot_titles=titles, vertical_spacing=0.25)
     panels = []
     if record.cross_attention is not None:
         panels.append((record.cross_attention, run.src_tokens))
-    panels.append((record.decoder_self_attention, tuple(prefix)))
+    panels.append((record.decoder_self_attention, run.keys(step, row)))
     for i, (att, keys) in enumerate(panels, start=1):
         _check_index(att.shape[0], layer, "layer")
         _check_index(att.shape[1], head, "head")
@@ -96,21 +92,15 @@ def _check_index(n: int, value: int, name: str) -> None:
 
 def up_to_step(tree: go.Figure, step: int) -> go.Figure:
     """A beam tree (viz.beam_tree) cut at `step`: no edge into a later step (the path ahead is
-    not given away), later nodes off-screen, the step marked.
-
-    customdata becomes plain lists: a chart whose points carry typed-array customdata gives
-    Streamlit no click selection at all.
-    """
+    not given away), later nodes off-screen, the step marked."""
     traces = [trace.to_plotly_json() for trace in tree.data]
     for spec in traces:
-        if spec.get("customdata") is not None:
-            spec["customdata"] = np.asarray(spec["customdata"]).tolist()
         if spec.get("mode") == "lines":  # edges as (x0, x1, None) triples: drop later ones
             xs, ys = list(spec.get("x") or ()), list(spec.get("y") or ())
             kept = [i for i in range(0, len(xs), 3) if xs[i + 1] <= step]
             spec["x"] = [v for i in kept for v in xs[i : i + 3]]
             spec["y"] = [v for i in kept for v in ys[i : i + 3]]
-    fig = go.Figure(data=traces, layout=tree.layout)  # built from lists, so kept as lists
+    fig = go.Figure(data=traces, layout=tree.layout)
     fig.update_xaxes(range=[-0.5, step + 0.5])
     fig.add_vline(x=step, line_dash="dot", line_color="#888")
     title = fig.layout.title.text or "beam tree"

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from model.trace import Kind, Trace
-from viz.select import KIND_TITLES, attention_of, true_source_hits
+from attnlens.record.trace import Kind, Trace
+from attnlens.viz.picking import KIND_TITLES, attention_of, true_source_hits
 
 END_TOKENS = frozenset({"</s>", "<eos>", "[SEP]", "<|endoftext|>"})
 SHARES = ("self", "previous", "first", "end")

@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from model.trace import Kind, Trace
-from viz.labels import position_labels
-from viz.select import (
+from attnlens.record.trace import Kind, Trace
+from attnlens.viz.labels import position_labels
+from attnlens.viz.picking import (
     KIND_TITLES,
     allowed_of,
     attention_of,

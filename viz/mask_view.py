@@ -6,9 +6,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from model.trace import Kind, Trace
-from viz.labels import position_labels
-from viz.select import KIND_TITLES, allowed_of, attention_of
+from attnlens.record.trace import Kind, Trace
+from attnlens.viz.labels import position_labels
+from attnlens.viz.picking import KIND_TITLES, allowed_of, attention_of
 
 ALLOWED, BLOCKED = "rgb(198,219,239)", "rgb(60,60,60)"
 

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
-from model.trace import Trace
+from attnlens.record.trace import Trace
 
 TITLES = (
     "encoding: position × dimension",

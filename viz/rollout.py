@@ -7,11 +7,11 @@ from typing import Literal
 import numpy as np
 import plotly.graph_objects as go
 
-from model.trace import Kind, Trace
-from viz.flow import layered_max_flows
-from viz.heatmap import grid_layout
-from viz.labels import position_labels
-from viz.select import KIND_TITLES, attention_of, check_layer
+from attnlens.record.trace import Kind, Trace
+from attnlens.viz.flow import layered_max_flows
+from attnlens.viz.heatmap import grid_layout
+from attnlens.viz.labels import position_labels
+from attnlens.viz.picking import KIND_TITLES, attention_of, check_layer
 
 Method = Literal["rollout", "flow"]
 FLOW_LIMIT = 400_000  # layers × positions⁴, e.g. 6 × 16⁴: about 2 s for real attention

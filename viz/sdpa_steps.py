@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from viz.labels import position_labels
+from attnlens.viz.labels import position_labels
 
 STEP_TITLES = {
     "scores": "1 · Q·Kᵀ",

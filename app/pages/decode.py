@@ -6,15 +6,15 @@ from typing import Any
 
 import streamlit as st
 
-import viz
-import viz.decode_step as steps_viz
-from app import show, urlstate
-from app.decoding_controls import decoded, settings, what_if
-from app.frame import page_start
-from app.inputs import layer_head_pickers, text_input
-from app.safe_text import md
-from model import Lens
-from model.decoding import DecodeRun
+from attnlens import Lens, viz
+from attnlens.app import show, urlstate
+from attnlens.app.click_targets import clickable
+from attnlens.app.decoding_controls import decoded, settings, what_if
+from attnlens.app.inputs import layer_head_pickers, text_input
+from attnlens.app.safe_text import md
+from attnlens.app.scaffold import page_start
+from attnlens.record.decode import DecodeRun
+from attnlens.viz import decode_step as steps_viz
 
 
 def page() -> None:
@@ -80,7 +80,7 @@ def step_view(run: DecodeRun) -> None:
     with right:
         fig = steps_viz.step_attention(run, step, layer, head)
         show.figure(fig, "step_attention", f"step-{step}-attention-{layer}-{head}")
-    tree = steps_viz.up_to_step(viz.beam_tree(run), step)
+    tree = clickable(steps_viz.up_to_step(viz.beam_tree(run), step))
     show.figure(tree, "beam_tree", f"beam-tree-step-{step}", lambda: _go_to_clicked(n))
 
 

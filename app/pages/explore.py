@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-import viz
-from app import show
-from app.frame import traced_page_start, true_alignment
-from app.inputs import kind_picker, layer_head_pickers
-from model.trace import Trace
-from viz.click_targets import clickable_thumbnails
+from attnlens import viz
+from attnlens.app import show
+from attnlens.app.click_targets import clickable_thumbnails
+from attnlens.app.inputs import kind_picker, layer_head_pickers
+from attnlens.app.scaffold import traced_page_start, true_alignment
+from attnlens.record.trace import Trace
 
 MODEL_VIEW_KEY = "model_view_chart"
 

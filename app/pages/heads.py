@@ -5,14 +5,14 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-import viz
-from app import show
-from app.frame import traced_page_start, true_alignment
-from app.inputs import KIND_LABELS, kind_picker, memo
-from app.safe_text import md
-from model.trace import Trace
-from viz.head_stats import COLUMNS
-from viz.rollout import Method
+from attnlens import viz
+from attnlens.app import show
+from attnlens.app.inputs import KIND_LABELS, kind_picker, memo
+from attnlens.app.safe_text import md
+from attnlens.app.scaffold import traced_page_start, true_alignment
+from attnlens.record.trace import Trace
+from attnlens.viz.head_stats import COLUMNS
+from attnlens.viz.rollout import Method
 
 METRICS = COLUMNS[3:-1]  # the numeric statistics, in the table's order
 METHODS: tuple[Method, ...] = ("rollout", "flow")

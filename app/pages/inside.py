@@ -6,16 +6,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-import viz
-from app import show
-from app.frame import traced_page_start
-from app.inputs import kind_picker, layer_head_pickers
-from app.safe_text import md
-from model import Lens
-from model.inside import head_projections
-from model.trace import Trace
-from viz.labels import visible
-from viz.sdpa_steps import STEP_TITLES, attention_steps, largest_difference, step_figure
+from attnlens import viz
+from attnlens.app import show
+from attnlens.app.inputs import kind_picker, layer_head_pickers
+from attnlens.app.safe_text import md
+from attnlens.app.scaffold import traced_page_start
+from attnlens.model.lenses.lens import Lens
+from attnlens.record.trace import Trace
+from attnlens.viz.labels import visible
+from attnlens.viz.sdpa_steps import STEP_TITLES, attention_steps, largest_difference, step_figure
 
 
 def page() -> None:
@@ -39,7 +38,7 @@ def sdpa(lens: Lens, tr: Trace) -> None:
     show.figure(viz.masks_view(tr, kind), "masks", f"masks-{kind}")
     st.header(f"Scaled dot-product attention, layer {layer} head {head} (§3.2.1)")
     try:
-        proj = head_projections(lens, tr, kind, layer, head)
+        proj = lens.head_projections(tr, kind, layer, head)
     except ValueError as err:
         st.info(md(err))
         return

@@ -5,15 +5,15 @@ from __future__ import annotations
 import plotly.graph_objects as go
 import streamlit as st
 
-import viz
-from app import show, urlstate
-from app.frame import traced_page_start
-from app.inputs import KIND_LABELS
-from app.lessons_text import LESSONS, Lesson
-from app.safe_text import md
-from model.trace import Kind, Trace
-from viz.labels import visible
-from viz.sdpa_steps import furthest_allowed, strongest_key
+from attnlens import viz
+from attnlens.app import show, urlstate
+from attnlens.app.inputs import KIND_LABELS
+from attnlens.app.lessons_text import LESSONS, Lesson
+from attnlens.app.safe_text import md
+from attnlens.app.scaffold import traced_page_start
+from attnlens.record.trace import Kind, Trace
+from attnlens.viz.labels import visible
+from attnlens.viz.sdpa_steps import furthest_allowed, strongest_key
 
 
 def page() -> None:

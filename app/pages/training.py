@@ -4,21 +4,21 @@ from __future__ import annotations
 
 import streamlit as st
 
-import viz
-from app import show, urlstate
-from app.frame import page_start
-from app.inputs import kind_picker, layer_head_pickers, memo, text_input, traced
-from app.safe_text import md
-from app.state import load_lens, snapshot_scores
-from model import Lens
-from model.snapshots import SCORE_EXAMPLES, Snapshot, loss_curve, snapshots, task_of
+from attnlens import viz
+from attnlens.app import show, urlstate
+from attnlens.app.inputs import kind_picker, layer_head_pickers, memo, text_input, traced
+from attnlens.app.safe_text import md
+from attnlens.app.scaffold import page_start
+from attnlens.app.state import load_snapshot, snapshot_scores
+from attnlens.model.lenses.lens import Lens
+from attnlens.model.training.snapshots import SCORE_EXAMPLES, Snapshot
 
 
 def page() -> None:
     lens = page_start("training", "Training")
     if lens is None:
         return
-    found = snapshots(str(st.session_state.get("_model", "")))
+    found = lens.snapshots()
     if not found:
         st.info(
             md(
@@ -42,7 +42,7 @@ def emerging(final: Lens, text: str, found: list[Snapshot], name: str) -> None:
     else:
         step = found[0].step
     urlstate.remember("snapshot", step)
-    early = load_lens(str(by_step[int(step)].path))
+    early = load_snapshot(name, int(step))
     if early is None:
         return
     try:
@@ -74,21 +74,20 @@ def emerging(final: Lens, text: str, found: list[Snapshot], name: str) -> None:
         st.text("Output: " + output)
         fig = viz.head_heatmap(tr_final, kind, layer, head)
         show.figure(fig, "final_heatmap", f"final-{kind}-{layer}-{head}")
-    progress(name, found, int(step), (layer, head) if kind == "cross" else None)
+    progress(final, name, found, int(step), (layer, head) if kind == "cross" else None)
 
 
-def progress(name: str, found: list[Snapshot], step: int, head: tuple[int, int] | None) -> None:
+def progress(
+    final: Lens, name: str, found: list[Snapshot], step: int, head: tuple[int, int] | None
+) -> None:
     """Loss and held-out scores along training, the shown snapshot marked."""
-    loss_steps, losses = loss_curve(name)
-    task = task_of(name)
-    if task is None and not losses:
+    loss_steps, losses = final.loss_curve()
+    with st.spinner(md(f"Scoring {len(found)} snapshots on {SCORE_EXAMPLES} held-out examples…")):
+        scored = snapshot_scores(name)
+    if not scored and not losses:
         return
     scores: dict[str, list[float]] = {}
-    if task is not None:
-        with st.spinner(
-            md(f"Scoring {len(found)} snapshots on {SCORE_EXAMPLES} held-out examples…")
-        ):
-            scored = snapshot_scores(name)
+    if scored:
         scores["exact match"] = [s.exact for s in scored]
         scores["best head aligned"] = [s.best_alignment for s in scored]
         if head is not None:
@@ -97,12 +96,10 @@ def progress(name: str, found: list[Snapshot], step: int, head: tuple[int, int] 
             ]
     fig = viz.training_curve(loss_steps, losses, [s.step for s in found], scores, step)
     show.figure(fig, "training_curve", f"training-{step}")
-    if task is not None:
+    if scored:
         st.caption(
-            md(
-                f"Held-out examples of the {task} task: exact match of greedy outputs, and the "
-                "share of target tokens whose cross-attention argmax is their true source."
-            )
+            "Held-out examples of the model's task: exact match of greedy outputs, and the "
+            "share of target tokens whose cross-attention argmax is their true source."
         )
 
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from model.errors import InputError
+from attnlens.record.errors import InputError
 
 HeadKind = Literal["encoder", "decoder", "cross"]
 HEAD_KINDS: tuple[HeadKind, ...] = ("encoder", "decoder", "cross")

@@ -1,32 +1,47 @@
-"""The one step loop greedy, beam search and sampling share, on any Stepper."""
+"""The one step loop greedy, beam search and sampling share, on any Stepper.
+
+Every model, ours or Hugging Face's, decodes here: Explore's output, the Decode page, `attnlens
+decode` and evaluation all see the same tokens for the same settings.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 
-from model.decoding.beam import BeamSearch, best_possible, rank_score
-from model.decoding.record import BeamStatus, BeamStep, Candidate, Hypothesis, StepRecord
-from model.decoding.sampling import Sampling
-from model.decoding.settings import DecodeSettings
-from model.decoding.stepper import StepOutput, Stepper
-from model.decoding.strategy import Greedy, Proposal, Strategy
+from attnlens.model.decoding.beam import BeamSearch, best_possible, rank_score
+from attnlens.model.decoding.processors import Processor, TokenBan, apply
+from attnlens.model.decoding.request import DecodeSettings
+from attnlens.model.decoding.sampling import Sampling
+from attnlens.model.decoding.stepper import StepOutput, Stepper
+from attnlens.model.decoding.strategy import Greedy, Proposal, Strategy
+from attnlens.record.decode import BeamStatus, BeamStep, Candidate, Hypothesis, StepRecord
 
 MIN_CANDIDATES = 5  # top candidates recorded per live beam (at least the beam size)
 
 
 @dataclass(frozen=True)
 class Vocabulary:
-    """How the loop names tokens and where a hypothesis ends."""
+    """How the loop names tokens, where a hypothesis ends, and what may change the scores."""
 
     names: Sequence[str]  # token id -> token string
     eos_id: int
     detokenize: Callable[[Sequence[int]], str]
     banned: tuple[int, ...] = ()  # never chosen nor listed as candidates, unless forced
+    processors: tuple[Processor, ...] = ()  # after the bans (a model's generation config)
+    also_end: tuple[int, ...] = ()  # further end tokens (a config may name several)
+
+    @property
+    def ends(self) -> frozenset[int]:
+        return frozenset((self.eos_id, *self.also_end))
+
+    def process(self, ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        """The bans, then every processor, on scores (B, V) of the sequences ids (B, P + t)."""
+        return apply((TokenBan(self.banned), *self.processors), ids, scores)
 
 
 @dataclass(frozen=True)
@@ -34,7 +49,8 @@ class Live:
     """A hypothesis still being extended; `beam` is its index in the last step's list."""
 
     ids: tuple[int, ...]
-    score: float
+    score: float  # the sum of the model's own log-probabilities of ids
+    ranked: float  # the sum of the processed log-probabilities beam search ranks by
     beam: int
     parent: int  # the row of the step's input it extends
 
@@ -61,13 +77,27 @@ class Progress:
     done: bool  # no live hypothesis can still beat the finished ones
 
 
+@dataclass(frozen=True)
+class Scored:
+    """One step's scores, each (B, V): what the strategy chooses from, the processed
+    log-probabilities beam search adds up, and the model's own log-probabilities."""
+
+    choose: torch.Tensor
+    ranked: torch.Tensor
+    own: torch.Tensor
+
+    def shown(self) -> torch.Tensor:
+        """The model's own log-probabilities, -inf where bans or processors rule a token out."""
+        return self.own.masked_fill(~torch.isfinite(self.ranked), float("-inf"))
+
+
 def make_strategy(settings: DecodeSettings, device: torch.device) -> Strategy:
     """The strategy object of one run (sampling holds the run's seeded generator)."""
     if settings.strategy == "beam":
         return BeamSearch(settings.beam_size)
     if settings.strategy == "sample":
         seed = settings.seed
-        assert seed is not None, "make_settings gives every sampling run a seed"
+        assert seed is not None, "resolve() gives every sampling run a seed"
         return Sampling(settings.temperature, settings.top_k, settings.top_p, seed, device)
     return Greedy()
 
@@ -83,31 +113,43 @@ def iter_steps(
     """Decode step by step, yielding after each step; the encoder runs once, in `start`."""
     out = stepper.start(source, prefix, settings.ablate)
     strategy = make_strategy(settings, out.log_probs.device)
-    live: tuple[Live, ...] = (Live((), 0.0, 0, 0),)
+    live: tuple[Live, ...] = (Live((), 0.0, 0.0, 0, 0),)
     finished: tuple[Ended, ...] = ()
     for t in range(settings.max_len):
-        scores = torch.tensor([h.score for h in live], device=out.log_probs.device)  # (B,)
         forced = settings.forced(t)
-        out = _without_banned(out, vocab, forced)
-        proposal = strategy.propose(out.log_probs, scores, forced)
-        beams, live, ended = _classify(proposal, live, t, settings, vocab)
+        scored = _scored(out, live, prefix, vocab, settings.strategy, forced)
+        ranks = torch.tensor([h.ranked for h in live], device=out.log_probs.device)  # (B,)
+        proposal = strategy.propose(scored.choose, ranks, forced)
+        beams, live, ended = _classify(proposal, live, t, settings, vocab, scored)
         finished += ended
-        done = _done(live, finished, settings)
-        yield Progress(_record(t, beams, out, vocab, settings.width), live, finished, done)
+        done = _done(live, finished, settings, t)
+        record = _record(t, beams, out, scored, vocab, settings.width)
+        yield Progress(record, live, finished, done)
         if done or t + 1 == settings.max_len:
             return
         out = _advance(stepper, out, live)
 
 
-def _without_banned(out: StepOutput[Any], vocab: Vocabulary, forced: int | None) -> StepOutput[Any]:
-    """The step with banned tokens at -inf, as generate's processors do after the softmax: not
-    renormalised, so every other token keeps the model's own log-probability. A forced step
-    is left as it is, so a forced banned token keeps its own."""
-    if not vocab.banned or forced is not None:
-        return out
-    log_probs = out.log_probs.clone()
-    log_probs[:, list(vocab.banned)] = float("-inf")
-    return replace(out, log_probs=log_probs)
+def _scored(
+    out: StepOutput[Any],
+    live: tuple[Live, ...],
+    prefix: Sequence[int],
+    vocab: Vocabulary,
+    strategy: str,
+    forced: int | None,
+) -> Scored:
+    """Bans and processors on this step's scores: on the log-probabilities for beam search, on
+    the raw logits (when the model gives them) for greedy and sampling, as `generate` does. A
+    forced step is left as it is, so a forced token keeps its own log-probability."""
+    if forced is not None:
+        return Scored(out.log_probs, out.log_probs, out.log_probs)
+    device = out.log_probs.device
+    ids = torch.tensor([[*prefix, *h.ids] for h in live], dtype=torch.long, device=device)
+    ranked = vocab.process(ids, out.log_probs)  # (B, V)
+    choose = ranked
+    if strategy != "beam" and out.logits is not None:
+        choose = vocab.process(ids, out.logits)  # (B, V)
+    return Scored(choose, ranked, out.log_probs)
 
 
 def search(
@@ -138,13 +180,13 @@ def _advance(
     return stepper.step(state, tokens)
 
 
-def _statuses(proposal: Proposal, width: int, eos_id: int) -> list[BeamStatus]:
+def _statuses(proposal: Proposal, width: int, ends: frozenset[int]) -> list[BeamStatus]:
     """Alive: the best `width` that do not end. Finished: an end token ranked within `width`
     (HF and fairseq do the same). Pruned: the rest of what was considered."""
     statuses: list[BeamStatus] = []
     alive = 0
     for rank, token in enumerate(proposal.tokens):
-        if token == eos_id:
+        if token in ends:
             statuses.append("finished" if rank < width else "pruned")
         elif alive < width:
             statuses.append("alive")
@@ -160,23 +202,25 @@ def _classify(
     t: int,
     settings: DecodeSettings,
     vocab: Vocabulary,
+    scored: Scored,
 ) -> tuple[tuple[BeamStep, ...], tuple[Live, ...], tuple[Ended, ...]]:
     """Number the continuations alive first, then finished, then pruned (each best first)."""
-    statuses = _statuses(proposal, settings.width, vocab.eos_id)
+    statuses = _statuses(proposal, settings.width, vocab.ends)
     order = sorted(range(len(statuses)), key=lambda r: STATUS_ORDER[statuses[r]])
     beams: list[BeamStep] = []
     new_live: list[Live] = []
     ended: list[Ended] = []
     for i, r in enumerate(order):
-        row, token, logprob = proposal.parents[r], proposal.tokens[r], proposal.logprobs[r]
-        parent = live[row]
+        row, token = proposal.parents[r], proposal.tokens[r]
+        parent, logprob = live[row], float(scored.own[row, token])
         ids, score = (*parent.ids, token), parent.score + logprob
+        ranked = parent.ranked + float(scored.ranked[row, token])
         beam_of_parent = None if t == 0 else parent.beam
         beams.append(BeamStep(i, beam_of_parent, vocab.names[token], logprob, score, statuses[r]))
         if statuses[r] == "alive":
-            new_live.append(Live(ids, score, i, row))
+            new_live.append(Live(ids, score, ranked, i, row))
         elif statuses[r] == "finished":
-            rank = rank_score(score, len(ids), _alpha(settings))
+            rank = rank_score(ranked, len(ids), _alpha(settings), settings.length_norm)
             ended.append(Ended(ids, score, rank, True, t, i))
     return tuple(beams), tuple(new_live), tuple(ended)
 
@@ -189,24 +233,38 @@ def _alpha(settings: DecodeSettings) -> float:
     return settings.length_penalty if settings.strategy == "beam" else 0.0
 
 
-def _done(live: tuple[Live, ...], finished: tuple[Ended, ...], settings: DecodeSettings) -> bool:
+def _done(
+    live: tuple[Live, ...], finished: tuple[Ended, ...], settings: DecodeSettings, t: int
+) -> bool:
     """Stop when nothing is alive, or when `width` hypotheses have finished and no live one
-    can still rank above the worst of them."""
+    can still rank above the worst of them (as the model's own beam search judges it)."""
     if not live:
         return True
     if len(finished) < settings.width:
         return False
+    if settings.early_stopping is True:
+        return True
     kth = sorted((h.rank for h in finished), reverse=True)[settings.width - 1]
-    alpha = _alpha(settings)
-    return max(best_possible(h.score, settings.max_len, alpha) for h in live) <= kth
+    bound = max(
+        best_possible(h.ranked, t + 1, settings.max_len, _alpha(settings), settings.length_norm,
+                      settings.early_stopping)
+        for h in live
+    )  # fmt: skip
+    return bound <= kth
 
 
 def _record(
-    t: int, beams: tuple[BeamStep, ...], out: StepOutput[Any], vocab: Vocabulary, width: int
+    t: int,
+    beams: tuple[BeamStep, ...],
+    out: StepOutput[Any],
+    scored: Scored,
+    vocab: Vocabulary,
+    width: int,
 ) -> StepRecord:
     """The step's beams, each live row's top candidates and attention, as numpy."""
-    n = min(max(MIN_CANDIDATES, width), out.log_probs.size(-1))
-    top = out.log_probs.topk(n, dim=-1)  # (B, n) ×2
+    shown = scored.shown()  # (B, V)
+    n = min(max(MIN_CANDIDATES, width), shown.size(-1))
+    top = shown.topk(n, dim=-1)  # (B, n) ×2
     probs, ids = top.values.exp().tolist(), top.indices.tolist()
     candidates = tuple(
         tuple(Candidate(vocab.names[i], p) for i, p in zip(row_ids, row_p, strict=True))
@@ -229,9 +287,10 @@ def _hypotheses(
     if not last.done:
         alpha, t = _alpha(settings), last.record.step
         ended += [
-            Ended(h.ids, h.score, rank_score(h.score, len(h.ids), alpha), False, t, h.beam)
+            Ended(h.ids, h.score, rank_score(h.ranked, len(h.ids), alpha, settings.length_norm),
+                  False, t, h.beam)
             for h in last.live
-        ]
+        ]  # fmt: skip
     best = sorted(ended, key=lambda h: h.rank, reverse=True)[: settings.width]
     return tuple(
         Hypothesis(

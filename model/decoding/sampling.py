@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from model.decoding.strategy import Proposal, forced_proposal
+from attnlens.model.decoding.strategy import Proposal, forced_proposal
 
 
 def top_k_filter(logits: torch.Tensor, k: int) -> torch.Tensor:
@@ -61,4 +61,4 @@ class Sampling:
             return forced_proposal(log_probs, scores, forced)
         probs = self.distribution(log_probs[:1])  # (1, V)
         token = int(torch.multinomial(probs, 1, generator=self.generator))
-        return Proposal([0], [token], [float(log_probs[0, token])])
+        return Proposal([0], [token])

@@ -2,8 +2,8 @@
 
 Every strategy (greedy, beam search, sampling) runs on any model through this Protocol, so a
 new model family needs only a Stepper, never its own search. Implementations so far:
-`model.decoding.transformer_stepper` (our §3 Transformer, cached and uncached); a Hugging Face
-adapter and a decoder-only LM implement the same three methods.
+`steppers.py` (our §3 Transformer, cached and uncached, and our decoder-only model) and the
+Hugging Face adapter (`lenses/hf/stepper.py`) implement the same three methods.
 
 Vocabulary of the interface
 ---------------------------
@@ -49,7 +49,7 @@ from typing import Generic, Protocol, TypeVar
 
 import torch
 
-from model.decoding.heads import HeadRef
+from attnlens.model.decoding.heads import HeadRef
 
 StateT = TypeVar("StateT")
 
@@ -62,6 +62,7 @@ class StepOutput(Generic[StateT]):
     self_attention: torch.Tensor  # (L, B, H, t + 1): the new position's decoder self-attention row
     cross_attention: torch.Tensor | None  # (L, B, H, S), or None for a decoder-only model
     state: StateT  # what the next step needs (e.g. the key/value cache), opaque to the search
+    logits: torch.Tensor | None = None  # (B, V) before the softmax, when processors need them
 
 
 class Stepper(Protocol[StateT]):

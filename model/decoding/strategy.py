@@ -12,9 +12,8 @@ import torch
 class Proposal:
     """Continuations the strategy considered, best first; the step loop decides their status."""
 
-    parents: list[int]  # which live hypothesis (row of log_probs) each continues
+    parents: list[int]  # which live hypothesis (row of the scores) each continues
     tokens: list[int]
-    logprobs: list[float]  # the model's log p(token | that hypothesis)
 
 
 class Strategy(Protocol):
@@ -23,7 +22,8 @@ class Strategy(Protocol):
     def propose(
         self, log_probs: torch.Tensor, scores: torch.Tensor, forced: int | None
     ) -> Proposal:
-        """Ranked continuations of the live hypotheses; log_probs (B, V), scores (B,)."""
+        """Ranked continuations of the live hypotheses; log_probs (B, V) are the step's
+        (processed) scores, scores (B,) what each hypothesis has summed so far."""
         ...
 
 
@@ -31,7 +31,7 @@ def forced_proposal(log_probs: torch.Tensor, scores: torch.Tensor, token: int) -
     """Every live hypothesis takes the forced token; ranked by the score that gives."""
     logprobs = log_probs[:, token]  # (B,)
     order = (scores + logprobs).argsort(descending=True, stable=True)  # (B,)
-    return Proposal(order.tolist(), [token] * len(order), logprobs.index_select(0, order).tolist())
+    return Proposal(order.tolist(), [token] * len(order))
 
 
 class Greedy:
@@ -43,5 +43,4 @@ class Greedy:
         """The argmax of the single live hypothesis (or the forced token)."""
         if forced is not None:
             return forced_proposal(log_probs, scores, forced)
-        best = log_probs[0].max(dim=-1)
-        return Proposal([0], [int(best.indices)], [float(best.values)])
+        return Proposal([0], [int(log_probs[0].argmax(dim=-1))])

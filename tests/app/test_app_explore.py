@@ -10,8 +10,8 @@ import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from model.seq2seq import Seq2SeqLens
-from tests.conftest import open_bundled, open_on, require_bundled
+from attnlens.model.lenses.seq2seq import Seq2SeqLens
+from helpers.apptest import open_bundled, open_on, require_bundled
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -139,7 +139,7 @@ def test_a_link_can_open_presentation_mode(tiny_model_dir: Path) -> None:
 
 
 def test_the_sidebar_switches_to_a_bundled_model(tiny_model_dir: Path) -> None:
-    from app.sidebar import OTHER, bundled_names
+    from attnlens.app.sidebar import OTHER, bundled_names
 
     names = [n for n in bundled_names() if n != "minilm"]  # minilm is slower to load
     if not names:
@@ -158,7 +158,7 @@ def test_the_sidebar_switches_to_a_bundled_model(tiny_model_dir: Path) -> None:
 def test_dark_theme_figures_drop_their_white_background(
     tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from app import show
+    from attnlens.app import show
 
     monkeypatch.setattr(show, "_dark", lambda: True)
     layout = heatmap(open_page(tiny_model_dir))["layout"]
@@ -166,7 +166,7 @@ def test_dark_theme_figures_drop_their_white_background(
 
 
 def test_figures_download_as_html_and_when_possible_png_and_svg(tiny_model_dir: Path) -> None:
-    from app import show
+    from attnlens.app import show
 
     at = open_page(tiny_model_dir)
     keys = {b.key for b in at.get("download_button")}

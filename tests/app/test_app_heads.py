@@ -8,7 +8,7 @@ from typing import Any
 
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import open_bundled, open_on
+from helpers.apptest import open_bundled, open_on
 
 
 def open_page(model_dir: Path, **params: str) -> AppTest:

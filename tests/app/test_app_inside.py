@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
-import model
-from model.lm import LMLens
-from tests.conftest import open_on
+import attnlens
+from attnlens.model.lenses.causal import CausalLens
+from helpers.apptest import open_on
 
 
 def open_page(model_dir: Path, **params: str) -> AppTest:
@@ -51,7 +51,7 @@ def test_default_render_shows_positions_masks_and_five_steps(tiny_model_dir: Pat
 def test_the_softmax_step_is_the_recorded_attention(tiny_model_dir: Path) -> None:
     at = open_page(tiny_model_dir, kind="decoder_self", layer="1", head="1")
     assert not at.exception and not at.error
-    recorded = model.load(str(tiny_model_dir)).trace("bad", target="dab").decoder_self
+    recorded = attnlens.load(str(tiny_model_dir)).trace("bad", target="dab").decoder_self
     assert recorded is not None
     np.testing.assert_allclose(softmax_cells(at), recorded[1, 1], atol=1e-5)
     masked = chart(at, "3 · masked")["data"][0]["text"]
@@ -75,7 +75,7 @@ def test_bad_input_gives_a_message(tiny_model_dir: Path) -> None:
     assert any("empty" in e.value for e in at.error)
 
 
-def test_a_decoder_only_model_shows_its_five_steps(tiny_lm_dir: Path, lm: LMLens) -> None:
+def test_a_decoder_only_model_shows_its_five_steps(tiny_lm_dir: Path, lm: CausalLens) -> None:
     at = open_on(tiny_lm_dir, "inside", text="bad cafe", layer="1", head="0")
     assert not at.exception and not at.error
     assert not any("needs one of" in i.value for i in at.info)

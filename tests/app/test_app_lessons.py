@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.lessons_text import LESSONS
-from tests.conftest import open_on
+from attnlens.app.lessons_text import LESSONS
+from helpers.apptest import open_on
 
 
 def open_page(model_dir: Path, **params: str) -> AppTest:

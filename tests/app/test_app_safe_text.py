@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.safe_text import md
-from tests.conftest import APP_SCRIPT
+from attnlens.app.safe_text import md
+from helpers.apptest import APP_SCRIPT
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,10 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from model import checkpoint
-from model.tokenizer import CharTokenizer
-from tests.conftest import TINY_CHARS, open_bundled, open_on, tiny_transformer
+from attnlens.model.net import checkpoint
+from attnlens.model.net.tokenizer import CharTokenizer
+from helpers.apptest import open_bundled, open_on
+from helpers.tiny import TINY_CHARS, tiny_transformer
 
 
 @pytest.fixture(scope="module")
@@ -74,9 +75,10 @@ def test_bad_input_gives_a_message(trained_dir: Path) -> None:
 
 
 def test_the_training_curve_marks_the_shown_snapshot() -> None:
-    from model.snapshots import snapshots
+    from attnlens.model.lenses.registry import BUNDLED_DIR
+    from attnlens.model.training.snapshots import snapshots
 
-    found = [s.step for s in snapshots("translate")] or [0, 0, 0]  # missing: skipped below
+    found = [s.step for s in snapshots(BUNDLED_DIR / "translate")] or [0, 0, 0]  # or skipped
     at = open_bundled("training", "translate", timeout=120, snapshot=str(found[2]))
     assert not at.exception and not at.error
     curve = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("training"))

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from app.local_server import CHROMIUM_ARGS, serving
-from viz.labels import position_labels
+from attnlens.viz.labels import position_labels
+from helpers.server import CHROMIUM_ARGS, serving
 
 pytestmark = pytest.mark.browser
 CHROMIUM = shutil.which("chromium")

@@ -17,13 +17,13 @@ from urllib.parse import quote
 import numpy as np
 import pytest
 
-import viz
-from app.local_server import CHROMIUM_ARGS, ROOT, serving
-from model import checkpoint
-from model.config import TransformerConfig
-from model.tokenizer import CharTokenizer
-from model.trace import ModelInfo, Trace
-from model.transformer import Transformer
+from attnlens import viz
+from attnlens.model.net import checkpoint
+from attnlens.model.net.config import TransformerConfig
+from attnlens.model.net.tokenizer import CharTokenizer
+from attnlens.model.net.transformer import Transformer
+from attnlens.record.trace import ModelInfo, Trace
+from helpers.server import CHROMIUM_ARGS, ROOT, serving
 
 pytestmark = [
     pytest.mark.browser,
@@ -114,8 +114,8 @@ def test_cli_export_of_markup_model_runs_nothing(
 ) -> None:
     out = tmp_path / "lines.html"
     done = subprocess.run(
-        [sys.executable, "-m", "app.cli", "plot", str(markup_model), IMG, "--view", "lines",
-         "--target", SCRIPT, "--out", str(out)],
+        [sys.executable, "-m", "attnlens.app.cli", "plot", str(markup_model), IMG,
+         "--view", "lines", "--target", SCRIPT, "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

@@ -10,8 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from app.cli import main
-from model.trace import Trace
+from attnlens.app.cli import main
+from attnlens.record.trace import Trace
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -80,7 +80,7 @@ def test_unknown_characters_warn_on_stderr(
 
 def test_console_script_runs_as_a_process(tiny_model_dir: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "app.cli", "trace", str(tiny_model_dir), ""],
+        [sys.executable, "-m", "attnlens.app.cli", "trace", str(tiny_model_dir), ""],
         capture_output=True,
         text=True,
         timeout=120,

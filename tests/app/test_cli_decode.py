@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from model.decoding import DecodeRun
+from attnlens.app.cli import main
+from attnlens.record.decode import DecodeRun
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

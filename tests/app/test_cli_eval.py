@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 import torch
 
-from app.cli import main
-from app.eval_command import DEFAULT_SEED
-from model import checkpoint
-from model.config import TransformerConfig
-from model.evaluate import evaluate
-from model.registry import BUNDLED_DIR
-from model.tasks import get_task
-from model.transformer import Transformer
+from attnlens.app.cli import main
+from attnlens.app.eval_command import DEFAULT_SEED
+from attnlens.model.lenses.registry import BUNDLED_DIR
+from attnlens.model.net import checkpoint
+from attnlens.model.net.config import TransformerConfig
+from attnlens.model.net.transformer import Transformer
+from attnlens.model.training.evaluate import evaluate
+from attnlens.model.training.tasks import get_task
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from app.cli import main
-from app.plot_command import DECODE_VIEWS, VIEWS
+from attnlens.app.cli import main
+from attnlens.app.plot_command import DECODE_VIEWS, VIEWS
 
 MODEL = "reverse"
 TEXT = "abca"

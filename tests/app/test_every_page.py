@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from app.main import PAGES
-from model import bundled_models
-from tests.conftest import APP_SCRIPT
+from attnlens import bundled_models
+from attnlens.app.main import PAGES
+from helpers.apptest import APP_SCRIPT
 
 MODELS = [entry.name for entry in bundled_models()]
 

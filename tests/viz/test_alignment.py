@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from model.trace import Trace
-from viz import cross_alignment
+from attnlens.record.trace import Trace
+from attnlens.viz import cross_alignment
 
 
 def test_default_is_the_last_layer_mean_of_heads(trace: Trace) -> None:

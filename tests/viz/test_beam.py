@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from viz import beam_tree, candidate_bars
+from attnlens.viz import beam_tree, candidate_bars
 
 
 def _nodes(fig: object, status: str) -> object:

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from viz import compare_runs
+from attnlens.viz import compare_runs
 
 
 def test_one_panel_per_run_with_each_output_token(synth: type) -> None:

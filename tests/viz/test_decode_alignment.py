@@ -7,7 +7,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from viz import decoding_alignment
+from attnlens.viz import decoding_alignment
 
 
 def test_one_row_per_step_of_the_chosen_path(synth: type) -> None:

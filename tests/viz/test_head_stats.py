@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model.trace import Trace
-from viz import head_statistics, head_stats_chart
+from attnlens.record.trace import Trace
+from attnlens.viz import head_statistics, head_stats_chart
 
 
 def _tags(synth: type, offset: int) -> list[str]:

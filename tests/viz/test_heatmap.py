@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from model.trace import Trace
-from viz import head_heatmap
-from viz.heatmap import reference_hits
+from attnlens.record.trace import Trace
+from attnlens.viz import head_heatmap
+from attnlens.viz.heatmap import reference_hits
 
 
 def test_cells_hold_the_exact_weights_and_every_position_is_its_own_row(trace: Trace) -> None:

@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from model.trace import Trace
-from viz import lines_view
+from attnlens.record.trace import Trace
+from attnlens.viz import lines_view
 
 
 def _lines(fig: object, head: int) -> set[tuple[int, int]]:

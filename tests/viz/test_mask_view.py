@@ -6,9 +6,9 @@ import json
 
 import numpy as np
 
-from model.trace import Trace
-from viz import masks_view
-from viz.mask_view import mask_parts
+from attnlens.record.trace import Trace
+from attnlens.viz import masks_view
+from attnlens.viz.mask_view import mask_parts
 
 
 def test_decoder_mask_is_causal_and_applied_equals_the_combination(trace: Trace) -> None:

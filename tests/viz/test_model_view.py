@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from model.trace import Trace
-from viz import model_view
-from viz.model_view import block_edges, block_share
+from attnlens.record.trace import Trace
+from attnlens.viz import model_view
+from attnlens.viz.model_view import block_edges, block_share
 
 
 def test_one_thumbnail_per_head_in_layer_major_order(trace: Trace) -> None:

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from model.trace import Trace
-from viz import positional_view
-from viz.positional_view import offset_similarity
+from attnlens.record.trace import Trace
+from attnlens.viz import positional_view
+from attnlens.viz.positional_view import offset_similarity
 
 
 def test_panels_hold_the_recorded_encoding(trace: Trace) -> None:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from viz.sdpa_steps import (
+from attnlens.viz.sdpa_steps import (
     STEP_TITLES,
     attention_steps,
     furthest_allowed,

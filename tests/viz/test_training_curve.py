@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from viz.training_curve import training_curve
+from attnlens.viz.training_curve import training_curve
 
 SCORES = {"exact match": [0.0, 0.5, 0.99], "best head aligned": [0.2, 0.9, 1.0]}
 

@@ -1,0 +1,66 @@
+"""What every page starts with: its place in the URL, the sidebar, its title and the model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+import attnlens
+from attnlens.app import urlstate
+from attnlens.app.inputs import target_input, text_input, traced
+from attnlens.app.safe_text import md
+from attnlens.app.sidebar import sidebar
+from attnlens.app.state import load_lens
+from attnlens.record.trace import Trace
+
+
+def page_start(url_path: str, title: str) -> attnlens.Lens | None:
+    """Draw the shared sidebar and the title; the session's lens, or None with a message."""
+    urlstate.remember("page", url_path)
+    name = sidebar(st.session_state.get("default_model", ""))
+    st.title(title)
+    if not name:
+        st.info("Pick a model in the sidebar, or type a folder or hub id.")
+        return None
+    return load_lens(name)
+
+
+@dataclass(frozen=True)
+class Started:
+    """A page's model, the input it was given and the trace of that input."""
+
+    lens: attnlens.Lens
+    text: str
+    target: str | None
+    trace: Trace
+
+
+def traced_page_start(url_path: str, title: str, caption: bool = False) -> Started | None:
+    """page_start, then the text (and target) boxes and their trace; None when the page has
+    nothing to draw (no model, or bad input, whose message is already shown)."""
+    lens = page_start(url_path, title)
+    if lens is None:
+        return None
+    if caption:
+        st.caption(md(lens.description))
+    text, target = text_input(lens), target_input(lens)
+    tr = traced(lens, text, target)
+    return None if tr is None else Started(lens, text, target, tr)
+
+
+def true_alignment(started: Started) -> tuple[int, ...] | None:
+    """The true source of each output token, when the model's task knows it and the decoder
+    was given the right output; otherwise None, with a hint when only the output is wrong."""
+    reference = started.lens.reference(started.text)
+    if reference is None:
+        return None
+    if started.lens.text_of(started.trace.tgt_tokens[1:]) != reference.target:
+        st.caption(
+            md(
+                f"The right output is “{reference.target}”: give it as the target to see the "
+                "true alignment on cross-attention."
+            )
+        )
+        return None
+    return reference.alignment

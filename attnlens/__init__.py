@@ -1,0 +1,87 @@
+"""attnlens: see what every attention head of a Transformer looks at.
+
+    import attnlens
+    lens = attnlens.load("reverse")          # a bundled model, a folder, or a hub id
+    tr = lens.trace("hello world")           # a Trace record: numpy arrays
+    fig = attnlens.head_heatmap(tr, "cross", layer=1, head=0)
+
+Importing attnlens loads numpy, pandas and plotly but not torch: records and figures work in a
+notebook without it; `load` brings torch in when a model is loaded.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from attnlens.model.lenses.lens import Lens
+from attnlens.record import (
+    DecodeRun,
+    InputError,
+    ModelInfo,
+    ModelNotFoundError,
+    Trace,
+)
+from attnlens.viz import (
+    attention_flow,
+    attention_rollout,
+    beam_tree,
+    candidate_bars,
+    compare_runs,
+    cross_alignment,
+    decoding_alignment,
+    head_heatmap,
+    head_statistics,
+    head_stats_chart,
+    lines_view,
+    masks_view,
+    model_view,
+    positional_view,
+    rollout_view,
+    training_curve,
+)
+
+if TYPE_CHECKING:
+    from attnlens.model.lenses.registry import ModelEntry
+
+
+def load(name_or_path: str, device: str = "auto") -> Lens:
+    """A model by bundled name (`attnlens models`), folder, or Hugging Face hub id, ready to
+    trace and decode; loaded once, safe to share between threads."""
+    from attnlens.model.lenses.registry import load as load_lens
+
+    return load_lens(name_or_path, device)
+
+
+def bundled_models() -> list[ModelEntry]:
+    """The models that load by name."""
+    from attnlens.model.lenses.registry import bundled_models as listed
+
+    return listed()
+
+
+__all__ = [
+    "DecodeRun",
+    "InputError",
+    "Lens",
+    "ModelInfo",
+    "ModelNotFoundError",
+    "Trace",
+    "attention_flow",
+    "attention_rollout",
+    "beam_tree",
+    "bundled_models",
+    "candidate_bars",
+    "compare_runs",
+    "cross_alignment",
+    "decoding_alignment",
+    "head_heatmap",
+    "head_statistics",
+    "head_stats_chart",
+    "lines_view",
+    "load",
+    "masks_view",
+    "model_view",
+    "positional_view",
+    "rollout_view",
+    "training_curve",
+]

@@ -1,0 +1,152 @@
+"""The Steppers of our own models: the §3 encoder-decoder (the encoder runs once, each step
+feeds one position) and the decoder-only model (the prompt is fed once, then one position)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import torch
+
+from attnlens.model.decoding.heads import HeadRef
+from attnlens.model.decoding.stepper import StepOutput
+from attnlens.model.net.attention import KV
+from attnlens.model.net.decoder_only import DecoderOnlyTransformer
+from attnlens.model.net.masks import causal_mask
+from attnlens.model.net.transformer import HeadMask, Transformer
+
+
+@dataclass(frozen=True)
+class TransformerState:
+    """What the next step of our Transformer needs; every hypothesis shares the memory."""
+
+    memory_kv: list[KV]  # per decoder layer: the memory's keys and values, (1, h, S, d_k) ×2
+    src_mask: torch.Tensor  # (1, 1, S)
+    tokens: torch.Tensor  # (B, t + 1): every decoder input so far, the start token first
+    cache: list[KV] | None  # per layer: self-attention keys/values (B, h, t + 1, d_k) ×2
+    head_mask: HeadMask | None
+
+
+class TransformerStepper:
+    """Decodes with the key/value cache (cached=True) or by re-running the prefix each step."""
+
+    def __init__(self, net: Transformer, cached: bool = True) -> None:
+        self.net = net
+        self.cached = cached
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.net.parameters()).device
+
+    @torch.inference_mode()
+    def start(
+        self, source: Sequence[int] | None, prefix: Sequence[int], ablate: Sequence[HeadRef] = ()
+    ) -> StepOutput[TransformerState]:
+        """§3.1: encode the source once, then feed the start token."""
+        if source is None:
+            raise ValueError("our Transformer is an encoder-decoder model: it needs a source")
+        src = torch.tensor([list(source)], dtype=torch.long, device=self.device)  # (1, S)
+        src_mask = torch.ones(1, 1, src.size(1), dtype=torch.bool, device=self.device)  # (1, 1, S)
+        head_mask = self.head_mask(ablate)
+        memory = self.net.encode(src, src_mask, head_mask).memory  # (1, S, d_model)
+        first = torch.tensor([list(prefix)], dtype=torch.long, device=self.device)  # (1, P)
+        empty = first[:, :0]  # (1, 0): nothing fed yet
+        state = TransformerState(self.net.memory_kv(memory), src_mask, empty, None, head_mask)
+        return self._feed(state, first)
+
+    @torch.inference_mode()
+    def step(self, state: TransformerState, tokens: torch.Tensor) -> StepOutput[TransformerState]:
+        """Feed one token per hypothesis, tokens (B,)."""
+        return self._feed(state, tokens.unsqueeze(1))  # (B, 1)
+
+    def reorder(self, state: TransformerState, index: torch.Tensor) -> TransformerState:
+        """Follow the hypotheses index (B',) picks: rows of the prefix and of the cache."""
+        cache = None
+        if state.cache is not None:
+            cache = [(k.index_select(0, index), v.index_select(0, index)) for k, v in state.cache]
+        return replace(state, tokens=state.tokens.index_select(0, index), cache=cache)
+
+    def head_mask(self, ablate: Sequence[HeadRef]) -> HeadMask | None:
+        """(N, h) multipliers per kind, 0 for each ablated head."""
+        if not ablate:
+            return None
+        c = self.net.config
+        masks = {kind: torch.ones(c.N, c.h, device=self.device) for kind in ("encoder", "decoder")}
+        masks["cross"] = torch.ones(c.N, c.h, device=self.device)
+        for ref in ablate:
+            masks[ref.kind][ref.layer, ref.head] = 0.0
+        return HeadMask(**masks)
+
+    def _feed(self, state: TransformerState, new: torch.Tensor) -> StepOutput[TransformerState]:
+        """Run the decoder on the new positions new (B, n) and read off the last one."""
+        tokens = torch.cat([state.tokens.expand(new.size(0), -1), new], dim=1)  # (B, t + 1)
+        if self.cached:
+            past, fed, cache = state.tokens.size(1), new, state.cache
+        else:
+            past, fed, cache = 0, tokens, None
+        mask = causal_mask(fed.size(1), past, self.device)  # (1, n, past + n)
+        out = self.net.decode(state.memory_kv, state.src_mask, fed, mask, cache, state.head_mask)
+        log_probs = self.net.log_probs(out.hidden[:, -1])  # (B, V)
+        self_attention = out.self_attention[:, :, :, -1]  # (L, B, H, t + 1)
+        cross_attention = out.cross_attention[:, :, :, -1]  # (L, B, H, S)
+        keep = out.cache if self.cached else None
+        next_state = replace(state, tokens=tokens, cache=keep)
+        return StepOutput(log_probs, self_attention, cross_attention, next_state)
+
+
+@dataclass(frozen=True)
+class CausalState:
+    """What the next step needs: every token so far and the self-attention cache."""
+
+    tokens: torch.Tensor  # (B, t)
+    cache: list[KV] | None  # per layer: keys/values (B, h, t, d_k) ×2
+    head_mask: torch.Tensor | None  # (N, h)
+
+
+class CausalStepper:
+    """The decoding Stepper of a DecoderOnlyTransformer, on its key/value cache."""
+
+    def __init__(self, net: DecoderOnlyTransformer) -> None:
+        self.net = net
+        self.device = next(net.parameters()).device
+
+    @torch.inference_mode()
+    def start(
+        self, source: Sequence[int] | None, prefix: Sequence[int], ablate: Sequence[HeadRef] = ()
+    ) -> StepOutput[CausalState]:
+        """Feed the prompt (start token first); a decoder-only model takes no source."""
+        if source is not None:
+            raise ValueError("a decoder-only model takes no source")
+        head_mask = None
+        if ablate:
+            c = self.net.config
+            head_mask = torch.ones(c.N, c.h, device=self.device)
+            for ref in ablate:
+                if ref.kind != "decoder":
+                    raise ValueError(f"a decoder-only model has no {ref.kind} attention to ablate")
+                head_mask[ref.layer, ref.head] = 0.0
+        empty = torch.zeros(1, 0, dtype=torch.long, device=self.device)  # (1, 0)
+        prompt = torch.tensor([list(prefix)], dtype=torch.long, device=self.device)  # (1, P)
+        return self._feed(CausalState(empty, None, head_mask), prompt)
+
+    @torch.inference_mode()
+    def step(self, state: CausalState, tokens: torch.Tensor) -> StepOutput[CausalState]:
+        """Feed one token per hypothesis, tokens (B,)."""
+        return self._feed(state, tokens.unsqueeze(1))  # (B, 1)
+
+    def reorder(self, state: CausalState, index: torch.Tensor) -> CausalState:
+        """The hypotheses index (B',) picks: rows of the tokens and of the cache."""
+        cache = None
+        if state.cache is not None:
+            cache = [(k.index_select(0, index), v.index_select(0, index)) for k, v in state.cache]
+        return replace(state, tokens=state.tokens.index_select(0, index), cache=cache)
+
+    def _feed(self, state: CausalState, new: torch.Tensor) -> StepOutput[CausalState]:
+        tokens = torch.cat([state.tokens.expand(new.size(0), -1), new], dim=1)  # (B, t + n)
+        mask = causal_mask(new.size(1), state.tokens.size(1), self.device)  # (1, n, t + n)
+        out = self.net.decode(new, mask, state.cache, state.head_mask)
+        log_probs = self.net.log_probs(out.hidden[:, -1])  # (B, V)
+        self_attention = out.self_attention[:, :, :, -1]  # (L, B, H, t + n)
+        return StepOutput(
+            log_probs, self_attention, None, replace(state, tokens=tokens, cache=out.cache)
+        )

@@ -1,0 +1,111 @@
+"""The lens of our decoder-only character language model (`lm`).
+
+TEXT goes on the decoder side after the start token (README, "The attnlens.trace/1 record");
+decoding continues it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from attnlens.model.decoding.request import ModelLimits
+from attnlens.model.decoding.steppers import CausalStepper
+from attnlens.model.lenses.budget import check_budget, trace_bytes
+from attnlens.model.lenses.lens import DecodePlan, check_text
+from attnlens.model.lenses.own import OwnLens, numpy_of
+from attnlens.model.net.attention import QKV
+from attnlens.model.net.config import TransformerConfig
+from attnlens.model.net.decoder_only import CausalOutput, DecoderOnlyTransformer
+from attnlens.model.net.masks import causal_mask
+from attnlens.model.net.tokenizer import BOS, CharTokenizer
+from attnlens.model.training.evaluate import Report, evaluate_lm
+from attnlens.record.errors import InputError
+from attnlens.record.trace import Kind, Trace
+
+
+class CausalLens(OwnLens[DecoderOnlyTransformer]):
+    """A bundled decoder-only language model: causal self-attention only."""
+
+    architecture = "decoder"
+    example = "The return statement"
+
+    def __init__(self, folder: Path, device: torch.device, name: str | None = None) -> None:
+        super().__init__(folder, device, name)
+        if not isinstance(self.tokenizer, CharTokenizer):
+            raise InputError(
+                f"{folder.name}: a decoder-only model here reads characters, not "
+                f"{self.tokenizer.unit}s"
+            )
+
+    def build(self, config: TransformerConfig) -> DecoderOnlyTransformer:
+        return DecoderOnlyTransformer(config)
+
+    def unknown_warning(self, what: str, unknown: list[str]) -> str:  # type: ignore[override]
+        shown = "".join(dict.fromkeys(unknown))
+        return f"characters outside the vocabulary were read as <unk>: {shown!r}"
+
+    def prompt(
+        self, text: str, target: str | None = None
+    ) -> tuple[list[int], list[str], list[str]]:
+        """Ids and tokens of <s> + text (+ target), and warnings about unknown characters."""
+        if not check_text(text):
+            raise InputError("text is empty; type at least one character")
+        full = text + (check_text(target, "target") if target is not None else "")
+        enc, warnings = self.encode(full, "text", self.max_tokens)
+        return [self.tokenizer.bos_id, *enc.ids], [BOS, *enc.tokens], warnings
+
+    def trace(self, text: str, target: str | None = None) -> Trace:
+        """TEXT (then target) on the decoder side; tgt_logprobs of each next character."""
+        ids, tokens, warnings = self.prompt(text, target)
+        c, T = self.config, len(ids)
+        check_budget(trace_bytes(c.N, c.h, 0, T), "trace")
+        out, mask = self.forward(torch.tensor([ids], device=self.device))
+        with torch.inference_mode():
+            logprobs = self.net.log_probs(out.hidden)[0]  # (T, V)
+        nxt = torch.tensor([*ids[1:], self.tokenizer.eos_id], device=self.device)  # (T,)
+        return Trace(
+            model=self.info, src_tokens=(), tgt_tokens=tuple(tokens),
+            encoder_self=None, decoder_self=numpy_of(out.self_attention[:, 0]),  # (N, h, T, T)
+            cross=None, encoder_self_mask=None, decoder_self_mask=mask[0].cpu().numpy(),
+            cross_mask=None, positional_encoding=numpy_of(self.net.positional(0, T)),
+            tgt_logprobs=numpy_of(logprobs.gather(-1, nxt.unsqueeze(-1)).squeeze(-1)),
+            warnings=tuple(warnings),
+        )  # fmt: skip
+
+    @torch.inference_mode()
+    def forward(
+        self, tokens: torch.Tensor, keep_qkv: bool = False
+    ) -> tuple[CausalOutput, torch.Tensor]:
+        """The causal stack over tokens (1, T), and the mask it applied, (1, T, T)."""
+        mask = causal_mask(tokens.size(1), 0, tokens.device)  # (1, T, T)
+        return self.net.decode(tokens, mask, keep_qkv=keep_qkv), mask
+
+    def decode_plan(self, text: str) -> DecodePlan:
+        """Continue TEXT: greedy, beam search or sampling, each step recorded."""
+        ids, tokens, warnings = self.prompt(text)
+        room = self.config.max_len - len(ids)
+        if room < 1:
+            raise InputError(
+                f"text fills all {self.max_tokens} positions of {self.info.name}: "
+                "no room to continue"
+            )
+        c, tok = self.config, self.tokenizer
+        return DecodePlan(
+            ModelLimits(room, tok.index, c.N, c.h, ("decoder",), "decoder"),
+            lambda settings: self.run(
+                CausalStepper(self.net), settings, None, ids, tokens, warnings
+            ),
+        )
+
+    def evaluate(self, n: int, seed: int) -> Report:
+        return evaluate_lm(self.name, self.net, self.tokenizer, n)
+
+    def attention_inputs(self, trace: Trace, kind: Kind, layer: int) -> tuple[QKV, np.ndarray]:
+        if kind != "decoder_self":
+            raise InputError(f"{self.name} is decoder-only: it has decoder self-attention only")
+        out, mask = self.forward(self.ids_of(trace.tgt_tokens), keep_qkv=True)
+        assert out.qkv is not None, "keep_qkv=True returns every layer's Q, K, V"
+        return out.qkv[layer], mask[0].cpu().numpy().astype(bool)

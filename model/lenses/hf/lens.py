@@ -1,0 +1,238 @@
+"""HFLens: any Hugging Face transformers model, traced into the same records as our own.
+
+Decoding runs attnlens' one step loop on the model's own cache, with the processors of the
+model's generation config (`processors.py`) and `generate`'s length normalisation, so greedy
+and beam search give what `generate` gives; a trace without a target is teacher-forced on that
+same greedy output.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+
+from attnlens.model.decoding.heads import HeadKind
+from attnlens.model.decoding.loop import Vocabulary, search
+from attnlens.model.decoding.request import DecodeSettings, ModelLimits
+from attnlens.model.lenses.budget import check_budget, decode_bytes, trace_bytes
+from attnlens.model.lenses.hf.architecture import config_limit, model_info, sliding_window
+from attnlens.model.lenses.hf.inputs import (
+    Encoded,
+    check_ids,
+    encode_prompt,
+    encode_source,
+    encode_target,
+    end_ids,
+    is_byte_level,
+    start_id,
+)
+from attnlens.model.lenses.hf.loading import load_folder, resolve
+from attnlens.model.lenses.hf.positions import Positions
+from attnlens.model.lenses.hf.processors import (
+    applied_settings,
+    build_processors,
+    refuse,
+    refused_settings,
+)
+from attnlens.model.lenses.hf.stepper import HFStepper, ablation_unsupported
+from attnlens.model.lenses.hf.tokens import display_tokens
+from attnlens.model.lenses.hf.tracing import Runner, decoder_trace, encoder_trace, seq2seq_trace
+from attnlens.model.lenses.lens import DecodePlan, Lens, check_text
+from attnlens.record.decode import DecodeRun
+from attnlens.record.errors import InputError
+from attnlens.record.trace import Trace
+
+MIN_DEFAULT_NEW = 16  # without a length in the generation config: twice the input, at least this
+
+
+class HFLens(Lens):
+    """A Hugging Face model (local folder or hub id) with eager attention, traced by return
+    value. Shared between threads: nothing changes after construction."""
+
+    def __init__(
+        self,
+        source: str | Path,
+        device: torch.device,
+        name: str | None = None,
+        *,
+        allow_pickle: bool = False,
+        cache_dir: Path | None = None,
+        description: str = "",
+    ) -> None:
+        folder = resolve(str(source), allow_pickle, cache_dir)
+        loaded = load_folder(folder, device, allow_pickle)
+        self.model, self.tokenizer, self.kind = loaded.model, loaded.tokenizer, loaded.kind
+        self.folder, self.device = folder, device
+        self.info = model_info(name or str(source), loaded.kind, loaded.config)
+        self.description = description or (
+            f"{loaded.config.model_type} {loaded.kind} model ({source}), "
+            f"{self.info.n_layers} layers × {self.info.n_heads} heads"
+        )
+        self.example = "the cat sat on the mat because it was tired"
+        positions = Positions.of(loaded.model, loaded.config)
+        window, everywhere = sliding_window(loaded.config)
+        self.runner = Runner(
+            loaded.model, self.info, positions, device,
+            window=window if everywhere else None,
+            window_on_some_layers=None if everywhere else window,
+        )  # fmt: skip
+        self.byte_level = is_byte_level(loaded.tokenizer)
+        tokenizer_limit = getattr(loaded.tokenizer, "model_max_length", None)
+        self._max_tokens = positions.limit or config_limit(loaded.config, tokenizer_limit)
+        vocab_size = int(loaded.model.config.get_text_config().vocab_size)
+        check_ids(loaded.model, loaded.tokenizer, vocab_size, self.info.name)
+        self.ends = end_ids(loaded.model, loaded.tokenizer)
+        self.names = token_names(loaded.tokenizer, vocab_size)
+        self.vocab_ids = {name: i for i, name in reversed(list(enumerate(self.names)))}
+        self.generation = getattr(loaded.model, "generation_config", None)
+
+    @property
+    def max_tokens(self) -> int:
+        return self._max_tokens
+
+    def display_tokens(self, tokens: Sequence[str]) -> list[str]:
+        """Readable forms of this model's token strings (Ġ, ▁ and ## markers handled)."""
+        return display_tokens(tokens, self.byte_level)
+
+    def trace(self, text: str, target: str | None = None) -> Trace:
+        """Teacher-forced on target; an encoder-decoder without one, on its own greedy output
+        (the Decode page's greedy run, processors of its generation config included)."""
+        name, limit = self.info.name, self.max_tokens
+        check_text(text)
+        if target is not None:
+            check_text(target, "target")
+        if self.kind == "encoder":
+            if target is not None:
+                raise InputError(f"{name} is an encoder-only model: it takes no target")
+            src = encode_source(self.tokenizer, text, limit, name)
+            self._check_trace_budget(len(src.ids), 0)
+            return encoder_trace(self.runner, src)
+        if self.kind == "decoder":
+            prompt = encode_prompt(self.tokenizer, text, target, limit, name)
+            self._check_trace_budget(0, len(prompt.ids))
+            return decoder_trace(self.runner, prompt, self.ends[0] if self.ends else None)
+        src = encode_source(self.tokenizer, text, limit, name)
+        dec, next_ids = self._greedy(text) if target is None else self._forced(target)
+        self._check_trace_budget(len(src.ids), len(dec.ids))
+        return seq2seq_trace(self.runner, src, dec, next_ids)
+
+    def _check_trace_budget(self, S: int, T: int) -> None:
+        check_budget(trace_bytes(self.info.n_layers, self.info.n_heads, S, T), "trace")
+
+    def _end(self) -> int:
+        if not self.ends:
+            raise InputError(f"{self.info.name}: the config names no end token")
+        return self.ends[0]
+
+    def _decoder_side(self, ids: Sequence[int], warnings: Sequence[str] = ()) -> Encoded:
+        tokens = [self.names[i] for i in ids]
+        return Encoded(tuple(ids), tuple(tokens), tuple(warnings))
+
+    def _forced(self, target: str) -> tuple[Encoded, tuple[int, ...]]:
+        """Decoder inputs [start, target...] and next tokens [target..., end]."""
+        eos = self._end()
+        tgt = encode_target(self.tokenizer, target, self.max_tokens, self.info.name, eos)
+        start = start_id(self.model, self.tokenizer)
+        return self._decoder_side((start, *tgt.ids), tgt.warnings), (*tgt.ids, eos)
+
+    def _greedy(self, text: str) -> tuple[Encoded, tuple[int, ...]]:
+        """Decoder inputs and next tokens of the model's own greedy output (the Decode page's):
+        the prefix and every generated token but the last as inputs, the generated tokens as
+        targets, so the last target is the end token when greedy produced it."""
+        run = self.decode(text)
+        fed = [self.vocab_ids[t] for t in (*run.prefix, *run.output_tokens)]
+        warnings = [] if run.best.finished else [
+            f"greedy output stopped after {len(run.output_tokens)} tokens without the end token"
+        ]  # fmt: skip
+        return self._decoder_side(fed[:-1], warnings), tuple(fed[len(run.prefix) :])
+
+    def default_new_tokens(self, source_len: int) -> int:
+        """How many tokens to generate when the request names no length: the generation
+        config's own length when it states one, else twice the input and at least 16."""
+        stated = {} if self.generation is None else self.generation.to_diff_dict()
+        if stated.get("max_new_tokens"):
+            wanted = int(stated["max_new_tokens"])
+        elif stated.get("max_length"):
+            fed = 1 if self.kind == "encoder-decoder" else source_len  # generate counts these
+            wanted = int(stated["max_length"]) - fed
+        else:
+            wanted = max(MIN_DEFAULT_NEW, 2 * source_len)
+        return max(1, min(self.max_tokens - 1, wanted))
+
+    def decode_plan(self, text: str) -> DecodePlan:
+        """Greedy, beam search or sampling through the shared loop on the model's own cache;
+        scores are the model's own log-probabilities, choices are those of `generate`."""
+        refuse(self.info.name, refused_settings(self.generation))
+        source, prefix, given = self._decode_inputs(text)
+        room = self.max_tokens - len(prefix)  # decoder positions left after the prefix
+        wanted = self.default_new_tokens(len(source if source is not None else prefix))
+        return DecodePlan(self._limits(room, wanted), lambda s: self._run(s, source, prefix, given))
+
+    def _run(
+        self,
+        settings: DecodeSettings,
+        source: tuple[int, ...] | None,
+        prefix: tuple[int, ...],
+        given: Encoded,
+    ) -> DecodeRun:
+        ablation_unsupported(settings.ablate)
+        context = len(source) if source is not None else len(prefix)
+        needed = decode_bytes(
+            self.info.n_layers, self.info.n_heads, context, settings.max_len, settings.width
+        )
+        check_budget(needed, "decode", "use a shorter max length or fewer beams")
+        processors = build_processors(
+            settings.generation_config, self.ends, len(prefix), settings.max_len, source,
+            self.device,
+        )  # fmt: skip
+        vocab = Vocabulary(self.names, self._end(), self._detokenize, (), processors, self.ends[1:])
+        steps, hypotheses = search(
+            HFStepper(self.model, self.kind), settings, source, prefix, vocab
+        )
+        params = settings.params(self.names)
+        return DecodeRun(
+            settings.strategy, params, given.tokens, hypotheses, steps, self.info,
+            given.warnings, tuple(self.names[i] for i in prefix),
+        )  # fmt: skip
+
+    def _decode_inputs(self, text: str) -> tuple[tuple[int, ...] | None, tuple[int, ...], Encoded]:
+        """(source ids or None, decoder prefix, what the record shows as the source)."""
+        name, limit = self.info.name, self.max_tokens
+        if self.kind == "encoder":
+            raise InputError(f"{name} is an encoder-only model: it does not generate text")
+        if self.kind == "decoder":
+            prompt = encode_prompt(self.tokenizer, text, None, limit, name)
+            if len(prompt.ids) >= limit:
+                raise InputError(f"text fills all {limit} positions of {name}: no room to decode")
+            return None, prompt.ids, prompt
+        src = encode_source(self.tokenizer, text, limit, name)
+        return src.ids, (start_id(self.model, self.tokenizer),), src
+
+    def _limits(self, room: int, wanted: int) -> ModelLimits:
+        kinds: tuple[HeadKind, ...] = (
+            ("encoder", "decoder", "cross") if self.kind == "encoder-decoder" else ("decoder",)
+        )
+        generation = self.generation
+        return ModelLimits(
+            max(1, room), self.vocab_ids, self.info.n_layers, self.info.n_heads, kinds,
+            self.kind, default_max_len=min(max(1, room), wanted), length_norm="power",
+            default_length_penalty=float(getattr(generation, "length_penalty", 1.0) or 0.0),
+            early_stopping=getattr(generation, "early_stopping", False) or False,
+            generation_config=applied_settings(generation),
+        )  # fmt: skip
+
+    def text_of(self, tokens: Sequence[str]) -> str:
+        return self._detokenize([self.vocab_ids[t] for t in tokens if t in self.vocab_ids])
+
+    def _detokenize(self, ids: Sequence[int]) -> str:
+        return str(self.tokenizer.decode(list(ids), skip_special_tokens=True))
+
+
+def token_names(tokenizer: object, vocab_size: int) -> tuple[str, ...]:
+    """Token string of every output id; ids the tokenizer lacks are named <id N>."""
+    known = min(vocab_size, len(tokenizer))  # type: ignore[arg-type]
+    names = tokenizer.convert_ids_to_tokens(list(range(known)))  # type: ignore[attr-defined]
+    named = [str(n) if n is not None else f"<id {i}>" for i, n in enumerate(names)]
+    return tuple(named + [f"<id {i}>" for i in range(known, vocab_size)])

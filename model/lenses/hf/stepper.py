@@ -1,0 +1,128 @@
+"""The decoding Stepper of a Hugging Face model, on the model's own key/value cache.
+
+The search's state must never change once handed out (`reorder` and `step` return new states),
+but transformers' Cache objects grow in place. So each feed and each reorder works on a copy of
+the state's cache; the copy keeps every counter the cache class tracks (a sliding-window layer
+remembers how many positions it has seen, which sets the next rotary position), so nothing is
+rebuilt by hand. Copying costs about what the cache's own concatenation costs per step.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import torch
+from transformers import Cache, PreTrainedModel
+from transformers.modeling_outputs import BaseModelOutput
+
+from attnlens.model.decoding.heads import HeadRef
+from attnlens.model.decoding.stepper import StepOutput
+from attnlens.record.errors import InputError
+from attnlens.record.trace import Architecture
+
+
+@dataclass(frozen=True)
+class HFState:
+    """What the next step needs: the cache (never changed once here) and, for an
+    encoder-decoder, the memory."""
+
+    cache: Cache | None  # None before the first feed
+    memory: torch.Tensor | None  # (B, S, d_model): the encoder output, None for decoder-only
+    src_mask: torch.Tensor | None  # (B, S)
+    fed: int = 0  # decoder positions fed so far
+
+
+def ablation_unsupported(ablate: Sequence[object]) -> None:
+    """transformers 5 removed `head_mask` from every model, so heads cannot be zeroed here."""
+    if ablate:
+        heads = ", ".join(str(ref) for ref in ablate)
+        raise InputError(
+            f"cannot ablate {heads}: Hugging Face models offer no head mask (transformers 5 "
+            "removed head_mask); ablation works on attnlens' own models"
+        )
+
+
+class HFStepper:
+    """Decodes a Hugging Face encoder-decoder or decoder-only model one position at a time,
+    with the model's own log-probabilities and logits (its generation config's processors
+    run in the loop)."""
+
+    def __init__(self, model: PreTrainedModel, kind: Architecture) -> None:
+        if kind == "encoder":
+            raise InputError("an encoder-only model does not generate text")
+        self.model, self.kind = model, kind
+
+    @property
+    def device(self) -> torch.device:
+        return next(self.model.parameters()).device
+
+    @torch.inference_mode()
+    def start(
+        self, source: Sequence[int] | None, prefix: Sequence[int], ablate: Sequence[HeadRef] = ()
+    ) -> StepOutput[HFState]:
+        """Run the encoder once on source (encoder-decoder), then feed prefix; B = 1."""
+        ablation_unsupported(ablate)
+        memory = src_mask = None
+        if self.kind == "encoder-decoder":
+            if source is None:
+                raise InputError("an encoder-decoder model needs a source")
+            src = torch.tensor([list(source)], dtype=torch.long, device=self.device)  # (1, S)
+            src_mask = torch.ones_like(src)  # (1, S)
+            encoder = self.model.get_encoder()
+            memory = encoder(input_ids=src, attention_mask=src_mask).last_hidden_state
+        first = torch.tensor([list(prefix)], dtype=torch.long, device=self.device)  # (1, P)
+        return self._feed(HFState(None, memory, src_mask), first)
+
+    @torch.inference_mode()
+    def step(self, state: HFState, tokens: torch.Tensor) -> StepOutput[HFState]:
+        """Feed one token per hypothesis, tokens (B,)."""
+        return self._feed(state, tokens.unsqueeze(1))  # (B, 1)
+
+    def reorder(self, state: HFState, index: torch.Tensor) -> HFState:
+        """The hypotheses index (B',) picks: rows of a copy of the cache and of the memory."""
+        cache = copy.deepcopy(state.cache)
+        if cache is not None:
+            cache.reorder_cache(index)  # type: ignore[arg-type]  # any integer tensor works
+        return HFState(
+            cache,
+            None if state.memory is None else state.memory.index_select(0, index),
+            None if state.src_mask is None else state.src_mask.index_select(0, index),
+            state.fed,
+        )
+
+    def _feed(self, state: HFState, new: torch.Tensor) -> StepOutput[HFState]:
+        """Run the decoder on new (B, n) after the cached positions; read off the last one."""
+        if self.kind == "encoder-decoder":
+            out = self.model(
+                encoder_outputs=BaseModelOutput(last_hidden_state=state.memory),
+                attention_mask=state.src_mask,
+                decoder_input_ids=new,
+                past_key_values=copy.deepcopy(state.cache),
+                use_cache=True,
+                output_attentions=True,
+            )
+            own, cross = out.decoder_attentions, out.cross_attentions
+        else:
+            out = self.model(
+                input_ids=new,
+                past_key_values=copy.deepcopy(state.cache),
+                use_cache=True,
+                output_attentions=True,
+            )
+            own, cross = out.attentions, None
+        logits = out.logits[:, -1].float()  # (B, V): generate's greedy processes these
+        log_probs = torch.log_softmax(logits, dim=-1)  # (B, V)
+        fed = state.fed + new.size(1)
+        self_attention = torch.stack([_row(a, fed) for a in own])  # (L, B, H, fed)
+        cross_attention = None if cross is None else torch.stack([a[:, :, -1] for a in cross])
+        after = HFState(out.past_key_values, state.memory, state.src_mask, fed)
+        return StepOutput(log_probs, self_attention, cross_attention, after, logits)
+
+
+def _row(attention: torch.Tensor, fed: int) -> torch.Tensor:
+    """The last query's row over all fed positions, (B, H, fed). A sliding-window cache keeps
+    only the window's keys; the positions it dropped were masked, so their weight is 0."""
+    row = attention[:, :, -1]  # (B, H, K) with K ≤ fed
+    return torch.nn.functional.pad(row, (fed - row.size(-1), 0))

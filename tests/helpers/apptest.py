@@ -1,0 +1,35 @@
+"""Opening the app's pages in Streamlit's AppTest, on a folder of ours or a bundled model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attnlens.model.lenses.registry import bundled_models
+
+APP_SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
+
+
+def open_on(model_dir: Path, page: str, **params: str) -> AppTest:
+    """A page of the app run once, the session's default model a folder of ours."""
+    at = AppTest.from_file(APP_SCRIPT, default_timeout=60)
+    at.session_state["default_model"] = str(model_dir)
+    at.query_params.update({"page": page, **params})
+    return at.run()
+
+
+def require_bundled(*names: str) -> None:
+    """Skip the test unless every named model is bundled (a bare clone has none trained)."""
+    missing = set(names) - {entry.name for entry in bundled_models()}
+    if missing:
+        pytest.skip(f"not bundled yet: {', '.join(sorted(missing))}")
+
+
+def open_bundled(page: str, model_name: str, timeout: float = 60, **params: str) -> AppTest:
+    """A page of the app run once on a bundled model (the test is skipped if it is missing)."""
+    require_bundled(model_name)
+    at = AppTest.from_file(APP_SCRIPT, default_timeout=timeout)
+    at.query_params.update({"page": page, "model": model_name, **params})
+    return at.run()

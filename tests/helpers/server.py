@@ -1,0 +1,87 @@
+"""Start `attnlens serve` on a free local port and stop it with everything it started.
+
+Used by the browser tests and the benchmarks that drive the app through a real browser.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+CHROMIUM_ARGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 40.0) -> None:
+    """Return once something listens on port; fail early if the server died."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"attnlens serve exited with status {proc.returncode}")
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.2)
+    raise TimeoutError(f"nothing listened on port {port} within {timeout} s")
+
+
+@contextlib.contextmanager
+def running(command: list[str], port: int, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Any server command listening on port, in its own process group; yields its URL and is
+    always stopped with everything it started."""
+    proc = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, env={**os.environ, **(env or {})},
+    )  # fmt: skip
+    try:
+        wait_for_port(port, proc)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(proc)
+
+
+def serving(
+    model_name: str, env: dict[str, str] | None = None
+) -> contextlib.AbstractContextManager[str]:
+    """`attnlens serve --model model_name` on a free port; yields its URL; always stopped."""
+    port = free_port()
+    command = [sys.executable, "-m", "attnlens.app.cli", "serve", "--port", str(port)]
+    command += ["--model", model_name]
+    return running(command, port, env)
+
+
+def stop(proc: subprocess.Popen[bytes]) -> None:
+    """Stop the server and the streamlit process it started (its own process group)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGTERM)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _group_alive(proc.pid):
+        proc.poll()  # reap the parent so only live members keep the group
+        time.sleep(0.2)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -1,0 +1,90 @@
+"""The Trace record: exact round trips and the long-format table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from attnlens.model.lenses.registry import load
+from attnlens.record.trace import SCHEMA, Trace
+
+
+@pytest.fixture(scope="module")
+def trace(tiny_model_dir: Path) -> Trace:
+    return load(str(tiny_model_dir), device="cpu").trace("abca", target="hgg")
+
+
+def test_shapes_follow_the_contract(trace: Trace) -> None:
+    L, H, S, T = 2, 2, 5, 4  # "abca" + </s>; <s> + "hgg"
+    assert trace.src_tokens == ("a", "b", "c", "a", "</s>")
+    assert trace.tgt_tokens == ("<s>", "h", "g", "g")
+    assert trace.encoder_self is not None and trace.encoder_self.shape == (L, H, S, S)
+    assert trace.decoder_self is not None and trace.decoder_self.shape == (L, H, T, T)
+    assert trace.cross is not None and trace.cross.shape == (L, H, T, S)
+    assert trace.decoder_self_mask is not None and trace.decoder_self_mask.shape == (T, T)
+    assert trace.positional_encoding is not None and trace.positional_encoding.shape[0] >= S
+    assert trace.tgt_logprobs is not None and trace.tgt_logprobs.shape == (T,)
+    assert np.all(trace.tgt_logprobs <= 0)
+
+
+def test_rows_sum_to_one_and_masked_entries_are_zero(trace: Trace) -> None:
+    for kind in trace.kinds:
+        weights, mask = trace.attention(kind), trace.mask(kind)
+        assert weights is not None and mask is not None
+        np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
+        assert np.all(weights[..., ~mask] == 0)
+    assert trace.decoder_self is not None
+    assert np.all(np.triu(trace.decoder_self, k=1) == 0)
+
+
+def test_json_round_trip_is_exact(trace: Trace) -> None:
+    text = trace.to_json()
+    data = json.loads(text)
+    assert data["schema"] == SCHEMA
+    assert set(data["attention"]) == {"encoder_self", "decoder_self", "cross"}
+    back = Trace.from_json(text)
+    assert back.equals(trace)
+    assert back.to_json() == text
+
+
+def test_npz_round_trip_is_exact(trace: Trace) -> None:
+    assert Trace.from_npz(trace.to_npz()).equals(trace)
+
+
+def test_frame_has_one_row_per_weight(trace: Trace) -> None:
+    frame = trace.to_frame()
+    assert list(frame.columns) == [
+        "kind",
+        "layer",
+        "head",
+        "query",
+        "key",
+        "query_token",
+        "key_token",
+        "weight",
+    ]
+    for kind in trace.kinds:
+        weights = trace.attention(kind)
+        assert weights is not None
+        rows = frame[frame.kind == kind]
+        assert len(rows) == weights.size
+        row = rows[
+            (rows["layer"] == 1) & (rows["head"] == 0) & (rows["query"] == 2) & (rows["key"] == 1)
+        ].iloc[0]
+        assert row.weight == weights[1, 0, 2, 1]
+        q_tokens, k_tokens = trace.tokens(kind)
+        assert (row.query_token, row.key_token) == (q_tokens[2], k_tokens[1])
+
+
+def test_equals_notices_a_changed_weight(trace: Trace) -> None:
+    data = trace.to_dict()
+    data["attention"]["cross"][0][0][0][0] += 1e-3
+    assert not Trace.from_dict(data).equals(trace)
+
+
+def test_unknown_kind_is_refused(trace: Trace) -> None:
+    with pytest.raises(ValueError, match="kind must be one of"):
+        trace.attention("bogus")  # type: ignore[arg-type]
