@@ -148,7 +148,7 @@ class DecodeRun:
             "steps": [_step_out(s) for s in self.steps],
         }
         if self.model is not None:
-            out["model"] = dict(self.model.__dict__)
+            out["model"] = self.model.to_dict()
         if self.warnings:
             out["warnings"] = list(self.warnings)
         return out

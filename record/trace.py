@@ -16,17 +16,31 @@ SCHEMA = "attnlens.trace/1"
 KINDS = ("encoder_self", "decoder_self", "cross")
 Kind = Literal["encoder_self", "decoder_self", "cross"]
 Architecture = Literal["encoder-decoder", "encoder", "decoder"]
+PositionalScheme = Literal["sinusoidal", "learned", "rotary", "alibi", "relative", "none"]
 
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """Which model produced a record."""
+    """Which model produced a record: n_layers × n_heads of its encoder (or its only stack),
+    and of its decoder when that differs (decoder self- and cross-attention live there)."""
 
     name: str
     architecture: Architecture
     n_layers: int
     n_heads: int
     d_model: int
+    decoder_layers: int | None = None  # None: the same as n_layers
+    decoder_heads: int | None = None  # None: the same as n_heads
+
+    def shape(self, kind: Kind) -> tuple[int, int]:
+        """(layers, heads) of one kind of attention."""
+        if kind == "encoder_self":
+            return self.n_layers, self.n_heads
+        return self.decoder_layers or self.n_layers, self.decoder_heads or self.n_heads
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record's "model" object; the decoder's sizes only when they differ."""
+        return {k: v for k, v in self.__dict__.items() if v is not None}
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,6 +62,9 @@ class Trace:
     positional_encoding: np.ndarray | None  # (P, d_model) float32, P ≥ max(S, T)
     tgt_logprobs: np.ndarray | None  # (T,) float32: log p(next target token) at each position
     warnings: tuple[str, ...] = field(default=())
+    positional_scheme: PositionalScheme | None = None  # None: not stated (older records)
+    src_shown: tuple[str, ...] | None = None  # tokens as a person reads them; None: as they are
+    tgt_shown: tuple[str, ...] | None = None
 
     def attention(self, kind: Kind) -> np.ndarray | None:
         """The (L, H, Q, K) array of one kind of attention, or None when the model has none."""
@@ -70,6 +87,17 @@ class Trace:
             "cross": (self.tgt_tokens, self.src_tokens),
         }[kind]
 
+    def shown(self, kind: Kind) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """(query tokens, key tokens) of one kind as a person reads them (subword marks
+        resolved); the raw tokens where the record holds no readable forms."""
+        src = self.src_shown if self.src_shown is not None else self.src_tokens
+        tgt = self.tgt_shown if self.tgt_shown is not None else self.tgt_tokens
+        return {
+            "encoder_self": (src, src),
+            "decoder_self": (tgt, tgt),
+            "cross": (tgt, src),
+        }[kind]
+
     @property
     def kinds(self) -> tuple[Kind, ...]:
         """The kinds of attention this record holds."""
@@ -79,7 +107,7 @@ class Trace:
         """The attnlens.trace/1 JSON object."""
         out: dict[str, Any] = {
             "schema": SCHEMA,
-            "model": dict(self.model.__dict__),
+            "model": self.model.to_dict(),
             "src_tokens": list(self.src_tokens),
             "tgt_tokens": list(self.tgt_tokens),
             "attention": {k: _list(getattr(self, k)) for k in KINDS},
@@ -89,6 +117,17 @@ class Trace:
         }
         if self.warnings:
             out["warnings"] = list(self.warnings)
+        out.update(self._optional())
+        return out
+
+    def _optional(self) -> dict[str, Any]:
+        """The optional fields this record sets (absent from older records)."""
+        out: dict[str, Any] = {}
+        if self.positional_scheme is not None:
+            out["positional_scheme"] = self.positional_scheme
+        if self.src_shown is not None or self.tgt_shown is not None:
+            out["shown_tokens"] = {"src": _maybe_list(self.src_shown),
+                                   "tgt": _maybe_list(self.tgt_shown)}  # fmt: skip
         return out
 
     def to_json(self, indent: int | None = None) -> str:
@@ -107,6 +146,7 @@ class Trace:
             positional_encoding=_array(data["positional_encoding"], np.float32),
             tgt_logprobs=_array(data["tgt_logprobs"], np.float32),
             warnings=tuple(data.get("warnings", ())),
+            **_optional_in(data),
         )
 
     @classmethod
@@ -132,6 +172,7 @@ class Trace:
             src_tokens=tuple(meta["src_tokens"]),
             tgt_tokens=tuple(meta["tgt_tokens"]),
             warnings=tuple(meta.get("warnings", ())),
+            **_optional_in(meta),
             **arrays,
         )
 
@@ -167,12 +208,11 @@ class Trace:
             (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
             for a, b in zip(self._arrays().values(), other._arrays().values(), strict=False)
         )
-        return same_arrays and (self.model, self.src_tokens, self.tgt_tokens, self.warnings) == (
-            other.model,
-            other.src_tokens,
-            other.tgt_tokens,
-            other.warnings,
-        )
+        return same_arrays and self._fields() == other._fields()
+
+    def _fields(self) -> tuple[Any, ...]:
+        return (self.model, self.src_tokens, self.tgt_tokens, self.warnings,
+                self.positional_scheme, self.src_shown, self.tgt_shown)  # fmt: skip
 
     @staticmethod
     def _array_names() -> tuple[str, ...]:
@@ -191,3 +231,17 @@ def _list(a: np.ndarray | None) -> Any:
 
 def _array(value: Any, dtype: type) -> np.ndarray | None:
     return None if value is None else np.asarray(value, dtype=dtype)
+
+
+def _maybe_list(tokens: tuple[str, ...] | None) -> list[str] | None:
+    return None if tokens is None else list(tokens)
+
+
+def _optional_in(data: dict[str, Any]) -> dict[str, Any]:
+    """The optional fields of a record's JSON (or npz meta), as Trace keywords."""
+    shown = data.get("shown_tokens") or {}
+    return {
+        "positional_scheme": data.get("positional_scheme"),
+        "src_shown": None if shown.get("src") is None else tuple(shown["src"]),
+        "tgt_shown": None if shown.get("tgt") is None else tuple(shown["tgt"]),
+    }

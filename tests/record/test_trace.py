@@ -88,3 +88,26 @@ def test_equals_notices_a_changed_weight(trace: Trace) -> None:
 def test_unknown_kind_is_refused(trace: Trace) -> None:
     with pytest.raises(ValueError, match="kind must be one of"):
         trace.attention("bogus")  # type: ignore[arg-type]
+
+
+def test_optional_fields_round_trip_and_older_records_lack_them(trace: Trace) -> None:
+    from dataclasses import replace
+
+    from attnlens.record.trace import ModelInfo
+
+    info = ModelInfo("m", "encoder-decoder", 3, 4, 16, decoder_layers=1, decoder_heads=2)
+    richer = replace(
+        trace, model=info, positional_scheme="learned",
+        src_shown=tuple(f"·{t}" for t in trace.src_tokens), tgt_shown=None,
+    )  # fmt: skip
+    data = json.loads(richer.to_json())
+    assert data["positional_scheme"] == "learned" and data["model"]["decoder_layers"] == 1
+    assert data["shown_tokens"] == {"src": list(richer.src_shown or ()), "tgt": None}
+    assert Trace.from_json(richer.to_json()).equals(richer)
+    assert Trace.from_npz(richer.to_npz()).equals(richer)
+    assert richer.shown("cross") == (trace.tgt_tokens, richer.src_shown)
+    plain = json.loads(trace.to_json())
+    assert "positional_scheme" not in plain and "shown_tokens" not in plain
+    assert "decoder_layers" not in plain["model"]  # older readers see what they always saw
+    assert info.shape("encoder_self") == (3, 4) and info.shape("cross") == (1, 2)
+    assert trace.model.shape("decoder_self") == (trace.model.n_layers, trace.model.n_heads)
