@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from attnlens import viz
 from attnlens.model.lenses.lens import Lens
 from attnlens.record import (
     DecodeRun,
@@ -21,24 +22,7 @@ from attnlens.record import (
     ModelNotFoundError,
     Trace,
 )
-from attnlens.viz import (
-    attention_flow,
-    attention_rollout,
-    beam_tree,
-    candidate_bars,
-    compare_runs,
-    cross_alignment,
-    decoding_alignment,
-    head_heatmap,
-    head_statistics,
-    head_stats_chart,
-    lines_view,
-    masks_view,
-    model_view,
-    positional_view,
-    rollout_view,
-    training_curve,
-)
+from attnlens.viz import *  # noqa: F403  (every figure function, as attnlens.viz lists them)
 
 if TYPE_CHECKING:
     from attnlens.model.lenses.registry import ModelEntry
@@ -66,22 +50,7 @@ __all__ = [
     "ModelInfo",
     "ModelNotFoundError",
     "Trace",
-    "attention_flow",
-    "attention_rollout",
-    "beam_tree",
     "bundled_models",
-    "candidate_bars",
-    "compare_runs",
-    "cross_alignment",
-    "decoding_alignment",
-    "head_heatmap",
-    "head_statistics",
-    "head_stats_chart",
-    "lines_view",
     "load",
-    "masks_view",
-    "model_view",
-    "positional_view",
-    "rollout_view",
-    "training_curve",
+    *viz.__all__,
 ]

@@ -137,12 +137,13 @@ class Trace:
     def from_dict(cls, data: dict[str, Any]) -> Trace:
         check_schema(data, (SCHEMA,))
         att, masks = data["attention"], data["masks"]
+        arrays: dict[str, Any] = {k: _array(att[k], np.float32) for k in KINDS}
+        arrays |= {f"{k}_mask": _array(masks[k], np.bool_) for k in KINDS}
         return cls(
             model=ModelInfo(**data["model"]),
             src_tokens=tuple(data["src_tokens"]),
             tgt_tokens=tuple(data["tgt_tokens"]),
-            **{k: _array(att[k], np.float32) for k in KINDS},
-            **{f"{k}_mask": _array(masks[k], np.bool_) for k in KINDS},
+            **arrays,
             positional_encoding=_array(data["positional_encoding"], np.float32),
             tgt_logprobs=_array(data["tgt_logprobs"], np.float32),
             warnings=tuple(data.get("warnings", ())),

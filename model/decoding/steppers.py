@@ -16,6 +16,13 @@ from attnlens.model.net.masks import causal_mask
 from attnlens.model.net.transformer import HeadMask, Transformer
 
 
+def rows_of(cache: list[KV] | None, index: torch.Tensor) -> list[KV] | None:
+    """The key/value cache of the hypotheses index (B',) picks, per layer (new tensors)."""
+    if cache is None:
+        return None
+    return [(k.index_select(0, index), v.index_select(0, index)) for k, v in cache]
+
+
 @dataclass(frozen=True)
 class TransformerState:
     """What the next step of our Transformer needs; every hypothesis shares the memory."""
@@ -61,10 +68,8 @@ class TransformerStepper:
 
     def reorder(self, state: TransformerState, index: torch.Tensor) -> TransformerState:
         """Follow the hypotheses index (B',) picks: rows of the prefix and of the cache."""
-        cache = None
-        if state.cache is not None:
-            cache = [(k.index_select(0, index), v.index_select(0, index)) for k, v in state.cache]
-        return replace(state, tokens=state.tokens.index_select(0, index), cache=cache)
+        tokens = state.tokens.index_select(0, index)
+        return replace(state, tokens=tokens, cache=rows_of(state.cache, index))
 
     def head_mask(self, ablate: Sequence[HeadRef]) -> HeadMask | None:
         """(N, h) multipliers per kind, 0 for each ablated head."""
@@ -136,10 +141,8 @@ class CausalStepper:
 
     def reorder(self, state: CausalState, index: torch.Tensor) -> CausalState:
         """The hypotheses index (B',) picks: rows of the tokens and of the cache."""
-        cache = None
-        if state.cache is not None:
-            cache = [(k.index_select(0, index), v.index_select(0, index)) for k, v in state.cache]
-        return replace(state, tokens=state.tokens.index_select(0, index), cache=cache)
+        tokens = state.tokens.index_select(0, index)
+        return replace(state, tokens=tokens, cache=rows_of(state.cache, index))
 
     def _feed(self, state: CausalState, new: torch.Tensor) -> StepOutput[CausalState]:
         tokens = torch.cat([state.tokens.expand(new.size(0), -1), new], dim=1)  # (B, t + n)

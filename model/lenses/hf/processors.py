@@ -67,22 +67,20 @@ REFUSED: dict[str, Any] = {
 
 def applied_settings(config: GenerationConfig | None) -> dict[str, Any]:
     """The output-changing settings a generation config switches on, as plain JSON values."""
-    if config is None:
-        return {}
-    out = {}
-    for name, off in APPLIED.items():
-        value = getattr(config, name, off)
-        if value is not None and value != off and not (name == "guidance_scale" and value == 1):
-            out[name] = _plain(value)
-    return out
+    return {name: _plain(value) for name, value in _switched_on(config, APPLIED).items()}
 
 
 def refused_settings(config: GenerationConfig | None) -> dict[str, Any]:
     """Settings of the config that need a search attnlens does not run."""
+    return _switched_on(config, REFUSED)
+
+
+def _switched_on(config: GenerationConfig | None, table: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings of table the config sets to something else than their off value."""
     if config is None:
         return {}
     found = {}
-    for name, off in REFUSED.items():
+    for name, off in table.items():
         value = getattr(config, name, off)
         if value is not None and value != off and not (name == "guidance_scale" and value == 1):
             found[name] = value
