@@ -4,6 +4,8 @@
     lens = attnlens.load("reverse")          # a bundled model, a folder, or a hub id
     tr = lens.trace("hello world")           # a Trace record: numpy arrays
     fig = attnlens.head_heatmap(tr, "cross", layer=1, head=0)
+    lens = attnlens.wrap(hf_model, tokenizer)    # a Hugging Face model already in memory
+    tr = attnlens.from_hf(outputs, tokens)       # attention a notebook already computed
 
 Importing attnlens loads numpy, pandas and plotly but not torch: records and figures work in a
 notebook without it; `load` brings torch in when a model is loaded.
@@ -14,6 +16,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from attnlens import viz
+from attnlens.model.lenses.hf.outputs import from_hf
 from attnlens.model.lenses.lens import Lens
 from attnlens.record import (
     DecodeRun,
@@ -36,6 +39,15 @@ def load(name_or_path: str, device: str = "auto") -> Lens:
     return load_lens(name_or_path, device)
 
 
+def wrap(model: object, tokenizer: object, name: str | None = None) -> Lens:
+    """A Lens over a Hugging Face model already in memory (encoder, decoder or encoder-decoder)
+    and its tokenizer, sharing its weights: each call switches the model to eager attention and
+    eval mode and restores what it had; calls over one model run one at a time."""
+    from attnlens.model.lenses.hf.wrap import wrap as wrap_model
+
+    return wrap_model(model, tokenizer, name)
+
+
 def bundled_models() -> list[ModelEntry]:
     """The models that load by name."""
     from attnlens.model.lenses.registry import bundled_models as listed
@@ -51,6 +63,8 @@ __all__ = [
     "ModelNotFoundError",
     "Trace",
     "bundled_models",
+    "from_hf",
     "load",
+    "wrap",
     *viz.__all__,
 ]

@@ -28,7 +28,7 @@ from attnlens.model.lenses.hf.inputs import (
     is_byte_level,
     start_id,
 )
-from attnlens.model.lenses.hf.loading import load_folder, resolve
+from attnlens.model.lenses.hf.loading import Loaded, load_folder, resolve
 from attnlens.model.lenses.hf.positions import Positions
 from attnlens.model.lenses.hf.processors import (
     applied_settings,
@@ -61,13 +61,19 @@ class HFLens(Lens):
         cache_dir: Path | None = None,
         description: str = "",
     ) -> None:
-        folder = resolve(str(source), allow_pickle, cache_dir)
-        loaded = load_folder(folder, device, allow_pickle)
+        self.folder = resolve(str(source), allow_pickle, cache_dir)
+        loaded = load_folder(self.folder, device, allow_pickle)
+        self._adopt(loaded, device, name or str(source), description, str(source))
+
+    def _adopt(
+        self, loaded: Loaded, device: torch.device, name: str, description: str, origin: str
+    ) -> None:
+        """Everything the lens keeps, from a model loaded here or already in memory (wrap.py)."""
         self.model, self.tokenizer, self.kind = loaded.model, loaded.tokenizer, loaded.kind
-        self.folder, self.device = folder, device
-        self.info = model_info(name or str(source), loaded.kind, loaded.config)
+        self.device = device
+        self.info = model_info(name, loaded.kind, loaded.config)
         self.description = description or (
-            f"{loaded.config.model_type} {loaded.kind} model ({source}), "
+            f"{loaded.config.model_type} {loaded.kind} model ({origin}), "
             f"{self.info.n_layers} layers × {self.info.n_heads} heads"
         )
         self.example = "the cat sat on the mat because it was tired"
