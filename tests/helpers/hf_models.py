@@ -196,3 +196,10 @@ def reference(kind: str) -> tuple[T.PreTrainedModel, T.PreTrainedTokenizerBase]:
     auto = T.AutoModelForSeq2SeqLM if kind in ("bart", "marian", "t5") else auto
     model = auto.from_pretrained(folder, attn_implementation="eager").eval()
     return model, T.AutoTokenizer.from_pretrained(folder)
+
+
+def in_memory(kind: str) -> tuple[T.PreTrainedModel, T.PreTrainedTokenizerFast]:
+    """A tiny model of this kind built in memory as a notebook would hold it: never saved, the
+    default (sdpa) attention, in training mode."""
+    torch.manual_seed((*KINDS, *EXTRA).index(kind))
+    return BUILDERS[kind]()
