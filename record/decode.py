@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from attnlens.record.schema import check_schema
-from attnlens.record.trace import ModelInfo
+from attnlens.record.trace import HTML_ITEMS, ModelInfo, html_table, model_line, token_line
 
 SCHEMA = "attnlens.decode/2"
 READABLE = ("attnlens.decode/1", SCHEMA)
@@ -180,6 +180,18 @@ class DecodeRun:
     def equals(self, other: DecodeRun) -> bool:
         """Exact equality of every field, arrays included."""
         return self.to_dict() == other.to_dict()
+
+    def _repr_html_(self) -> str:
+        """A notebook's compact summary: settings, input, output and score (escaped)."""
+        rows = [("model", model_line(self.model))] if self.model is not None else []
+        settings = ", ".join(f"{k}={v}" for k, v in self.params.items())
+        rows += [("strategy", f"{self.strategy} ({settings})" if settings else self.strategy)]
+        rows += [("source", token_line(self.src_tokens))] if self.src_tokens else []
+        rows += [("output", repr(self.output_text)), ("tokens", token_line(self.output_tokens))]
+        rows += [("score", f"{self.score:.4f} (sum of natural-log probabilities)")]
+        rows += [("searched", f"{len(self.steps)} steps, {len(self.hypotheses)} hypotheses")]
+        rows += [("warning", w) for w in self.warnings[:HTML_ITEMS]]
+        return html_table("attnlens DecodeRun", rows)
 
 
 FRAME_COLUMNS = ("step", "row", "kind", "layer", "head", "key", "key_token", "weight")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import io
 import json
 from dataclasses import dataclass, field
@@ -222,6 +223,18 @@ class Trace:
     def _arrays(self) -> dict[str, np.ndarray | None]:
         return {k: getattr(self, k) for k in self._array_names()}
 
+    def _repr_html_(self) -> str:
+        """A notebook's compact summary: the model, the tokens, what was recorded (escaped)."""
+        rows = [("model", model_line(self.model))]
+        src = self.src_shown if self.src_shown is not None else self.src_tokens
+        tgt = self.tgt_shown if self.tgt_shown is not None else self.tgt_tokens
+        rows += [("source", token_line(src))] if src else []
+        rows += [("decoder", token_line(tgt))] if tgt else []
+        shapes = [f"{k} {'×'.join(str(n) for n in getattr(self, k).shape)}" for k in self.kinds]
+        rows += [("attention", ", ".join(shapes) or "none")]
+        rows += [("warning", w) for w in self.warnings[:HTML_ITEMS]]
+        return html_table("attnlens Trace", rows)
+
 
 FRAME_COLUMNS = ("kind", "layer", "head", "query", "key", "query_token", "key_token", "weight")
 
@@ -246,3 +259,39 @@ def _optional_in(data: dict[str, Any]) -> dict[str, Any]:
         "src_shown": None if shown.get("src") is None else tuple(shown["src"]),
         "tgt_shown": None if shown.get("tgt") is None else tuple(shown["tgt"]),
     }
+
+
+HTML_ITEMS = 24  # a notebook summary lists at most this many tokens (or warnings)
+HTML_CHARS = 1200  # ... and this many characters of one value
+TOKEN_CHARS = 40  # ... and of one token
+
+
+def model_line(model: ModelInfo) -> str:
+    """name (architecture, L layers × H heads, d_model)"""
+    return (f"{model.name} ({model.architecture}, {model.n_layers} layers × {model.n_heads} "
+            f"heads, d_model {model.d_model})")  # fmt: skip
+
+
+def token_line(tokens: tuple[str, ...]) -> str:
+    """The first HTML_ITEMS tokens, space-separated (a blank token as ␣), then how many more."""
+    shown = " ".join(_short(t) if t.strip() else "␣" for t in tokens[:HTML_ITEMS])
+    more = len(tokens) - HTML_ITEMS
+    return f"{shown} … ({more} more, {len(tokens)} in all)" if more > 0 else shown
+
+
+def html_table(title: str, rows: list[tuple[str, str]]) -> str:
+    """A small two-column table; every value escaped (tokens and names are text, not markup)."""
+    cells = "".join(
+        f"<tr><th style='text-align:left'>{html.escape(k)}</th>"
+        f"<td style='text-align:left'>{html.escape(_cut(v))}</td></tr>"
+        for k, v in rows
+    )
+    return f"<div><strong>{html.escape(title)}</strong><table>{cells}</table></div>"
+
+
+def _cut(text: str, limit: int = HTML_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def _short(token: str) -> str:
+    return _cut(token, TOKEN_CHARS)
