@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from attnlens import viz
 from attnlens.model.lenses.hf.outputs import from_hf
 from attnlens.model.lenses.lens import Lens
+from attnlens.notebook import notebook_mode
 from attnlens.record import (
     DecodeRun,
     InputError,
@@ -65,6 +66,7 @@ __all__ = [
     "bundled_models",
     "from_hf",
     "load",
+    "notebook_mode",
     "wrap",
     *viz.__all__,
 ]

@@ -14,6 +14,7 @@ from attnlens.model.net.decoder_only import DecoderOnlyTransformer
 from attnlens.model.net.masks import padding_mask
 from attnlens.model.net.tokenizer import CharTokenizer, Tokenizer
 from attnlens.model.net.transformer import Transformer
+from attnlens.model.progress import bar
 from attnlens.model.training.batch import make_batch, pad_rows, source_ids
 from attnlens.model.training.corpus import load_corpus
 from attnlens.model.training.lm import perplexity
@@ -86,13 +87,18 @@ def alignment_hits(
 
 
 def evaluate(
-    net: Transformer, tok: Tokenizer, examples: Sequence[Example], batch_size: int = 256
+    net: Transformer,
+    tok: Tokenizer,
+    examples: Sequence[Example],
+    batch_size: int = 256,
+    progress: bool = False,
 ) -> Evaluation:
     """Greedy exact match and per-head alignment over examples."""
     was_training = net.training
     net.eval()
     correct, total = 0, 0
     hits = np.zeros((net.config.N, net.config.h))
+    shown = bar(total=len(examples), desc="evaluate", enabled=progress, unit="example")
     for i in range(0, len(examples), batch_size):
         chunk = examples[i : i + batch_size]
         max_new = max(tok.count(e.target) for e in chunk) + 2
@@ -100,6 +106,8 @@ def evaluate(
         correct += sum(o == e.target for o, e in zip(outputs, chunk, strict=False))
         chunk_hits, chunk_total = alignment_hits(net, tok, chunk)
         hits, total = hits + chunk_hits, total + chunk_total
+        shown.update(len(chunk))
+    shown.close()
     net.train(was_training)
     table = hits / max(total, 1)
     best = np.unravel_index(int(np.argmax(table)), table.shape)
@@ -145,7 +153,7 @@ def evaluate_task(
 ) -> TaskReport:
     """A task model on n fresh examples of its task drawn from seed."""
     _check_n(n)
-    result = evaluate(net, tok, task.examples(n, seed))
+    result = evaluate(net, tok, task.examples(n, seed), progress=True)
     return TaskReport(
         name, task.name, result.n, seed, result.exact, result.head_alignment.round(4).tolist(),
         result.best_head, result.best_alignment,
@@ -158,7 +166,7 @@ def evaluate_lm(name: str, net: DecoderOnlyTransformer, tok: Tokenizer, n: int) 
     assert isinstance(tok, CharTokenizer), "our language model reads characters"
     corpus = load_corpus()
     held_out = corpus.held_out[:n]
-    ppl = perplexity(net, tok, held_out, corpus.train)
+    ppl = perplexity(net, tok, held_out, corpus.train, progress=True)
     return PerplexityReport(name, "lm", len(held_out), ppl.model, ppl.unigram)
 
 

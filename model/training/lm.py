@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from attnlens.model.net.decoder_only import DecoderOnlyTransformer
 from attnlens.model.net.masks import target_mask
 from attnlens.model.net.tokenizer import CharTokenizer
+from attnlens.model.progress import bar
 from attnlens.model.training.batch import pad_rows
 
 
@@ -36,14 +37,19 @@ def sentence_batch(
 
 @torch.inference_mode()
 def perplexity(
-    net: DecoderOnlyTransformer, tok: CharTokenizer, texts: Sequence[str], train: Sequence[str]
+    net: DecoderOnlyTransformer,
+    tok: CharTokenizer,
+    texts: Sequence[str],
+    train: Sequence[str],
+    progress: bool = False,
 ) -> Perplexity:
     """exp(mean negative log-likelihood per predicted character), and the unigram baseline."""
     was_training = net.training
     net.eval()
     device = next(net.parameters()).device
     nll, count = 0.0, 0
-    for i in range(0, len(texts), 64):
+    starts = range(0, len(texts), 64)
+    for i in bar(starts, desc="perplexity", enabled=progress, unit="batch"):
         inputs, targets = sentence_batch(tok, texts[i : i + 64], device)
         logprobs = net(inputs, target_mask(inputs, tok.pad_id))  # (B, T, V)
         nll += float(

@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from tqdm.auto import tqdm
 
 from attnlens.model.net import checkpoint
 from attnlens.model.net.config import TransformerConfig
 from attnlens.model.net.device import pick_device
+from attnlens.model.progress import bar as progress_bar
 from attnlens.model.training.config import (
     TrainConfig,
     learning_rate,
@@ -49,7 +49,7 @@ def train(
     losses: list[float] = []
     metrics: dict[str, Any] = {}
     shown: dict[str, float] = {}
-    bar = tqdm(range(1, config.steps + 1), desc=f"train {objective.name}", disable=not progress)
+    bar = progress_bar(range(1, config.steps + 1), desc=f"train {objective.name}", enabled=progress)
     for step in bar:
         loss = objective.loss(net, rng, config, dev)
         optimizer.zero_grad(set_to_none=True)
