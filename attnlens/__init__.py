@@ -44,8 +44,12 @@ def wrap(model: object, tokenizer: object, name: str | None = None) -> Lens:
     """A Lens over a Hugging Face model already in memory (encoder, decoder or encoder-decoder)
     and its tokenizer, sharing its weights: each call switches the model to eager attention and
     eval mode and restores what it had; calls over one model run one at a time."""
-    from attnlens.model.lenses.hf.wrap import wrap as wrap_model
-
+    try:
+        from attnlens.model.lenses.hf.wrap import wrap as wrap_model
+    except ImportError:
+        raise InputError(
+            "attnlens.wrap needs the transformers package: pip install 'attnlens[hf]'"
+        ) from None
     return wrap_model(model, tokenizer, name)
 
 

@@ -127,8 +127,9 @@ def _check_rows(weights: np.ndarray, what: str, tolerance: float) -> None:
         layer, head, query = (int(i) for i in bad[0])
         raise InputError(
             f"{what}: the weights of layer {layer}, head {head}, query {query} sum to "
-            f"{sums[layer, head, query]:.4f}, not 1; pass attention weights after softmax (and "
-            "the attention_mask when the sequence is padded)"
+            f"{sums[layer, head, query]:.4f}, not 1; pass attention weights after softmax from a "
+            "model in eval mode (model.eval(): dropout rescales them), and the attention_mask "
+            "when the sequence is padded"
         )
 
 
