@@ -148,7 +148,9 @@ def test_the_figures_draw_in_a_browser_with_the_network_cut_off(
     HTML export) shows them; every request leaving the page is refused."""
     pages = [p for c in executed.cells if c.cell_type == "code" for p in data(c, "text/html")]
     (tmp_path / "outputs.html").write_text(
-        "<!doctype html><html><head><meta charset='utf-8'></head><body>" + "".join(f"<div>{p}</div>" for p in pages) + "</body></html>"
+        "<!doctype html><html><head><meta charset='utf-8'></head><body>"
+        + "".join(f"<div>{p}</div>" for p in pages)
+        + "</body></html>"
     )
     page = browser.new_page(viewport={"width": 1000, "height": 800})
     refused: list[str] = []
