@@ -29,8 +29,9 @@ ASK_FOR_ATTENTION = (
 
 
 def _shape(x: object) -> tuple[int, ...]:
+    """The shape of a tensor or an array, or of what numpy makes of anything else."""
     shape = getattr(x, "shape", None)
-    return tuple(int(n) for n in shape) if shape is not None else np.shape(x)  # type: ignore[arg-type]
+    return tuple(int(n) for n in (shape if shape is not None else np.asarray(x).shape))
 
 
 def as_numpy(x: object) -> np.ndarray:
@@ -149,7 +150,9 @@ def _check_causal(weights: np.ndarray) -> None:
 
 def _get(outputs: object, key: str) -> object | None:
     """One field of a ModelOutput (or dict); None when absent or empty."""
-    value = outputs.get(key) if isinstance(outputs, Mapping) else getattr(outputs, key, None)
+    value: object = (
+        outputs.get(key) if isinstance(outputs, Mapping) else getattr(outputs, key, None)
+    )
     if value is None or (isinstance(value, tuple | list) and not value):
         return None
     return value
