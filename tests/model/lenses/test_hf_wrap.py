@@ -1,4 +1,5 @@
-"""attnlens.wrap over tiny BERT, GPT-2 and BART models held in memory: the attention equals
+"""attnlens.wrap over tiny models held in memory (BERT, GPT-2 and BART; T5 and Marian, whose
+encoder and decoder keep their own configs; RoBERTa, Llama and Mistral): the attention equals
 the models' own output_attentions, the same records and decoding as the model loaded from a
 folder, no copy of the weights, and the model exactly as it was after every call."""
 
@@ -22,7 +23,7 @@ from helpers.hf_models import in_memory
 
 TEXT = "the cat sat on the mat"
 TARGET = "hello world"
-KINDS = ("bert", "gpt2", "bart")
+KINDS = ("bert", "gpt2", "bart", "t5", "marian", "roberta", "llama", "mistral")
 
 
 def state(model: torch.nn.Module) -> tuple[list[object], list[bool]]:
@@ -55,14 +56,14 @@ def test_wrapped_attention_is_the_models_own_and_the_model_is_restored(kind: str
     before = state(model)
     assert before[0][0] == "sdpa" and model.training  # as a notebook holds it
     lens = attnlens.wrap(model, tok)
-    trace = lens.trace(TEXT, TARGET if kind == "bart" else None)
+    trace = lens.trace(TEXT, TARGET if kind in ("bart", "t5", "marian") else None)
     assert state(model) == before
     want = reference_attention(model, tok, trace)
     assert set(trace.kinds) == set(want)
     for name, per_layer in want.items():
         expected = torch.stack([a[0] for a in per_layer]).numpy()  # (L, H, Q, K)
         np.testing.assert_allclose(trace.attention(name), expected, atol=1e-6)
-    if kind != "bert":
+    if trace.model.architecture != "encoder":
         lens.decode(TEXT, "beam", beam_size=2, max_len=4)
         assert state(model) == before
     attnlens.head_heatmap(trace, trace.kinds[0], 0, 0)  # the same figures
