@@ -17,7 +17,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from attnlens.model.decoding.request import DecodeSettings
 from attnlens.model.lenses.hf.architecture import CAUSAL_ARCHITECTURE_SUFFIXES, detect_kind
-from attnlens.model.lenses.hf.eager import switch_of, switch_to_eager
+from attnlens.model.lenses.hf.eager import switch_of
 from attnlens.model.lenses.hf.lens import HFLens
 from attnlens.model.lenses.hf.loading import Loaded
 from attnlens.model.lenses.lens import DecodePlan
@@ -89,8 +89,9 @@ class WrappedLens(HFLens):
     def __init__(self, model: object, tokenizer: object, name: str | None = None) -> None:
         hf_model, hf_tokenizer = checked_model(model), checked_tokenizer(tokenizer)
         kind = check_wrappable(hf_model, hf_tokenizer)
-        switch_to_eager(hf_model).restore()  # refuses now, not at the first call
         self._switch = switch_of(hf_model)
+        with self._switch.held(hf_model):  # refuses now, not at the first call
+            pass
         origin = hf_model.config.name_or_path or type(hf_model).__name__
         loaded = Loaded(hf_model, hf_tokenizer, hf_model.config, kind, Path(origin))
         self._adopt(loaded, hf_model.device, name or origin, "", f"in memory: {origin}")
