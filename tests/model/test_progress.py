@@ -74,6 +74,7 @@ def _run(env: dict[str, str], terminal: bool) -> str:
     return b"".join(chunks).decode(errors="replace")
 
 
+@pytest.mark.slow  # three interpreters importing attnlens: 3-10 s
 def test_a_terminal_shows_a_plain_bar_and_ci_or_a_log_file_none() -> None:
     assert "counting: 100%" in _run({}, terminal=True)
     assert "counting" not in _run({"CI": "true"}, terminal=True)

@@ -25,6 +25,8 @@ from transformers import PretrainedConfig, PreTrainedModel
 from attnlens.record.errors import InputError
 
 EAGER = "eager"
+FIELD = "_attn_implementation_internal"  # where a config keeps it (its setter recurses)
+MISSING = object()
 
 
 def configs_of(model: PreTrainedModel) -> list[PretrainedConfig]:
@@ -51,15 +53,16 @@ class Saved:
 
     @classmethod
     def of(cls, model: PreTrainedModel) -> Saved:
-        implementations = tuple(
-            (c, getattr(c, "_attn_implementation_internal", None)) for c in configs_of(model)
-        )
+        implementations = tuple((c, c.__dict__.get(FIELD, MISSING)) for c in configs_of(model))
         return cls(implementations, tuple((m, m.training) for m in model.modules()))
 
     def restore(self) -> None:
         """Put every value back as it was (the internal field: no checks, no recursion)."""
         for config, implementation in self.implementations:
-            config._attn_implementation_internal = implementation
+            if implementation is MISSING:
+                config.__dict__.pop(FIELD, None)
+            else:
+                config.__dict__[FIELD] = implementation
         for module, training in self.training:
             module.training = training
 
