@@ -66,6 +66,14 @@ class Trace:
     positional_scheme: PositionalScheme | None = None  # None: not stated (older records)
     src_shown: tuple[str, ...] | None = None  # tokens as a person reads them; None: as they are
     tgt_shown: tuple[str, ...] | None = None
+    # (L, Q, K) bool per kind whose layers apply different masks (local windows on some layers);
+    # the kind's mask above is then their union. None or absent: every layer applies that mask.
+    layer_masks: dict[str, np.ndarray] | None = None
+    src_segments: tuple[int, ...] | None = None  # (S,) 0 = first text of a pair, 1 = second
+
+    def __post_init__(self) -> None:
+        if self.layer_masks is not None:
+            object.__setattr__(self, "layer_masks", dict(self.layer_masks) or None)
 
     def attention(self, kind: Kind) -> np.ndarray | None:
         """The (L, H, Q, K) array of one kind of attention, or None when the model has none."""
@@ -74,9 +82,15 @@ class Trace:
         value: np.ndarray | None = getattr(self, kind)
         return value
 
-    def mask(self, kind: Kind) -> np.ndarray | None:
-        """The (Q, K) boolean mask of one kind, True where attention was allowed."""
+    def mask(self, kind: Kind, layer: int | None = None) -> np.ndarray | None:
+        """The (Q, K) boolean mask of one kind, True where attention was allowed: the mask
+        `layer` applied when given, else the union over layers (the same where all agree)."""
         self.attention(kind)  # validates kind
+        per_layer = (self.layer_masks or {}).get(kind)
+        if layer is not None and per_layer is not None:
+            if not 0 <= layer < per_layer.shape[0]:
+                raise ValueError(f"layer {layer} is outside 0..{per_layer.shape[0] - 1}")
+            return np.asarray(per_layer[layer])
         value: np.ndarray | None = getattr(self, f"{kind}_mask")
         return value
 
@@ -129,6 +143,10 @@ class Trace:
         if self.src_shown is not None or self.tgt_shown is not None:
             out["shown_tokens"] = {"src": _maybe_list(self.src_shown),
                                    "tgt": _maybe_list(self.tgt_shown)}  # fmt: skip
+        if self.layer_masks:
+            out["layer_masks"] = {k: v.tolist() for k, v in self.layer_masks.items()}
+        if self.src_segments is not None:
+            out["src_segments"] = list(self.src_segments)
         return out
 
     def to_json(self, indent: int | None = None) -> str:
@@ -158,8 +176,9 @@ class Trace:
     def to_npz(self) -> bytes:
         """Arrays as .npz entries, everything else as a JSON entry named 'meta'."""
         arrays = {k: v for k, v in self._arrays().items() if v is not None}
-        meta = {k: v for k, v in self.to_dict().items() if k not in ("attention", "masks")}
-        meta.pop("positional_encoding"), meta.pop("tgt_logprobs")
+        arrays.update({f"layer_mask.{k}": v for k, v in (self.layer_masks or {}).items()})
+        skipped = ("attention", "masks", "layer_masks", "positional_encoding", "tgt_logprobs")
+        meta = {k: v for k, v in self.to_dict().items() if k not in skipped}
         buffer = io.BytesIO()
         np.savez_compressed(buffer, meta=np.array(json.dumps(meta)), **arrays)  # type: ignore[arg-type]
         return buffer.getvalue()
@@ -169,12 +188,13 @@ class Trace:
         with np.load(io.BytesIO(blob), allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
             arrays = {k: z[k] if k in z else None for k in cls._array_names()}
+            layer_masks = {k: z[f"layer_mask.{k}"] for k in KINDS if f"layer_mask.{k}" in z}
         return cls(
             model=ModelInfo(**meta["model"]),
             src_tokens=tuple(meta["src_tokens"]),
             tgt_tokens=tuple(meta["tgt_tokens"]),
             warnings=tuple(meta.get("warnings", ())),
-            **_optional_in(meta),
+            **{**_optional_in(meta), "layer_masks": layer_masks or None},
             **arrays,
         )
 
@@ -207,14 +227,19 @@ class Trace:
     def equals(self, other: Trace) -> bool:
         """Exact equality of every field, arrays included."""
         same_arrays = all(
-            (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
+            _same(a, b)
             for a, b in zip(self._arrays().values(), other._arrays().values(), strict=False)
         )
-        return same_arrays and self._fields() == other._fields()
+        mine, theirs = self.layer_masks or {}, other.layer_masks or {}
+        same_layer_masks = mine.keys() == theirs.keys() and all(
+            _same(mine[k], theirs[k]) for k in mine
+        )
+        return same_arrays and same_layer_masks and self._fields() == other._fields()
 
     def _fields(self) -> tuple[Any, ...]:
         return (self.model, self.src_tokens, self.tgt_tokens, self.warnings,
-                self.positional_scheme, self.src_shown, self.tgt_shown)  # fmt: skip
+                self.positional_scheme, self.src_shown, self.tgt_shown,
+                self.src_segments)  # fmt: skip
 
     @staticmethod
     def _array_names() -> tuple[str, ...]:
@@ -239,6 +264,10 @@ class Trace:
 FRAME_COLUMNS = ("kind", "layer", "head", "query", "key", "query_token", "key_token", "weight")
 
 
+def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    return (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
+
+
 def _list(a: np.ndarray | None) -> Any:
     return None if a is None else a.tolist()
 
@@ -254,10 +283,14 @@ def _maybe_list(tokens: tuple[str, ...] | None) -> list[str] | None:
 def _optional_in(data: dict[str, Any]) -> dict[str, Any]:
     """The optional fields of a record's JSON (or npz meta), as Trace keywords."""
     shown = data.get("shown_tokens") or {}
+    layer_masks = data.get("layer_masks") or {}
+    segments = data.get("src_segments")
     return {
         "positional_scheme": data.get("positional_scheme"),
         "src_shown": None if shown.get("src") is None else tuple(shown["src"]),
         "tgt_shown": None if shown.get("tgt") is None else tuple(shown["tgt"]),
+        "layer_masks": {k: np.asarray(v, dtype=np.bool_) for k, v in layer_masks.items()} or None,
+        "src_segments": None if segments is None else tuple(int(i) for i in segments),
     }
 
 

@@ -106,8 +106,32 @@ def test_optional_fields_round_trip_and_older_records_lack_them(trace: Trace) ->
     assert Trace.from_json(richer.to_json()).equals(richer)
     assert Trace.from_npz(richer.to_npz()).equals(richer)
     assert richer.shown("cross") == (trace.tgt_tokens, richer.src_shown)
-    plain = json.loads(trace.to_json())
+    plain = json.loads(replace(trace, positional_scheme=None).to_json())  # as older records
     assert "positional_scheme" not in plain and "shown_tokens" not in plain
     assert "decoder_layers" not in plain["model"]  # older readers see what they always saw
     assert info.shape("encoder_self") == (3, 4) and info.shape("cross") == (1, 2)
     assert trace.model.shape("decoder_self") == (trace.model.n_layers, trace.model.n_heads)
+
+
+def test_layer_masks_and_segments_round_trip_and_older_records_lack_them(trace: Trace) -> None:
+    from dataclasses import replace
+
+    assert trace.decoder_self_mask is not None
+    L, T = trace.model.n_layers, len(trace.tgt_tokens)
+    local = np.stack([trace.decoder_self_mask, np.eye(T, dtype=bool)][:L])  # (L, T, T)
+    segments = tuple(int(i >= 2) for i in range(len(trace.src_tokens)))
+    richer = replace(trace, layer_masks={"decoder_self": local}, src_segments=segments)
+    data = json.loads(richer.to_json())
+    assert np.array_equal(data["layer_masks"]["decoder_self"], local)
+    assert data["src_segments"] == list(segments)
+    for back in (Trace.from_json(richer.to_json()), Trace.from_npz(richer.to_npz())):
+        assert back.equals(richer) and back.src_segments == segments
+        assert np.array_equal(back.mask("decoder_self", 1), np.eye(T, dtype=bool))
+    assert not richer.equals(replace(richer, layer_masks=None))
+    assert np.array_equal(richer.mask("decoder_self"), trace.decoder_self_mask)  # the union
+    assert np.array_equal(richer.mask("cross", 1), trace.cross_mask)  # no per-layer masks
+    with pytest.raises(ValueError, match="layer 5 is outside 0..1"):
+        richer.mask("decoder_self", 5)
+    plain = json.loads(trace.to_json())
+    assert "layer_masks" not in plain and "src_segments" not in plain
+    assert Trace.from_dict(plain).layer_masks is None and trace.src_segments is None
