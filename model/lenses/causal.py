@@ -6,6 +6,7 @@ decoding continues it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -14,13 +15,19 @@ import torch
 from attnlens.model.decoding.request import ModelLimits
 from attnlens.model.decoding.steppers import CausalStepper
 from attnlens.model.lenses.budget import check_budget, trace_bytes
-from attnlens.model.lenses.lens import DecodePlan, check_text
+from attnlens.model.lenses.lens import (
+    DecodePlan,
+    check_target,
+    check_text,
+    ids_of_tokens,
+    refuse_pair,
+)
 from attnlens.model.lenses.own import OwnLens, numpy_of
 from attnlens.model.net.attention import QKV
 from attnlens.model.net.config import TransformerConfig
 from attnlens.model.net.decoder_only import CausalOutput, DecoderOnlyTransformer
 from attnlens.model.net.masks import causal_mask
-from attnlens.model.net.tokenizer import BOS, CharTokenizer
+from attnlens.model.net.tokenizer import BOS, EOS, CharTokenizer
 from attnlens.model.training.evaluate import Report, evaluate_lm
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Kind, Trace
@@ -57,9 +64,28 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
         enc, warnings = self.encode(full, "text", self.max_tokens)
         return [self.tokenizer.bos_id, *enc.ids], [BOS, *enc.tokens], warnings
 
-    def trace(self, text: str, target: str | None = None) -> Trace:
-        """TEXT (then target) on the decoder side; tgt_logprobs of each next character."""
+    def trace(
+        self,
+        text: str,
+        target: str | None = None,
+        *,
+        target_tokens: Sequence[str] | None = None,
+        pair: str | None = None,
+    ) -> Trace:
+        """TEXT (then target, as text or tokens) on the decoder side; tgt_logprobs of each
+        next character."""
+        given = check_target(target, target_tokens)
+        refuse_pair(pair, self.name, "join the two texts in one")
         ids, tokens, warnings = self.prompt(text, target)
+        if given is not None:
+            given = given[:-1] if given and given[-1] == EOS else given
+            ids = [*ids, *ids_of_tokens(given, self.tokenizer.index, self.name)]
+            tokens = [*tokens, *given]
+            if len(ids) > self.config.max_len:
+                raise InputError(
+                    f"text with target has {len(ids) - 1} characters but {self.name} takes at "
+                    f"most {self.max_tokens}"
+                )
         c, T = self.config, len(ids)
         check_budget(trace_bytes(c.N, c.h, 0, T), "trace")
         out, mask = self.forward(torch.tensor([ids], device=self.device))
@@ -72,7 +98,7 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
             cross=None, encoder_self_mask=None, decoder_self_mask=mask[0].cpu().numpy(),
             cross_mask=None, positional_encoding=numpy_of(self.net.positional(0, T)),
             tgt_logprobs=numpy_of(logprobs.gather(-1, nxt.unsqueeze(-1)).squeeze(-1)),
-            warnings=tuple(warnings),
+            warnings=tuple(warnings), positional_scheme="sinusoidal",
         )  # fmt: skip
 
     @torch.inference_mode()

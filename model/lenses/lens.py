@@ -7,7 +7,7 @@ A capability a model lacks answers with an InputError whose message says so, fit
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -56,10 +56,23 @@ class Lens(ABC):
         """The longest input, in tokens, this model accepts."""
 
     @abstractmethod
-    def trace(self, text: str, target: str | None = None) -> Trace:
+    def trace(
+        self,
+        text: str,
+        target: str | None = None,
+        *,
+        target_tokens: Sequence[str] | None = None,
+        pair: str | None = None,
+    ) -> Trace:
         """Run the model on text (teacher-forced on target when given) and record attention.
         Without a target, an encoder-decoder is teacher-forced on its own greedy output, as
-        `decode` gives it."""
+        `decode` gives it.
+
+        target_tokens: the target as token strings, e.g. a decode record's output_tokens (a
+        trailing end token is the last prediction), read back exactly where re-tokenizing
+        the output text would not give the same tokens. pair: the second text of a sentence
+        pair, with its own segment ids (encoder models that read pairs, such as BERT).
+        """
 
     def decode(
         self, text: str, strategy: StrategyName = DEFAULT_STRATEGY, **settings: Any
@@ -143,3 +156,47 @@ def check_text(text: object, what: str = "text") -> str:
             f"({text[err.start]!r}); retype or remove it"
         ) from None
     return text
+
+
+def check_target(target: object, target_tokens: object) -> tuple[str, ...] | None:
+    """The target tokens as a tuple of strings (None without), after checking that at most
+    one form of target is given."""
+    if target is not None:
+        check_text(target, "target")
+    if target_tokens is None:
+        return None
+    if target is not None:
+        raise InputError("give the target as text or as tokens, not both")
+    if isinstance(target_tokens, str) or not all(isinstance(t, str) for t in target_tokens):  # type: ignore[attr-defined]
+        raise InputError("target tokens must be a list of token strings")
+    return tuple(target_tokens)  # type: ignore[arg-type]
+
+
+def ids_of_tokens(tokens: Sequence[str], vocab: Mapping[str, int], name: str) -> list[int]:
+    """The ids of token strings, or an InputError naming the first one the model lacks."""
+    for token in tokens:
+        if token not in vocab:
+            raise InputError(f"target token {token!r} is not in {name}'s vocabulary")
+    return [vocab[t] for t in tokens]
+
+
+def refuse_pair(pair: object, name: str, instead: str) -> None:
+    """An InputError when a model that reads one text is given a sentence pair."""
+    if pair is not None:
+        raise InputError(
+            f"{name} reads one text: sentence pairs (a second text with its own segment ids) "
+            f"are read by encoder models such as BERT; {instead}"
+        )
+
+
+def forced_past_end(
+    settings: DecodeSettings, steps: Sequence[object], names: Sequence[str]
+) -> list[str]:
+    """A warning for each forced token the output ended before reaching (the record says
+    so rather than drop the request silently)."""
+    return [
+        f"forced {names[token]!r} at step {step} was not used: the output ended after "
+        f"{len(steps)} step{'s' * (len(steps) != 1)}"
+        for step, token in settings.force
+        if step >= len(steps)
+    ]

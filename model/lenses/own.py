@@ -16,7 +16,7 @@ from attnlens.model.decoding.loop import Vocabulary, search
 from attnlens.model.decoding.request import DecodeSettings
 from attnlens.model.decoding.stepper import Stepper
 from attnlens.model.lenses.budget import check_budget, decode_bytes
-from attnlens.model.lenses.lens import Lens
+from attnlens.model.lenses.lens import Lens, forced_past_end
 from attnlens.model.net import checkpoint
 from attnlens.model.net.attention import QKV
 from attnlens.model.net.config import TransformerConfig
@@ -74,8 +74,15 @@ class OwnLens(Lens, Generic[NetT]):
             )
         enc = tok.encode(text)
         warnings = []
-        if enc.unknown:
-            warnings.append(self.unknown_warning(what, enc.unknown))
+        if enc.specials:
+            names = " ".join(dict.fromkeys(enc.specials))
+            warnings.append(
+                f"{what}: {names!r} spells a special token's name; typed text never becomes a "
+                "special token (only the model places them), so it was read as <unk>"
+            )
+        unknown = [p for p in enc.unknown if p not in enc.specials]
+        if unknown:
+            warnings.append(self.unknown_warning(what, unknown))
         return enc, warnings
 
     def unknown_warning(self, what: str, unknown: Sequence[str]) -> str:
@@ -113,7 +120,7 @@ class OwnLens(Lens, Generic[NetT]):
         steps, hypotheses = search(stepper, settings, source, prefix, vocab)
         return DecodeRun(
             settings.strategy, settings.params(tok.vocab), tuple(shown), hypotheses, steps, info,
-            (*warnings, *_forced_past_end(settings, steps, tok.vocab)),
+            (*warnings, *forced_past_end(settings, steps, tok.vocab)),
             tuple(tok.token(i) for i in prefix),
         )  # fmt: skip
 
@@ -163,18 +170,6 @@ class OwnLens(Lens, Generic[NetT]):
 
     def loss_curve(self) -> tuple[list[int], list[float]]:
         return kept.loss_curve(self.meta)
-
-
-def _forced_past_end(
-    settings: DecodeSettings, steps: Sequence[object], names: Sequence[str]
-) -> list[str]:
-    """A warning for each forced token the output ended before reaching."""
-    return [
-        f"forced {names[token]!r} at step {step} was not used: the output ended after "
-        f"{len(steps)} step{'s' * (len(steps) != 1)}"
-        for step, token in settings.force
-        if step >= len(steps)
-    ]
 
 
 def numpy_of(t: torch.Tensor) -> np.ndarray:

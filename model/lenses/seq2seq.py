@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -11,11 +12,17 @@ from attnlens.model.decoding.heads import HeadKind
 from attnlens.model.decoding.request import ModelLimits
 from attnlens.model.decoding.steppers import TransformerStepper
 from attnlens.model.lenses.budget import check_budget, trace_bytes
-from attnlens.model.lenses.lens import DecodePlan, check_text
+from attnlens.model.lenses.lens import (
+    DecodePlan,
+    check_target,
+    check_text,
+    ids_of_tokens,
+    refuse_pair,
+)
 from attnlens.model.lenses.own import OwnLens, numpy_of
 from attnlens.model.net.attention import QKV
 from attnlens.model.net.config import TransformerConfig
-from attnlens.model.net.masks import padding_mask, subsequent_mask
+from attnlens.model.net.masks import subsequent_mask
 from attnlens.model.net.tokenizer import BOS, EOS
 from attnlens.model.net.transformer import Decoded, Encoded, Transformer
 from attnlens.model.training.evaluate import Report, evaluate_task
@@ -54,14 +61,35 @@ class Seq2SeqLens(OwnLens[Transformer]):
             )
         return enc.ids + [self.tokenizer.eos_id], enc.tokens + [EOS], warnings
 
-    def trace(self, text: str, target: str | None = None) -> Trace:
-        """Teacher-forced on target; without one, on the model's own greedy output."""
+    def trace(
+        self,
+        text: str,
+        target: str | None = None,
+        *,
+        target_tokens: Sequence[str] | None = None,
+        pair: str | None = None,
+    ) -> Trace:
+        """Teacher-forced on target (text or tokens); without one, on the model's own greedy
+        output."""
+        given = check_target(target, target_tokens)
+        refuse_pair(pair, self.name, "join the two texts in one")
         src, src_tokens, warnings = self.source_ids(text)
         c = self.config
         longest = self.max_tokens + 1
         if target is not None:
-            longest = self.tokenizer.count(check_text(target, "target")) + 1
+            longest = self.tokenizer.count(target) + 1
+        if given is not None:
+            given = given[:-1] if given and given[-1] == EOS else given
+            if len(given) > self.max_tokens:
+                raise InputError(
+                    f"target has {len(given)} tokens but {self.name} takes at most "
+                    f"{self.max_tokens}"
+                )
+            longest = len(given) + 1
         check_budget(trace_bytes(c.N, c.h, len(src), longest), "trace")
+        if given is not None:
+            ids = ids_of_tokens(given, self.tokenizer.index, self.name)
+            return self._teacher_forced(src, src_tokens, ids, list(given), warnings)
         if target is None:
             target = self.decode(text).output_text
         enc, target_warnings = self.encode(target, "target", self.max_tokens)
@@ -99,10 +127,14 @@ class Seq2SeqLens(OwnLens[Transformer]):
         self, src: torch.Tensor, tgt_in: torch.Tensor, keep_qkv: bool = False
     ) -> tuple[Encoded, Decoded, torch.Tensor, torch.Tensor]:
         """Teacher-forced pass over src (1, S) and tgt_in (1, T): what each stack returned, and
-        the masks they applied: src_mask (1, 1, S), tgt_mask (1, T, T)."""
-        pad, net = self.tokenizer.pad_id, self.net
-        src_mask = padding_mask(src, pad)  # (1, 1, S)
-        tgt_mask = padding_mask(tgt_in, pad) & subsequent_mask(tgt_in.size(1), self.device)
+        the masks they applied: src_mask (1, 1, S), tgt_mask (1, T, T).
+
+        One sequence has no padding, so no token is masked as padding: a <pad> a record holds
+        (forced, or read back from a decode record) is attended to here exactly as decoding
+        attended to it."""
+        net = self.net
+        src_mask = torch.ones(1, 1, src.size(1), dtype=torch.bool, device=self.device)
+        tgt_mask = subsequent_mask(tgt_in.size(1), self.device)  # (1, T, T)
         encoded = net.encode(src, src_mask, keep_qkv=keep_qkv)
         memory_kv = net.memory_kv(encoded.memory)
         decoded = net.decode(memory_kv, src_mask, tgt_in, tgt_mask, keep_qkv=keep_qkv)
@@ -137,6 +169,7 @@ class Seq2SeqLens(OwnLens[Transformer]):
             positional_encoding=numpy_of(net.positional(0, max(S, T))),
             tgt_logprobs=numpy_of(logprobs.gather(-1, nxt.unsqueeze(-1)).squeeze(-1)),
             warnings=tuple(warnings),
+            positional_scheme="sinusoidal",
         )
 
     def attention_inputs(self, trace: Trace, kind: Kind, layer: int) -> tuple[QKV, np.ndarray]:

@@ -18,11 +18,13 @@ SPECIALS = (PAD, BOS, EOS, UNK)
 
 @dataclass(frozen=True)
 class Encoding:
-    """Token ids of one text, with the pieces that fell outside the vocabulary."""
+    """Token ids of one text, with the pieces that fell outside the vocabulary, and those that
+    spell a special token's name (read as <unk> too: typed text never becomes a special token)."""
 
     ids: list[int]
     tokens: list[str]
     unknown: list[str]
+    specials: list[str] = field(default_factory=list)
 
 
 class Tokenizer(ABC):
@@ -70,11 +72,15 @@ class Tokenizer(ABC):
         return len(self.split(text))
 
     def encode(self, text: str) -> Encoding:
-        """Pieces to ids; a piece outside the vocabulary becomes <unk>."""
+        """Pieces to ids; a piece outside the vocabulary becomes <unk>, and so does a typed
+        special token's name ("<pad>", "</s>", …): only the model places special tokens, so
+        what a user types is read the same by every pass (a typed <pad> would be masked as
+        padding in a teacher-forced trace but attended to while decoding)."""
         pieces = self.split(text)
-        ids = [self.index.get(p, self.unk_id) for p in pieces]
+        ids = [self.unk_id if p in SPECIALS else self.index.get(p, self.unk_id) for p in pieces]
         unknown = [p for p in pieces if p not in self.index]
-        return Encoding(ids, [self.token(i) for i in ids], unknown)
+        specials = [p for p in pieces if p in SPECIALS]
+        return Encoding(ids, [self.token(i) for i in ids], unknown, specials)
 
     def token(self, i: int) -> str:
         return SPECIALS[i] if i < len(SPECIALS) else self.pieces[i - len(SPECIALS)]

@@ -54,3 +54,11 @@ def test_checkpoint_dicts_rebuild_either_kind() -> None:
 def test_bad_word_lists_are_refused(words: tuple[str, ...]) -> None:
     with pytest.raises(ValueError):
         WordTokenizer(words)
+
+
+def test_typed_special_names_are_read_as_unk_and_listed() -> None:
+    tok = WordTokenizer(("the", "cat"))
+    enc = tok.encode("the <pad> <s> cat </s> <unk>")
+    assert enc.ids == [4, 3, 3, 5, 3, 3]
+    assert enc.specials == ["<pad>", "<s>", "</s>", "<unk>"]
+    assert tok.spell(["the", "</s>", "cat"]) == "the"  # records' tokens keep their meaning
