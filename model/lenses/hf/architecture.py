@@ -31,16 +31,34 @@ def detect_kind(config: PretrainedConfig) -> Architecture:
     return "decoder" if causal_only else "encoder"
 
 
+DECODER_LAYER_KEYS = ("decoder_layers", "num_decoder_layers")
+DECODER_HEAD_KEYS = ("decoder_attention_heads", "num_decoder_attention_heads")
+
+
 def model_info(name: str, kind: Architecture, config: PretrainedConfig) -> ModelInfo:
-    """Layers, heads and width as the config states them (the encoder's, for encoder-decoders)."""
+    """Layers and heads as the config states them: the encoder's (or the only stack's), and
+    the decoder's when an encoder-decoder's decoder differs (distilbart: 12 × 16 vs 3 × 16;
+    a T5 with num_decoder_layers)."""
     text = config.get_text_config()
+    n_layers, n_heads = int(text.num_hidden_layers), int(text.num_attention_heads)
+    decoder_layers = decoder_heads = None
+    if kind == "encoder-decoder":
+        layers = _first_int(text, DECODER_LAYER_KEYS, n_layers)
+        heads = _first_int(text, DECODER_HEAD_KEYS, n_heads)
+        decoder_layers = layers if layers != n_layers else None
+        decoder_heads = heads if heads != n_heads else None
     return ModelInfo(
-        name=name,
-        architecture=kind,
-        n_layers=int(text.num_hidden_layers),
-        n_heads=int(text.num_attention_heads),
-        d_model=int(text.hidden_size),
-    )
+        name=name, architecture=kind, n_layers=n_layers, n_heads=n_heads,
+        d_model=int(text.hidden_size), decoder_layers=decoder_layers, decoder_heads=decoder_heads,
+    )  # fmt: skip
+
+
+def _first_int(config: PretrainedConfig, keys: tuple[str, ...], default: int) -> int:
+    for key in keys:
+        value = getattr(config, key, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    return default
 
 
 def config_limit(config: PretrainedConfig, tokenizer_limit: int | None) -> int:
@@ -53,18 +71,3 @@ def config_limit(config: PretrainedConfig, tokenizer_limit: int | None) -> int:
     if tokenizer_limit is not None and 0 < tokenizer_limit < 1_000_000:
         return tokenizer_limit
     return DEFAULT_LIMIT
-
-
-def sliding_window(config: PretrainedConfig) -> tuple[int | None, bool]:
-    """(window, on every layer): a query at i sees keys j with i - j < window; (None, True) when
-    the model attends to the whole causal prefix."""
-    text = config.get_text_config()
-    window = getattr(text, "sliding_window", None)
-    if not isinstance(window, int) or window <= 0:
-        return None, True
-    if getattr(text, "use_sliding_window", True) is False:
-        return None, True
-    types = getattr(text, "layer_types", None)
-    if types is not None and "sliding_attention" not in types:
-        return None, True
-    return window, types is None or all(t == "sliding_attention" for t in types)

@@ -17,7 +17,7 @@ from attnlens.model.decoding.heads import HeadKind
 from attnlens.model.decoding.loop import Vocabulary, search
 from attnlens.model.decoding.request import DecodeSettings, ModelLimits
 from attnlens.model.lenses.budget import check_budget, decode_bytes, trace_bytes
-from attnlens.model.lenses.hf.architecture import config_limit, model_info, sliding_window
+from attnlens.model.lenses.hf.architecture import config_limit, model_info
 from attnlens.model.lenses.hf.inputs import (
     Encoded,
     check_ids,
@@ -25,11 +25,9 @@ from attnlens.model.lenses.hf.inputs import (
     encode_source,
     encode_target,
     end_ids,
-    is_byte_level,
     start_id,
 )
 from attnlens.model.lenses.hf.loading import Loaded, load_folder, resolve
-from attnlens.model.lenses.hf.positions import Positions
 from attnlens.model.lenses.hf.processors import (
     applied_settings,
     build_processors,
@@ -38,8 +36,21 @@ from attnlens.model.lenses.hf.processors import (
 )
 from attnlens.model.lenses.hf.stepper import HFStepper, ablation_unsupported
 from attnlens.model.lenses.hf.tokens import display_tokens
-from attnlens.model.lenses.hf.tracing import Runner, decoder_trace, encoder_trace, seq2seq_trace
-from attnlens.model.lenses.lens import DecodePlan, Lens, check_text
+from attnlens.model.lenses.hf.tracing import (
+    decoder_trace,
+    encoder_trace,
+    runner_for,
+    seq2seq_trace,
+)
+from attnlens.model.lenses.lens import (
+    DecodePlan,
+    Lens,
+    check_target,
+    check_text,
+    forced_past_end,
+    ids_of_tokens,
+    refuse_pair,
+)
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Trace
@@ -77,16 +88,12 @@ class HFLens(Lens):
             f"{self.info.n_layers} layers × {self.info.n_heads} heads"
         )
         self.example = "the cat sat on the mat because it was tired"
-        positions = Positions.of(loaded.model, loaded.config)
-        window, everywhere = sliding_window(loaded.config)
-        self.runner = Runner(
-            loaded.model, self.info, positions, device,
-            window=window if everywhere else None,
-            window_on_some_layers=None if everywhere else window,
-        )  # fmt: skip
-        self.byte_level = is_byte_level(loaded.tokenizer)
+        self.runner = runner_for(loaded.model, loaded.tokenizer, loaded.kind, self.info, device)
+        self.byte_level = self.runner.byte_level
         tokenizer_limit = getattr(loaded.tokenizer, "model_max_length", None)
-        self._max_tokens = positions.limit or config_limit(loaded.config, tokenizer_limit)
+        self._max_tokens = self.runner.positions.limit or config_limit(
+            loaded.config, tokenizer_limit
+        )
         vocab_size = int(loaded.model.config.get_text_config().vocab_size)
         check_ids(loaded.model, loaded.tokenizer, vocab_size, self.info.name)
         self.ends = end_ids(loaded.model, loaded.tokenizer)
@@ -102,30 +109,83 @@ class HFLens(Lens):
         """Readable forms of this model's token strings (Ġ, ▁ and ## markers handled)."""
         return display_tokens(tokens, self.byte_level)
 
-    def trace(self, text: str, target: str | None = None) -> Trace:
-        """Teacher-forced on target; an encoder-decoder without one, on its own greedy output
-        (the Decode page's greedy run, processors of its generation config included)."""
+    def trace(
+        self,
+        text: str,
+        target: str | None = None,
+        *,
+        target_tokens: Sequence[str] | None = None,
+        pair: str | None = None,
+    ) -> Trace:
+        """Teacher-forced on target (text or tokens); an encoder-decoder without one, on its
+        own greedy output (the Decode page's greedy run, processors of its generation config
+        included). A sentence pair goes to an encoder-only model with its segment ids."""
         name, limit = self.info.name, self.max_tokens
         check_text(text)
-        if target is not None:
-            check_text(target, "target")
+        given = check_target(target, target_tokens)
+        if pair is not None:
+            check_text(pair, "pair")
         if self.kind == "encoder":
-            if target is not None:
+            if target is not None or given is not None:
                 raise InputError(f"{name} is an encoder-only model: it takes no target")
-            src = encode_source(self.tokenizer, text, limit, name)
+            src = encode_source(self.tokenizer, text, limit, name, pair)
             self._check_trace_budget(len(src.ids), 0)
             return encoder_trace(self.runner, src)
+        refuse_pair(pair, name, f"it is a {self.kind} model: join the two texts in one")
         if self.kind == "decoder":
-            prompt = encode_prompt(self.tokenizer, text, target, limit, name)
-            self._check_trace_budget(0, len(prompt.ids))
-            return decoder_trace(self.runner, prompt, self.ends[0] if self.ends else None)
+            return self._decoder_trace(text, target, given)
         src = encode_source(self.tokenizer, text, limit, name)
-        dec, next_ids = self._greedy(text) if target is None else self._forced(target)
+        if given is not None:
+            dec, next_ids = self._given(given)
+        else:
+            dec, next_ids = self._greedy(text) if target is None else self._forced(target)
         self._check_trace_budget(len(src.ids), len(dec.ids))
         return seq2seq_trace(self.runner, src, dec, next_ids)
 
+    def _decoder_trace(self, text: str, target: str | None, given: Sequence[str] | None) -> Trace:
+        """A decoder-only model's trace: the prompt, then the target as text or tokens."""
+        name, limit = self.info.name, self.max_tokens
+        prompt = encode_prompt(self.tokenizer, text, target, limit, name)
+        end = self.ends[0] if self.ends else None
+        if given is not None:
+            ids, end = self._split_end(given, end)
+            prompt = self._decoder_side((*prompt.ids, *ids), prompt.warnings)
+            if len(prompt.ids) > limit:
+                raise InputError(
+                    f"text with target has {len(prompt.ids)} tokens but {name} takes at most "
+                    f"{limit}"
+                )
+        self._check_trace_budget(0, len(prompt.ids))
+        return decoder_trace(self.runner, prompt, end)
+
     def _check_trace_budget(self, S: int, T: int) -> None:
-        check_budget(trace_bytes(self.info.n_layers, self.info.n_heads, S, T), "trace")
+        """Encoder self-attention (S²) on the encoder's shape, decoder self and cross
+        (T² + T·S) on the decoder's."""
+        L, H = self.info.shape("encoder_self")
+        dL, dH = self.info.shape("decoder_self")
+        encoder = trace_bytes(L, H, S, 0)
+        decoder = trace_bytes(dL, dH, S, T) - trace_bytes(dL, dH, S, 0)
+        check_budget(encoder + decoder, "trace")
+
+    def _split_end(self, tokens: Sequence[str], end: int | None) -> tuple[list[int], int | None]:
+        """Token strings to ids; a trailing end token is the last prediction, not an input."""
+        ids = ids_of_tokens(tokens, self.vocab_ids, self.info.name)
+        if ids and ids[-1] in self.ends:
+            return ids[:-1], ids[-1]
+        return ids, end
+
+    def _given(self, tokens: Sequence[str]) -> tuple[Encoded, tuple[int, ...]]:
+        """Decoder inputs [start, tokens...] and next tokens [tokens..., end], the tokens read
+        exactly as given (a decode record's output_tokens: no re-tokenizing)."""
+        ids, end = self._split_end(tokens, self._end())
+        assert end is not None
+        if len(ids) + 1 > self.max_tokens:
+            raise InputError(
+                f"target has {len(ids) + 1} tokens but {self.info.name} takes at most "
+                f"{self.max_tokens}"
+            )
+        start = start_id(self.model, self.tokenizer)
+        return self._decoder_side((start, *ids)), (*ids, end)
 
     def _end(self) -> int:
         if not self.ends:
@@ -185,9 +245,8 @@ class HFLens(Lens):
     ) -> DecodeRun:
         ablation_unsupported(settings.ablate)
         context = len(source) if source is not None else len(prefix)
-        needed = decode_bytes(
-            self.info.n_layers, self.info.n_heads, context, settings.max_len, settings.width
-        )
+        L, H = self.info.shape("decoder_self")
+        needed = decode_bytes(L, H, context, settings.max_len, settings.width)
         check_budget(needed, "decode", "use a shorter max length or fewer beams")
         processors = build_processors(
             settings.generation_config, self.ends, len(prefix), settings.max_len, source,
@@ -198,9 +257,10 @@ class HFLens(Lens):
             HFStepper(self.model, self.kind), settings, source, prefix, vocab
         )
         params = settings.params(self.names)
+        warnings = (*given.warnings, *forced_past_end(settings, steps, self.names))
         return DecodeRun(
             settings.strategy, params, given.tokens, hypotheses, steps, self.info,
-            given.warnings, tuple(self.names[i] for i in prefix),
+            warnings, tuple(self.names[i] for i in prefix),
         )  # fmt: skip
 
     def _decode_inputs(self, text: str) -> tuple[tuple[int, ...] | None, tuple[int, ...], Encoded]:
@@ -224,7 +284,7 @@ class HFLens(Lens):
         return ModelLimits(
             max(1, room), self.vocab_ids, self.info.n_layers, self.info.n_heads, kinds,
             self.kind, default_max_len=min(max(1, room), wanted), length_norm="power",
-            default_length_penalty=float(getattr(generation, "length_penalty", 1.0) or 0.0),
+            default_length_penalty=_length_penalty(generation),
             early_stopping=getattr(generation, "early_stopping", False) or False,
             generation_config=applied_settings(generation),
         )  # fmt: skip
@@ -242,3 +302,9 @@ def token_names(tokenizer: object, vocab_size: int) -> tuple[str, ...]:
     names = tokenizer.convert_ids_to_tokens(list(range(known)))  # type: ignore[attr-defined]
     named = [str(n) if n is not None else f"<id {i}>" for i, n in enumerate(names)]
     return tuple(named + [f"<id {i}>" for i in range(known, vocab_size)])
+
+
+def _length_penalty(generation: object) -> float:
+    """The config's length penalty; unset (None in transformers 5) is generate's default 1.0."""
+    value = getattr(generation, "length_penalty", None)
+    return 1.0 if value is None else float(value)

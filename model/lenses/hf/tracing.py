@@ -1,23 +1,31 @@
 """One teacher-forced forward pass per kind of model, recorded as a Trace from the model's own
-output_attentions tensors."""
+output_attentions tensors, with the masks, positions and tokens as the model applied them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import inspect
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
-from transformers import PreTrainedModel
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from attnlens.model.lenses.hf.inputs import Encoded
-from attnlens.model.lenses.hf.mapping import (
-    causal_mask,
-    key_mask,
-    next_token_logprobs,
-    stack_attention,
-)
+from attnlens.model.lenses.hf.inputs import Encoded, is_byte_level
+from attnlens.model.lenses.hf.mapping import next_token_logprobs, stack_attention
 from attnlens.model.lenses.hf.positions import Positions
-from attnlens.record.trace import ModelInfo, Trace
+from attnlens.model.lenses.hf.tokens import display_tokens
+from attnlens.model.lenses.hf.windows import StackRules, stack_rules, unexplained_zeros
+from attnlens.record.trace import Architecture, Kind, ModelInfo, Trace
+
+
+@dataclass(frozen=True)
+class Masks:
+    """One kind's mask as recorded: the union over layers, the layers' own when they differ,
+    and what the record must say about them."""
+
+    union: np.ndarray  # (Q, K) bool
+    layers: np.ndarray | None  # (L, Q, K) bool, None when every layer applies `union`
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -28,45 +36,105 @@ class Runner:
     info: ModelInfo
     positions: Positions
     device: torch.device
-    window: int | None = None  # sliding-window attention on every decoder layer
-    window_on_some_layers: int | None = None  # ... on some layers only: the mask cannot say
-
-    def decoder_mask(self, mask: torch.Tensor) -> tuple[np.ndarray, list[str]]:
-        """The causal (T, T) mask as the decoder applied it, and a warning when one mask
-        cannot describe every layer."""
-        size, partial = int(mask.size(-1)), self.window_on_some_layers
-        if partial is not None and size > partial:
-            return causal_mask(mask), [
-                f"some layers attend only to the last {partial} positions (sliding window); "
-                "the decoder mask shows full causal attention"
-            ]
-        return causal_mask(mask, self.window), []
+    rules: StackRules = field(default_factory=StackRules)  # the only stack's per-layer rules
+    byte_level: bool = False  # token strings stand for bytes (Ġ = space)
+    token_types: int = 0  # how many token types (segments) the model embeds; 0: takes none
 
     def ids(self, ids: tuple[int, ...]) -> torch.Tensor:
         return torch.tensor([ids], dtype=torch.long, device=self.device)  # (1, N)
 
+    def masks(self, kind: Kind, weights: np.ndarray, queries: int, keys: int) -> Masks:
+        """The mask each layer applied (one unpadded sequence: causality and the config's
+        windows), checked against the weights: allowed entries that got exactly 0 weight in
+        every head mean a mask attnlens could not derive, and the record says so."""
+        causal = kind == "decoder_self"
+        rules = self.rules if kind != "cross" else StackRules()
+        per_layer = rules.masks(queries, keys, causal, int(weights.shape[0]))
+        stacked = np.stack(per_layer)  # (L, Q, K)
+        union = stacked.any(axis=0)
+        differ = not all(np.array_equal(m, union) for m in per_layer)
+        warnings = list(rules.unknown())
+        for layer, count in unexplained_zeros(weights, per_layer):
+            warnings.append(
+                f"{kind} layer {layer}: {count} entries the recorded mask allows got exactly 0 "
+                "weight in every head; the model masks them in a way attnlens cannot derive"
+            )
+        return Masks(union, stacked if differ else None, tuple(warnings))
+
+    def shown(self, tokens: tuple[str, ...]) -> tuple[str, ...]:
+        """How a person reads the tokens (Ġ, ▁ and ## resolved; a space token visible)."""
+        return tuple(display_tokens(tokens, self.byte_level))
+
+
+def _record(
+    run: Runner,
+    src: Encoded | None,
+    tgt: Encoded | None,
+    attention: dict[Kind, np.ndarray | None],
+    logprobs: np.ndarray | None,
+    warnings: list[str],
+) -> Trace:
+    """A Trace of what one pass computed: masks per kind, positions, readable tokens."""
+    S, T = len(src.ids) if src else 0, len(tgt.ids) if tgt else 0
+    sizes = {"encoder_self": (S, S), "decoder_self": (T, T), "cross": (T, S)}
+    masks: dict[Kind, Masks] = {
+        kind: run.masks(kind, weights, *sizes[kind])
+        for kind, weights in attention.items()
+        if weights is not None
+    }
+    table, position_warnings = run.positions.encoding(
+        src.ids if src else None, tgt.ids if tgt else None
+    )
+    told = [*(src.warnings if src else ()), *(tgt.warnings if tgt else ()), *warnings]
+    told += [*position_warnings, *(w for m in masks.values() for w in m.warnings)]
+    if table is not None and table.shape[1] != run.info.d_model:
+        told.append(
+            f"positions are added in the model's {table.shape[1]}-wide embedding space, before "
+            f"its projection to d_model {run.info.d_model}: positional_encoding is "
+            f"{table.shape[0]} × {table.shape[1]}"
+        )
+    return Trace(
+        model=run.info,
+        src_tokens=src.tokens if src else (),
+        tgt_tokens=tgt.tokens if tgt else (),
+        encoder_self=attention.get("encoder_self"),
+        decoder_self=attention.get("decoder_self"),
+        cross=attention.get("cross"),
+        encoder_self_mask=masks["encoder_self"].union if "encoder_self" in masks else None,
+        decoder_self_mask=masks["decoder_self"].union if "decoder_self" in masks else None,
+        cross_mask=masks["cross"].union if "cross" in masks else None,
+        positional_encoding=table,
+        tgt_logprobs=logprobs,
+        warnings=tuple(told),
+        positional_scheme=run.positions.scheme,
+        src_shown=run.shown(src.tokens) if src else None,
+        tgt_shown=run.shown(tgt.tokens) if tgt else None,
+        layer_masks={k: m.layers for k, m in masks.items() if m.layers is not None} or None,
+        src_segments=src.segments if src else None,
+    )
+
+
+def _token_types(run: Runner, src: Encoded) -> tuple[dict[str, torch.Tensor], list[str]]:
+    """The token type ids of a sentence pair, when the model embeds more than one type."""
+    if src.token_types is None or not any(src.token_types):
+        return {}, []
+    if max(src.token_types) >= run.token_types:
+        return {}, [
+            "the model has no segment embedding for a second text: its two texts are told "
+            "apart by the separator tokens only"
+        ]
+    return {"token_type_ids": run.ids(src.token_types)}, []
+
 
 @torch.inference_mode()
 def encoder_trace(run: Runner, src: Encoded) -> Trace:
-    """Encoder-only: TEXT on the source side, self-attention only."""
+    """Encoder-only: TEXT (and a pair's second text) on the source side, self-attention."""
     input_ids = run.ids(src.ids)  # (1, S)
     mask = torch.ones_like(input_ids)  # (1, S): one unpadded sequence
-    out = run.model(input_ids=input_ids, attention_mask=mask, output_attentions=True)
-    table, warnings = run.positions.encoding(len(src.ids))
-    return Trace(
-        model=run.info,
-        src_tokens=src.tokens,
-        tgt_tokens=(),
-        encoder_self=stack_attention(out.attentions),  # (L, H, S, S)
-        decoder_self=None,
-        cross=None,
-        encoder_self_mask=key_mask(mask, len(src.ids)),
-        decoder_self_mask=None,
-        cross_mask=None,
-        positional_encoding=table,
-        tgt_logprobs=None,
-        warnings=(*src.warnings, *warnings),
-    )
+    types, warnings = _token_types(run, src)
+    out = run.model(input_ids=input_ids, attention_mask=mask, output_attentions=True, **types)
+    attention = {"encoder_self": stack_attention(out.attentions)}  # (L, H, S, S)
+    return _record(run, src, None, attention, None, warnings)
 
 
 @torch.inference_mode()
@@ -75,56 +143,52 @@ def decoder_trace(run: Runner, tgt: Encoded, eos: int | None) -> Trace:
     input_ids = run.ids(tgt.ids)  # (1, T)
     mask = torch.ones_like(input_ids)  # (1, T)
     out = run.model(input_ids=input_ids, attention_mask=mask, output_attentions=True)
-    table, warnings = run.positions.encoding(len(tgt.ids))
-    decoder_mask, mask_warnings = run.decoder_mask(mask)
-    warnings += mask_warnings
-    logprobs = None
+    warnings, logprobs = [], None
     if eos is None:
         warnings.append("the model names no end token: tgt_logprobs not computed")
     else:
         logprobs = next_token_logprobs(out.logits, (*tgt.ids[1:], eos))  # (T,)
-    return Trace(
-        model=run.info,
-        src_tokens=(),
-        tgt_tokens=tgt.tokens,
-        encoder_self=None,
-        decoder_self=stack_attention(out.attentions),  # (L, H, T, T)
-        cross=None,
-        encoder_self_mask=None,
-        decoder_self_mask=decoder_mask,
-        cross_mask=None,
-        positional_encoding=table,
-        tgt_logprobs=logprobs,
-        warnings=(*tgt.warnings, *warnings),
-    )
+    attention = {"decoder_self": stack_attention(out.attentions)}  # (L, H, T, T)
+    return _record(run, None, tgt, attention, logprobs, warnings)
 
 
 @torch.inference_mode()
 def seq2seq_trace(run: Runner, src: Encoded, dec: Encoded, next_ids: tuple[int, ...]) -> Trace:
     """Encoder-decoder, teacher-forced: dec holds the decoder inputs (start token first)."""
     input_ids, decoder_ids = run.ids(src.ids), run.ids(dec.ids)  # (1, S), (1, T)
-    mask, dec_mask = torch.ones_like(input_ids), torch.ones_like(decoder_ids)
     out = run.model(
         input_ids=input_ids,
-        attention_mask=mask,
+        attention_mask=torch.ones_like(input_ids),
         decoder_input_ids=decoder_ids,
         output_attentions=True,
         use_cache=False,
     )
-    table, warnings = run.positions.encoding(max(len(src.ids), len(dec.ids)))
-    decoder_mask, mask_warnings = run.decoder_mask(dec_mask)
-    warnings += mask_warnings
-    return Trace(
-        model=run.info,
-        src_tokens=src.tokens,
-        tgt_tokens=dec.tokens,
-        encoder_self=stack_attention(out.encoder_attentions),  # (L, H, S, S)
-        decoder_self=stack_attention(out.decoder_attentions),  # (L, H, T, T)
-        cross=stack_attention(out.cross_attentions),  # (L, H, T, S)
-        encoder_self_mask=key_mask(mask, len(src.ids)),
-        decoder_self_mask=decoder_mask,
-        cross_mask=key_mask(mask, len(dec.ids)),
-        positional_encoding=table,
-        tgt_logprobs=next_token_logprobs(out.logits, next_ids),  # (T,)
-        warnings=(*src.warnings, *dec.warnings, *warnings),
-    )
+    attention: dict[Kind, np.ndarray | None] = {
+        "encoder_self": stack_attention(out.encoder_attentions),  # (L, H, S, S)
+        "decoder_self": stack_attention(out.decoder_attentions),  # (L', H', T, T)
+        "cross": stack_attention(out.cross_attentions),  # (L', H', T, S)
+    }
+    logprobs = next_token_logprobs(out.logits, next_ids)  # (T,)
+    return _record(run, src, dec, attention, logprobs, [])
+
+
+def runner_for(
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    kind: Architecture,
+    info: ModelInfo,
+    device: torch.device,
+) -> Runner:
+    """The Runner of a loaded model: its positions, its layers' mask rules (a single stack's;
+    no encoder-decoder in transformers' eager attention restricts its layers), its tokens'
+    form and whether it embeds token types."""
+    config = model.config
+    rules = StackRules()
+    if kind != "encoder-decoder":
+        rules = stack_rules(config, info.n_layers)
+    takes_types = "token_type_ids" in inspect.signature(model.forward).parameters
+    types = getattr(config.get_text_config(), "type_vocab_size", 0) if takes_types else 0
+    return Runner(
+        model, info, Positions.of(model, config), device, rules, is_byte_level(tokenizer),
+        int(types or 0),
+    )  # fmt: skip

@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from attnlens.model.lenses.hf.lens import HFLens
-from attnlens.model.lenses.hf.positions import RELATIVE
+from attnlens.model.lenses.hf.positions import SCHEME_NOTES
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Trace
 from helpers.hf_models import KINDS, reference, tiny_hf
@@ -147,8 +147,8 @@ def test_sinusoidal_positions_shared_by_encoder_and_decoder_need_no_warning() ->
 
 def test_relative_positions_are_not_faked() -> None:
     tr = traced("t5")
-    assert tr.positional_encoding is None
-    assert any(w.startswith(RELATIVE) for w in tr.warnings)
+    assert tr.positional_encoding is None and tr.positional_scheme == "relative"
+    assert SCHEME_NOTES["relative"] in tr.warnings
 
 
 @pytest.mark.parametrize("kind", ["bart", "t5"])
@@ -214,8 +214,8 @@ def test_rotary_decoders_record_their_own_attention_and_no_position_table(kind: 
     with torch.no_grad():
         own = stacked(model(ids, output_attentions=True).attentions)
     assert tr.model.architecture == "decoder" and np.array_equal(tr.decoder_self, own)
-    assert tr.positional_encoding is None
-    assert any(w.startswith(RELATIVE) and "rotary" in w for w in tr.warnings)
+    assert tr.positional_encoding is None and tr.positional_scheme == "rotary"
+    assert SCHEME_NOTES["rotary"] in tr.warnings
 
 
 def test_a_sliding_window_is_part_of_the_mask_as_applied() -> None:
