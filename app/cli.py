@@ -16,6 +16,7 @@ import attnlens
 from attnlens.app.cli_decode import add_decode_parser, cmd_decode
 from attnlens.app.output import write_bytes, write_text
 from attnlens.app.plot_command import add_plot_parser, cmd_plot
+from attnlens.app.trace_inputs import add_trace_inputs, trace_of
 from attnlens.model.training.config import TrainConfig
 
 
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     trace.add_argument("model", metavar="MODEL")
     trace.add_argument("text", metavar="TEXT")
     trace.add_argument("--target", help="teacher-force this target (encoder-decoder models)")
+    add_trace_inputs(trace)
     trace.add_argument("--format", choices=("json", "csv", "npz"), default="json")
     trace.add_argument("--out", type=Path, help="write here instead of standard output")
     trace.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
@@ -83,7 +85,7 @@ def cmd_models(args: argparse.Namespace) -> None:
 
 def cmd_trace(args: argparse.Namespace) -> None:
     lens = attnlens.load(args.model, device=args.device)
-    tr = lens.trace(args.text, target=args.target)
+    tr = trace_of(lens, args)
     for warning in tr.warnings:
         print(f"attnlens: warning: {warning}", file=sys.stderr)
     if args.format == "npz":

@@ -115,18 +115,21 @@ def decoded(lens: Lens, text: str, slot: str, **kwargs: Any) -> DecodeRun | None
 
 
 def head_names(lens: Lens) -> list[str]:
-    """Every head that can be ablated, as `KIND:LAYER.HEAD`."""
+    """Every head that can be ablated, as `KIND:LAYER.HEAD` (each kind its own stack's)."""
     kinds = {"encoder-decoder": ("encoder", "decoder", "cross"), "decoder": ("decoder",)}
+    shapes = {"encoder": "encoder_self", "decoder": "decoder_self", "cross": "cross"}
     return [
         f"{kind}:{layer}.{head}"
         for kind in kinds.get(lens.info.architecture, ("encoder",))
-        for layer in range(lens.info.n_layers)
-        for head in range(lens.info.n_heads)
+        for layer in range(lens.info.shape(shapes[kind])[0])  # type: ignore[arg-type]
+        for head in range(lens.info.shape(shapes[kind])[1])  # type: ignore[arg-type]
     ]
 
 
 def what_if(lens: Lens, n_steps: int) -> tuple[dict[int, str] | None, list[str] | None]:
-    """Force one token at one step, and/or ablate heads; both kept in the URL."""
+    """Force one token at one step (of up to n_steps: the run's length limit, so a step after
+    the output's end can be asked for and the record says it was not reached), and/or ablate
+    heads; both kept in the URL."""
     cols = st.columns([1, 1, 3])
     step, token = _remembered_force()
     urlstate.prepare("w_force_step", "force_step", step, int)

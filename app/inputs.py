@@ -67,10 +67,35 @@ def target_input(lens: attnlens.Lens) -> str | None:
     return str(target) or None
 
 
-def traced(lens: attnlens.Lens, text: str, target: str | None, slot: str = "trace") -> Trace | None:
+def pair_input(lens: attnlens.Lens) -> str | None:
+    """The optional second text of a sentence pair, for models that read pairs (BERT's
+    sentence B: its own segment ids); None for one text."""
+    if not lens.reads_pairs:
+        return None
+    urlstate.prepare("w_pair", "pair", "", str)
+    pair = st.text_input(
+        "Second text (optional: a sentence pair, read with its own segment ids as sentence B)",
+        key="w_pair",
+        live=LIVE,
+    )
+    if pair:
+        urlstate.remember("pair", pair)
+    else:
+        urlstate.forget("pair")
+    return str(pair) or None
+
+
+def traced(
+    lens: attnlens.Lens,
+    text: str,
+    target: str | None,
+    slot: str = "trace",
+    pair: str | None = None,
+) -> Trace | None:
     """The trace of text (memoised per session); a message in place of bad input."""
+    key = (lens.name, id(lens), text, target, pair)
     try:
-        tr = memo(slot, (lens.name, id(lens), text, target), lambda: lens.trace(text, target))
+        tr = memo(slot, key, lambda: lens.trace(text, target, pair=pair))
     except ValueError as err:
         st.error(md(err))
         return None
@@ -93,7 +118,13 @@ def kind_picker(tr: Trace, where: st.delta_generator.DeltaGenerator | None = Non
 def layer_head_pickers(
     n_layers: int, n_heads: int, cols: tuple[st.delta_generator.DeltaGenerator, ...] | None = None
 ) -> tuple[int, int]:
-    """Layer and head, counted from 0 as everywhere in attnlens."""
+    """Layer and head, counted from 0 as everywhere in attnlens; n_layers × n_heads of the
+    kind shown (`ModelInfo.shape(kind)`: an encoder and its decoder may differ). A layer or
+    head held from another kind that this one lacks falls back to the default."""
+    for key, count in (("w_layer", n_layers), ("w_head", n_heads)):
+        held = st.session_state.get(key)
+        if isinstance(held, int) and held >= count:
+            del st.session_state[key]
     left, right = cols or st.columns(2)
     urlstate.prepare("w_layer", "layer", n_layers - 1, int, list(range(n_layers)))
     urlstate.prepare("w_head", "head", 0, int, list(range(n_heads)))

@@ -13,7 +13,9 @@ import plotly.graph_objects as go
 import attnlens
 from attnlens import viz
 from attnlens.app.output import write_bytes, write_text
+from attnlens.app.trace_inputs import add_trace_inputs, trace_of
 from attnlens.record.trace import Kind, Trace
+from attnlens.viz.segments import pair_heatmap
 
 KINDS: dict[str, Kind] = {"encoder": "encoder_self", "decoder": "decoder_self", "cross": "cross"}
 FORMATS = (".html", ".json", ".png", ".svg")
@@ -32,6 +34,7 @@ def add_plot_parser(sub: Any) -> None:
     p.add_argument("--head", type=int, metavar="H", help="head (default: 0, or all for lines)")
     p.add_argument("--kind", choices=sorted(KINDS), help="attention kind (default: per view)")
     p.add_argument("--target", help="teacher-force this target (encoder-decoder models)")
+    add_trace_inputs(p)
     p.add_argument("--out", type=Path, help="FILE.html, .json, .png or .svg (default: JSON out)")
     p.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
     p.add_argument("--step", type=int, default=0, metavar="S", help="decoding step (candidates)")
@@ -46,7 +49,7 @@ def cmd_plot(args: argparse.Namespace) -> None:
     if args.view in DECODE_VIEWS:
         write_figure(DECODE_VIEWS[args.view](lens, args.text, args.beam_size, args.step), args.out)
         return
-    trace = lens.trace(args.text, target=args.target)
+    trace = trace_of(lens, args)
     for warning in trace.warnings:
         print(f"attnlens: warning: {warning}", file=sys.stderr)
     kind = None if args.kind is None else KINDS[args.kind]
@@ -95,21 +98,31 @@ def _kind(trace: Trace, kind: Kind | None, allowed: tuple[Kind, ...] | None = No
     return kind
 
 
-def _layer(trace: Trace, layer: int | None) -> int:
-    return trace.model.n_layers - 1 if layer is None else layer
+def _layer(trace: Trace, kind: Kind, layer: int | None) -> int:
+    """The asked layer, else the last of this kind's stack (an encoder and its decoder may
+    have different depths)."""
+    return trace.model.shape(kind)[0] - 1 if layer is None else layer
 
 
 def _heatmap(tr: Trace, kind: Kind | None, layer: int | None, head: int | None) -> go.Figure:
-    return viz.head_heatmap(tr, _kind(tr, kind), _layer(tr, layer), head or 0)
+    k = _kind(tr, kind)
+    return viz.head_heatmap(tr, k, _layer(tr, k, layer), head or 0)
 
 
 def _model(tr: Trace, kind: Kind | None, layer: int | None, head: int | None) -> go.Figure:
-    selected = None if layer is None and head is None else (_layer(tr, layer), head or 0)
-    return viz.model_view(tr, _kind(tr, kind), selected=selected)
+    k = _kind(tr, kind)
+    selected = None if layer is None and head is None else (_layer(tr, k, layer), head or 0)
+    return viz.model_view(tr, k, selected=selected)
 
 
 def _lines(tr: Trace, kind: Kind | None, layer: int | None, head: int | None) -> go.Figure:
-    return viz.lines_view(tr, _kind(tr, kind), _layer(tr, layer), None if head is None else [head])
+    k = _kind(tr, kind)
+    return viz.lines_view(tr, k, _layer(tr, k, layer), None if head is None else [head])
+
+
+def _pair(tr: Trace, kind: Kind | None, layer: int | None, head: int | None) -> go.Figure:
+    _kind(tr, kind or "encoder_self", ("encoder_self",))
+    return pair_heatmap(tr, _layer(tr, "encoder_self", layer), head or 0)
 
 
 def _alignment(tr: Trace, kind: Kind | None, layer: int | None, head: int | None) -> go.Figure:
@@ -149,6 +162,7 @@ VIEWS: dict[str, View] = {
     "rollout": _rollout,
     "flow": _flow,
     "stats": _stats,
+    "pair": _pair,
 }
 
 

@@ -8,7 +8,7 @@ import streamlit as st
 
 import attnlens
 from attnlens.app import urlstate
-from attnlens.app.inputs import target_input, text_input, traced
+from attnlens.app.inputs import pair_input, target_input, text_input, traced
 from attnlens.app.safe_text import md
 from attnlens.app.sidebar import sidebar
 from attnlens.app.state import load_lens
@@ -34,6 +34,7 @@ class Started:
     text: str
     target: str | None
     trace: Trace
+    pair: str | None = None  # the second text of a sentence pair
 
 
 def traced_page_start(url_path: str, title: str, caption: bool = False) -> Started | None:
@@ -44,9 +45,9 @@ def traced_page_start(url_path: str, title: str, caption: bool = False) -> Start
         return None
     if caption:
         st.caption(md(lens.description))
-    text, target = text_input(lens), target_input(lens)
-    tr = traced(lens, text, target)
-    return None if tr is None else Started(lens, text, target, tr)
+    text, target, pair = text_input(lens), target_input(lens), pair_input(lens)
+    tr = traced(lens, text, target, pair=pair)
+    return None if tr is None else Started(lens, text, target, tr, pair)
 
 
 def true_alignment(started: Started) -> tuple[int, ...] | None:

@@ -35,10 +35,13 @@ def page() -> None:
     versus(lens, text, kwargs)
     st.header("What if…")
     st.caption("Force a token at one step, or silence heads, and decode again.")
-    force, ablate = what_if(lens, len(run.steps))
+    force, ablate = what_if(lens, int(kwargs["max_len"]))
     if force or ablate:
         changed = decoded(lens, text, "what_if", **{**kwargs, "force": force, "ablate": ablate})
         if changed is not None:
+            for warning in changed.warnings:
+                if warning not in run.warnings:  # e.g. a token forced after the output ended
+                    st.warning(md(warning))
             st.text(f"Before: {run.output_text}  ({run.score:.4f})")
             st.text(f"After:  {changed.output_text}  ({changed.score:.4f})")
             show.table(steps_viz.output_change(run, changed), "what_if_table", "what-if")
@@ -71,7 +74,7 @@ def step_view(run: DecodeRun) -> None:
     urlstate.remember("step", step)
     st.text("Tokens so far: " + " ".join(steps_viz.tokens_so_far(run, step)))
     assert run.model is not None
-    layer, head = layer_head_pickers(run.model.n_layers, run.model.n_heads)
+    layer, head = layer_head_pickers(*run.model.shape("cross"))  # the decoder's layers
     left, right = st.columns(2)
     with left:
         row = steps_viz.followed_row(run, step)
@@ -106,7 +109,7 @@ def versus(lens: Lens, text: str, kwargs: dict[str, Any]) -> None:
     show.figure(viz.compare_runs(runs), "versus_chart", "side-by-side")
     show.table(steps_viz.runs_table(runs), "versus", "side-by-side")
     if lens.info.architecture == "encoder-decoder":
-        looked_at(runs, lens.info.n_layers, lens.info.n_heads)
+        looked_at(runs, *lens.info.shape("cross"))
 
 
 @st.fragment

@@ -8,6 +8,7 @@ from attnlens import viz
 from attnlens.app import show
 from attnlens.app.click_targets import clickable_thumbnails
 from attnlens.app.inputs import kind_picker, layer_head_pickers
+from attnlens.app.pairs import pair_view
 from attnlens.app.scaffold import traced_page_start, true_alignment
 from attnlens.record.trace import Trace
 
@@ -40,7 +41,7 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
     the true source of each output token, circled on cross-attention when known."""
     cols = st.columns(3)
     kind = kind_picker(tr, cols[0])
-    layer, head = layer_head_pickers(tr.model.n_layers, tr.model.n_heads, (cols[1], cols[2]))
+    layer, head = layer_head_pickers(*tr.model.shape(kind), (cols[1], cols[2]))
     if st.session_state.get("_present"):  # large fonts need the full width
         left, right = st.container(), st.container()
     else:
@@ -56,6 +57,8 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
             st.caption("○ the true source of each output token, known from the task")
     with right:
         show.figure(viz.lines_view(tr, kind, layer, heads=[head]), "lines", f"lines-{kind}-{layer}")
+    if tr.src_segments is not None and kind == "encoder_self":
+        pair_view(tr, layer, head)
     st.subheader("Every head (click one to enlarge it above)")
     st.plotly_chart(
         show.styled(clickable_thumbnails(viz.model_view(tr, kind, selected=(layer, head)))),

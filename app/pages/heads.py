@@ -67,7 +67,9 @@ def heads_charts(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
         "Self-attention", self_kinds, key="w_flow_kind", format_func=KIND_LABELS.__getitem__
     )
     method: Method = c[1].radio("Method", METHODS, key="w_method", horizontal=True) or "rollout"
-    layers = list(range(tr.model.n_layers))
+    layers = list(range(tr.model.shape(flow_kind)[0]))
+    if st.session_state.get("w_flow_layer") not in layers:  # held from a deeper stack
+        st.session_state.pop("w_flow_layer", None)
     layer = c[2].selectbox("After layer", layers, index=len(layers) - 1, key="w_flow_layer")
     try:
         fig = viz.rollout_view(tr, flow_kind, method, layer)

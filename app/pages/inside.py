@@ -33,7 +33,7 @@ def sdpa(lens: Lens, tr: Trace) -> None:
     """Masks and the five steps of scaled dot-product attention for one head."""
     cols = st.columns(3)
     kind = kind_picker(tr, cols[0])
-    layer, head = layer_head_pickers(tr.model.n_layers, tr.model.n_heads, (cols[1], cols[2]))
+    layer, head = layer_head_pickers(*tr.model.shape(kind), (cols[1], cols[2]))
     st.header("Masks for this input (§3.2.3)")
     show.figure(viz.masks_view(tr, kind), "masks", f"masks-{kind}")
     st.header(f"Scaled dot-product attention, layer {layer} head {head} (§3.2.1)")

@@ -28,8 +28,8 @@ def page() -> None:
     lesson(next(x for x in LESSONS if x.key == key), tr)
 
 
-def _layer(tr: Trace, which: str) -> int:
-    return 0 if which == "first" else tr.model.n_layers - 1
+def _layer(tr: Trace, which: str, kind: Kind) -> int:
+    return 0 if which == "first" else tr.model.shape(kind)[0] - 1
 
 
 def _figure(name: str, tr: Trace, kind: Kind, layer: int) -> go.Figure:
@@ -43,7 +43,7 @@ def _figure(name: str, tr: Trace, kind: Kind, layer: int) -> go.Figure:
     if view == "masks":
         return viz.masks_view(tr, arg or kind)  # type: ignore[arg-type]
     if view == "lines":
-        return viz.lines_view(tr, arg, _layer(tr, "last"))  # type: ignore[arg-type]
+        return viz.lines_view(tr, arg, _layer(tr, "last", arg))  # type: ignore[arg-type]
     if view == "positional":
         return viz.positional_view(tr)
     if view == "model_view":
@@ -58,7 +58,7 @@ def lesson(item: Lesson, tr: Trace) -> None:
     if kind != item.kind:
         wanted, shown = KIND_LABELS[item.kind], KIND_LABELS[kind]
         st.caption(md(f"{tr.model.name} has no {wanted}: this lesson uses its {shown} instead."))
-    layer = _layer(tr, item.layer)
+    layer = _layer(tr, item.layer, kind)
     text_col, fig_col = st.columns([2, 3])
     with text_col:
         st.header(item.title)

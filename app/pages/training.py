@@ -60,9 +60,7 @@ def emerging(final: Lens, text: str, found: list[Snapshot], name: str) -> None:
         return
     cols = st.columns(3)
     kind = kind_picker(tr_final, cols[0])
-    layer, head = layer_head_pickers(
-        tr_final.model.n_layers, tr_final.model.n_heads, (cols[1], cols[2])
-    )
+    layer, head = layer_head_pickers(*tr_final.model.shape(kind), (cols[1], cols[2]))
     left, right = st.columns(2)
     with left:
         st.subheader(f"after {step} steps")

@@ -104,6 +104,12 @@ class Lens(ABC):
         return list(tokens)
 
     @property
+    def reads_pairs(self) -> bool:
+        """Whether trace takes a sentence pair (`pair=`, the app's second text box): encoder
+        models such as BERT, which tell the two texts apart by segment ids."""
+        return False
+
+    @property
     def task_name(self) -> str | None:
         """The task the model was trained on, when attnlens can draw examples of it."""
         return None

@@ -130,7 +130,7 @@ def test_layer_masks_and_segments_round_trip_and_older_records_lack_them(trace: 
     assert not richer.equals(replace(richer, layer_masks=None))
     assert np.array_equal(richer.mask("decoder_self"), trace.decoder_self_mask)  # the union
     assert np.array_equal(richer.mask("cross", 1), trace.cross_mask)  # no per-layer masks
-    with pytest.raises(ValueError, match="layer 5 is outside 0..1"):
+    with pytest.raises(ValueError, match=r"layer 5 is outside 0\.\.1"):
         richer.mask("decoder_self", 5)
     plain = json.loads(trace.to_json())
     assert "layer_masks" not in plain and "src_segments" not in plain

@@ -40,6 +40,8 @@ def _tokenize(
     kwargs: dict[str, Any] = dict(
         add_special_tokens=specials, return_special_tokens_mask=True, return_offsets_mapping=fast
     )
+    if pair is not None:
+        kwargs["return_token_type_ids"] = True  # the template's segment of each token
     enc = tokenizer(text_target=text, **kwargs) if target else tokenizer(text, pair, **kwargs)
     ids = [int(i) for i in enc["input_ids"]]
     added = list(enc.get("special_tokens_mask") or [0] * len(ids))

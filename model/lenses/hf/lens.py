@@ -105,6 +105,10 @@ class HFLens(Lens):
     def max_tokens(self) -> int:
         return self._max_tokens
 
+    @property
+    def reads_pairs(self) -> bool:
+        return self.kind == "encoder"
+
     def display_tokens(self, tokens: Sequence[str]) -> list[str]:
         """Readable forms of this model's token strings (Ġ, ▁ and ## markers handled)."""
         return display_tokens(tokens, self.byte_level)

@@ -51,7 +51,7 @@ class Runner:
         rules = self.rules if kind != "cross" else StackRules()
         per_layer = rules.masks(queries, keys, causal, int(weights.shape[0]))
         stacked = np.stack(per_layer)  # (L, Q, K)
-        union = stacked.any(axis=0)
+        union = np.asarray(stacked.any(axis=0))  # (Q, K)
         differ = not all(np.array_equal(m, union) for m in per_layer)
         warnings = list(rules.unknown())
         for layer, count in unexplained_zeros(weights, per_layer):
@@ -133,7 +133,7 @@ def encoder_trace(run: Runner, src: Encoded) -> Trace:
     mask = torch.ones_like(input_ids)  # (1, S): one unpadded sequence
     types, warnings = _token_types(run, src)
     out = run.model(input_ids=input_ids, attention_mask=mask, output_attentions=True, **types)
-    attention = {"encoder_self": stack_attention(out.attentions)}  # (L, H, S, S)
+    attention: dict[Kind, np.ndarray | None] = {"encoder_self": stack_attention(out.attentions)}
     return _record(run, src, None, attention, None, warnings)
 
 
@@ -148,7 +148,7 @@ def decoder_trace(run: Runner, tgt: Encoded, eos: int | None) -> Trace:
         warnings.append("the model names no end token: tgt_logprobs not computed")
     else:
         logprobs = next_token_logprobs(out.logits, (*tgt.ids[1:], eos))  # (T,)
-    attention = {"decoder_self": stack_attention(out.attentions)}  # (L, H, T, T)
+    attention: dict[Kind, np.ndarray | None] = {"decoder_self": stack_attention(out.attentions)}
     return _record(run, None, tgt, attention, logprobs, warnings)
 
 

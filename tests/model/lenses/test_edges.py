@@ -83,7 +83,7 @@ def test_a_token_forced_after_the_output_ended_is_named_in_the_warnings() -> Non
 
 def test_our_models_refuse_pairs_and_state_their_sinusoids(tiny_model_dir: Path, lm: Lens) -> None:
     lens = load(str(tiny_model_dir), device="cpu")
-    with pytest.raises(InputError, match="reads one text: sentence pairs .* BERT"):
+    with pytest.raises(InputError, match=r"reads one text: sentence pairs .* BERT"):
         lens.trace("abc", pair="def")
     with pytest.raises(InputError, match="reads one text"):
         lm.trace("abc", pair="def")
