@@ -177,11 +177,13 @@ def end_ids(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> tuple
 def check_ids(
     model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, vocab_size: int, name: str
 ) -> None:
-    """Refuse a config whose special token ids fall outside the vocabulary, naming the id."""
+    """Refuse a config whose special token ids fall outside the vocabulary, naming the id.
+    Only ids attnlens feeds or stops on are checked: it never pads, and configs such as the
+    first Llama's name pad_token_id -1."""
     generation = getattr(model, "generation_config", None)
     sources = [model.config.get_text_config(), model.config, generation]
     for key in ("eos_token_id", "decoder_start_token_id", "forced_bos_token_id",
-                "forced_eos_token_id", "bos_token_id", "pad_token_id"):  # fmt: skip
+                "forced_eos_token_id", "bos_token_id"):  # fmt: skip
         for source in sources:
             value = getattr(source, key, None) if source is not None else None
             for i in value if isinstance(value, list | tuple) else [value]:

@@ -70,6 +70,11 @@ def test_ids_outside_the_vocabulary_are_refused_at_load(
     assert len(said) == 1 and f"{key} is {bad}" in said[0] and "Traceback" not in err
 
 
+def test_an_unused_pad_id_outside_the_vocabulary_does_not_block_loading(tmp_path: Path) -> None:
+    folder = variant("llama", tmp_path, {"pad_token_id": -1}, {"pad_token_id": -1})
+    assert HFLens(folder, CPU).trace("hello world").decoder_self is not None
+
+
 # 5. the recorded mask is the one each layer applied
 
 
