@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from attnlens.app import show
+from attnlens.app import show, urlstate
 from attnlens.record.trace import Trace
 from attnlens.viz.segments import BLOCKS, Block, pair_heatmap, sentence_b_start
 
@@ -26,9 +26,11 @@ def pair_view(tr: Trace, layer: int, head: int) -> None:
         f"Sentence A is positions 0–{start - 1} (segment 0), sentence B positions "
         f"{start}–{len(tr.src_tokens) - 1} (segment 1), as the model read them."
     )
+    urlstate.prepare("w_pair_block", "pair_block", "all", str, BLOCKS)
     block: Block = st.selectbox(
         "Attention between the sentences", BLOCKS, key="w_pair_block",
         format_func=BLOCK_LABELS.__getitem__,
     )  # fmt: skip
+    urlstate.remember("pair_block", block)
     fig = pair_heatmap(tr, layer, head, block)
     show.figure(fig, "pair_heatmap", f"pair-{block}-{layer}-{head}")

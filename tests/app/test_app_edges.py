@@ -38,10 +38,20 @@ def test_a_sentence_pair_box_and_the_two_sentences_in_the_figures() -> None:
     blocks = {a["text"] for a in whole["layout"]["annotations"]}
     assert blocks == {"A→A", "A→B", "B→A", "B→B"}
     at.selectbox(key="w_pair_block").select("A→B").run()
+    assert at.query_params["pair_block"] == "A→B"
     block = figure(at, "sentence A → sentence B")
     cells = block["data"][0]
     assert cells["y"][0].endswith("[CLS]") and cells["x"][0].startswith("5 · ")
     assert len(cells["y"]) == 5 and len(cells["x"]) == 7  # [CLS] the c at [SEP] | B… [SEP]
+
+
+def test_a_shared_link_opens_the_same_pair_and_block() -> None:
+    at = open_on(
+        zoo_folder("bert"), "explore", text=PAIR[0], pair=PAIR[1], kind="encoder_self",
+        pair_block="B→A",
+    )  # fmt: skip
+    assert not at.exception and at.text_input(key="w_pair").value == PAIR[1]
+    assert figure(at, "sentence B → sentence A")
 
 
 def test_models_without_pairs_show_no_pair_box(tiny_model_dir: Any) -> None:
