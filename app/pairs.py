@@ -26,7 +26,7 @@ def pair_view(tr: Trace, layer: int, head: int) -> None:
         f"Sentence A is positions 0–{start - 1} (segment 0), sentence B positions "
         f"{start}–{len(tr.src_tokens) - 1} (segment 1), as the model read them."
     )
-    urlstate.prepare("w_pair_block", "pair_block", "all", str, BLOCKS)
+    urlstate.prepare("w_pair_block", "pair_block", "all", None, BLOCKS)
     block: Block = st.selectbox(
         "Attention between the sentences", BLOCKS, key="w_pair_block",
         format_func=BLOCK_LABELS.__getitem__,
