@@ -221,6 +221,16 @@ ZOO: dict[str, Spec] = {
         "encoder", "roberta", _encoder(T.MPNetConfig, T.MPNetModel, max_position_embeddings=66),
         "learned positions and a relative bias",
     ),
+    "modernbert": Spec(
+        "encoder", "wordpiece",
+        lambda tok: T.ModernBertModel(T.ModernBertConfig(**{
+            **HIDDEN, **_ids(tok), "num_hidden_layers": 3, "local_attention": 4,
+            "global_attn_every_n_layers": 2, "bos_token_id": tok.cls_token_id,
+            "cls_token_id": tok.cls_token_id, "eos_token_id": tok.sep_token_id,
+            "sep_token_id": tok.sep_token_id,
+        })),
+        "rotary; a local window (±2) on every second layer",
+    ),
     # decoders
     "gpt2": Spec("decoder", "endoftext",
                  _decoder(T.GPT2Config, T.GPT2LMHeadModel, **_gpt2_sizes()), "learned"),

@@ -8,6 +8,7 @@ from typing import Any
 
 from transformers import BatchEncoding, PreTrainedModel, PreTrainedTokenizerBase
 
+from attnlens.model.lenses.hf.architecture import detect_kind
 from attnlens.record.errors import InputError
 
 
@@ -178,8 +179,11 @@ def check_ids(
     model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, vocab_size: int, name: str
 ) -> None:
     """Refuse a config whose special token ids fall outside the vocabulary, naming the id.
-    Only ids attnlens feeds or stops on are checked: it never pads, and configs such as the
-    first Llama's name pad_token_id -1."""
+    Only ids attnlens feeds or stops on are checked: it never pads (configs such as the first
+    Llama's name pad_token_id -1), and an encoder-only model generates nothing (ModernBERT's
+    config names end and start ids of a larger vocabulary)."""
+    if detect_kind(model.config) == "encoder":
+        return
     generation = getattr(model, "generation_config", None)
     sources = [model.config.get_text_config(), model.config, generation]
     for key in ("eos_token_id", "decoder_start_token_id", "forced_bos_token_id",

@@ -42,6 +42,8 @@ def variant(name: str, tmp: Path, config: dict[str, Any], generation: dict[str, 
     folder = tmp / f"{name}-variant"
     shutil.copytree(zoo_folder(name), folder)
     for file, changes in (("config.json", config), ("generation_config.json", generation)):
+        if not (folder / file).is_file():  # an encoder has no generation config
+            continue
         data = json.loads((folder / file).read_text())
         (folder / file).write_text(json.dumps({**data, **changes}))
     return folder
@@ -70,9 +72,11 @@ def test_ids_outside_the_vocabulary_are_refused_at_load(
     assert len(said) == 1 and f"{key} is {bad}" in said[0] and "Traceback" not in err
 
 
-def test_an_unused_pad_id_outside_the_vocabulary_does_not_block_loading(tmp_path: Path) -> None:
+def test_ids_attnlens_never_uses_do_not_block_loading(tmp_path: Path) -> None:
     folder = variant("llama", tmp_path, {"pad_token_id": -1}, {"pad_token_id": -1})
     assert HFLens(folder, CPU).trace("hello world").decoder_self is not None
+    folder = variant("bert", tmp_path, {"eos_token_id": 50282}, {})
+    assert HFLens(folder, CPU).trace("hello world").encoder_self is not None  # generates nothing
 
 
 # 5. the recorded mask is the one each layer applied
