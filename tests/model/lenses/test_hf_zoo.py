@@ -33,7 +33,8 @@ CACHELESS = {"t5-deeper-decoder"}
 SCHEMES = {
     "bert": "learned", "roberta": "learned", "xlm-roberta": "learned", "distilbert": "learned",
     "albert": "learned", "electra": "learned", "deberta": "relative", "deberta-v2": "relative",
-    "roformer": "rotary", "mpnet": "learned", "modernbert": "rotary", "gpt2": "learned", "gpt-neo": "learned",
+    "roformer": "rotary", "mpnet": "learned", "modernbert": "rotary", "gpt2": "learned",
+    "gpt-neo": "learned",
     "gptj": "rotary", "codegen": "rotary", "gpt-bigcode": "learned", "gpt-neox": "rotary",
     "bloom": "alibi", "mpt": "alibi", "falcon": "rotary", "opt": "learned", "biogpt": "learned",
     "xglm": "sinusoidal", "ctrl": "sinusoidal", "llama": "rotary", "mistral": "rotary",
