@@ -11,6 +11,7 @@ from attnlens.viz.mask_view import masks_view
 from attnlens.viz.model_view import model_view
 from attnlens.viz.positional_view import positional_view
 from attnlens.viz.rollout import attention_flow, attention_rollout, rollout_view
+from attnlens.viz.segments import pair_heatmap
 from attnlens.viz.training_curve import training_curve
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "lines_view",
     "masks_view",
     "model_view",
+    "pair_heatmap",
     "positional_view",
     "rollout_view",
     "training_curve",
