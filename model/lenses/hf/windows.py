@@ -58,7 +58,7 @@ class StackRules:
         ]
 
 
-def _rule(kind: str, text: PretrainedConfig, encoder: bool) -> LayerRule:
+def _rule(kind: str, text: PretrainedConfig) -> LayerRule:
     if kind in FULL_TYPES:
         return LayerRule()
     if kind in SLIDING_TYPES:
@@ -73,14 +73,14 @@ def _rule(kind: str, text: PretrainedConfig, encoder: bool) -> LayerRule:
     return LayerRule(unknown=kind)
 
 
-def stack_rules(config: PretrainedConfig, n_layers: int, encoder: bool = False) -> StackRules:
+def stack_rules(config: PretrainedConfig, n_layers: int) -> StackRules:
     """The per-layer rules of a model's (text) stack."""
     text = config.get_text_config()
     kinds = getattr(text, "attention_layers", None)  # GPT-Neo: "global" / "local" per layer
     if not isinstance(kinds, list | tuple):
         kinds = getattr(text, "layer_types", None)
     if isinstance(kinds, list | tuple) and len(kinds) == n_layers:
-        rules = tuple(_rule(str(k), text, encoder) for k in kinds)
+        rules = tuple(_rule(str(k), text) for k in kinds)
         return StackRules(() if all(r == LayerRule() for r in rules) else rules)
     window = getattr(text, "sliding_window", None)
     if isinstance(window, int) and window > 0 and getattr(text, "use_sliding_window", True):

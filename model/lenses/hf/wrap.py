@@ -11,6 +11,7 @@ is hooked into the model: the records come back by return value.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -104,10 +105,17 @@ class WrappedLens(HFLens):
                 "wrap it again"
             )
 
-    def trace(self, text: str, target: str | None = None) -> Trace:
+    def trace(
+        self,
+        text: str,
+        target: str | None = None,
+        *,
+        target_tokens: Sequence[str] | None = None,
+        pair: str | None = None,
+    ) -> Trace:
         with self._switch.held(self.model):
             self._checked_device()
-            return super().trace(text, target)
+            return super().trace(text, target, target_tokens=target_tokens, pair=pair)
 
     def decode_plan(self, text: str) -> DecodePlan:
         plan = super().decode_plan(text)

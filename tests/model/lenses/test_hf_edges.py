@@ -351,3 +351,17 @@ def test_records_carry_readable_tokens_beside_the_models_own() -> None:
     pairs = list(zip(tr.src_tokens, tr.src_shown, strict=True))
     assert ("▁ca", "ca") in pairs and ("▁", "␣") in pairs
     assert tr.shown("cross") == (tr.tgt_shown, tr.src_shown)
+
+
+def test_a_wrapped_model_takes_pairs_and_target_tokens_too() -> None:
+    import attnlens
+
+    bert, bert_tok = zoo_reference("bert")
+    tr = attnlens.wrap(bert, bert_tok).trace("the cat sat", pair="a dog")
+    assert tr.src_segments == lens("bert").trace("the cat sat", pair="a dog").src_segments
+    bart = attnlens.wrap(*zoo_reference("bart"))
+    run = bart.decode(TEXT, max_len=4)
+    back = bart.trace(TEXT, target_tokens=run.output_tokens)
+    assert back.tgt_tokens[1:] == (
+        run.output_tokens[:-1] if run.best.finished else run.output_tokens
+    )
