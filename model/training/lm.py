@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -70,3 +71,21 @@ def unigram_perplexity(tok: CharTokenizer, texts: Sequence[str], train: Sequence
             nll -= math.log((counts[i] + 1) / (total + vocab))
             n += 1
     return math.exp(nll / n)
+
+
+@torch.inference_mode()
+def character_losses(
+    net: DecoderOnlyTransformer, tok: CharTokenizer, texts: Sequence[str]
+) -> np.ndarray:
+    """Each character's negative log-likelihood given the ones before it: (B, max len) numpy,
+    NaN past a text's end (the end token is not counted)."""
+    was_training = net.training
+    net.eval()
+    device = next(net.parameters()).device
+    inputs, targets = sentence_batch(tok, texts, device)
+    logprobs = net(inputs, target_mask(inputs, tok.pad_id))  # (B, T, V)
+    nll = -logprobs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, T)
+    real = torch.tensor([[i < len(t) for i in range(nll.size(1))] for t in texts], device=device)
+    net.train(was_training)
+    out: np.ndarray = torch.where(real, nll, torch.nan).cpu().numpy()
+    return out

@@ -20,12 +20,23 @@ from attnlens.model.training.batch import make_batch
 from attnlens.model.training.config import TrainConfig
 from attnlens.model.training.corpus import CHARS, MAX_CHARS, Corpus, load_corpus
 from attnlens.model.training.evaluate import Evaluation, evaluate
-from attnlens.model.training.lm import perplexity, sentence_batch
+from attnlens.model.training.lm import character_losses, perplexity, sentence_batch
+from attnlens.model.training.repeats import (
+    INDUCTION_CHARS,
+    INDUCTION_EXAMPLE,
+    repeated_blocks,
+    repeated_text,
+)
 from attnlens.model.training.tasks.base import Example, Task
 
 LM_DESCRIPTION = (
     "A character language model (decoder only) trained on Python's own help text; watch "
     "causal masks, previous-character heads, and temperature, top-k and top-p at work."
+)
+INDUCTION_DESCRIPTION = (
+    "A 2-layer decoder-only model of random letters and digits in which spans repeat: type a "
+    "block twice (k3x9mq2wz7k3x9mq2wz7) and watch a previous-token head in layer 0 and an "
+    "induction head in layer 1 look back one after the earlier match."
 )
 
 
@@ -151,4 +162,53 @@ class LanguageObjective(Objective):
         return {
             "name": "lm", "task": "lm", "description": LM_DESCRIPTION,
             "architecture": self.architecture, "max_source_len": MAX_CHARS,
+        }  # fmt: skip
+
+
+class InductionObjective(Objective):
+    """A decoder-only model of random characters whose spans repeat (`repeats.py`): the only
+    thing to learn is to continue a span as it went before, which induction heads do."""
+
+    name = "induction"
+    architecture = "decoder"
+    held_out_seed = 10_007
+
+    def __init__(self) -> None:
+        self.tokenizer = CharTokenizer(INDUCTION_CHARS)
+
+    def build(self, config: TransformerConfig) -> DecoderOnlyTransformer:
+        return DecoderOnlyTransformer(config)
+
+    def loss(
+        self, net: nn.Module, rng: random.Random, config: TrainConfig, device: torch.device
+    ) -> torch.Tensor:
+        texts = [repeated_text(rng) for _ in range(config.batch_size)]
+        inputs, targets = sentence_batch(self.tokenizer, texts, device)  # type: ignore[arg-type]
+        logprobs = net(inputs, target_mask(inputs, self.tokenizer.pad_id))  # (B, T, V)
+        return cross_entropy(logprobs, targets, self.tokenizer.pad_id, config.label_smoothing)  # type: ignore[no-any-return]
+
+    def measure(self, net: nn.Module) -> dict[str, Any]:
+        """Loss on each copy of held-out repeated blocks, each copy's first character left out
+        (nothing can predict it)."""
+        assert isinstance(net, DecoderOnlyTransformer)
+        assert isinstance(self.tokenizer, CharTokenizer)
+        blocks = repeated_blocks(200, self.held_out_seed)
+        losses = character_losses(net, self.tokenizer, blocks.texts)  # (B, 2·block)
+        b = blocks.block
+        first, second = float(losses[:, 1:b].mean()), float(losses[:, b + 1 : 2 * b].mean())
+        return {
+            "held_out_blocks": len(blocks.texts),
+            "block": b,
+            "first_copy_loss": first,
+            "second_copy_loss": second,
+            "copy_loss_ratio": second / first,
+        }
+
+    def shown(self, metrics: dict[str, Any]) -> dict[str, float]:
+        return {"ratio": metrics["copy_loss_ratio"]}
+
+    def description(self) -> dict[str, Any]:
+        return {
+            "name": "induction", "task": "induction", "description": INDUCTION_DESCRIPTION,
+            "architecture": self.architecture, "example": INDUCTION_EXAMPLE,
         }  # fmt: skip
