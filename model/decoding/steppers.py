@@ -99,6 +99,19 @@ class TransformerStepper:
         return StepOutput(log_probs, self_attention, cross_attention, next_state)
 
 
+def causal_head_mask(net: DecoderOnlyTransformer, ablate: Sequence[HeadRef]) -> torch.Tensor | None:
+    """(N, h) multipliers of a decoder-only model, 0 for each ablated head; None for none."""
+    if not ablate:
+        return None
+    c = net.config
+    head_mask = torch.ones(c.N, c.h, device=next(net.parameters()).device)
+    for ref in ablate:
+        if ref.kind != "decoder":
+            raise ValueError(f"a decoder-only model has no {ref.kind} attention to ablate")
+        head_mask[ref.layer, ref.head] = 0.0
+    return head_mask
+
+
 @dataclass(frozen=True)
 class CausalState:
     """What the next step needs: every token so far and the self-attention cache."""
@@ -122,14 +135,7 @@ class CausalStepper:
         """Feed the prompt (start token first); a decoder-only model takes no source."""
         if source is not None:
             raise ValueError("a decoder-only model takes no source")
-        head_mask = None
-        if ablate:
-            c = self.net.config
-            head_mask = torch.ones(c.N, c.h, device=self.device)
-            for ref in ablate:
-                if ref.kind != "decoder":
-                    raise ValueError(f"a decoder-only model has no {ref.kind} attention to ablate")
-                head_mask[ref.layer, ref.head] = 0.0
+        head_mask = causal_head_mask(self.net, ablate)
         empty = torch.zeros(1, 0, dtype=torch.long, device=self.device)  # (1, 0)
         prompt = torch.tensor([list(prefix)], dtype=torch.long, device=self.device)  # (1, P)
         return self._feed(CausalState(empty, None, head_mask), prompt)

@@ -6,14 +6,16 @@ decoding continues it.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import torch
 
+from attnlens.model.decoding.heads import HeadKind, HeadRef
 from attnlens.model.decoding.request import ModelLimits
-from attnlens.model.decoding.steppers import CausalStepper
+from attnlens.model.decoding.steppers import CausalStepper, causal_head_mask
 from attnlens.model.lenses.budget import check_budget, trace_bytes
 from attnlens.model.lenses.lens import (
     DecodePlan,
@@ -22,13 +24,16 @@ from attnlens.model.lenses.lens import (
     ids_of_tokens,
     refuse_pair,
 )
-from attnlens.model.lenses.own import OwnLens, numpy_of
+from attnlens.model.lenses.own import OwnLens, numpy_of, past_length
+from attnlens.model.lenses.runs import TokenBatch, TokenRun
 from attnlens.model.net.attention import QKV
 from attnlens.model.net.config import TransformerConfig
 from attnlens.model.net.decoder_only import CausalOutput, DecoderOnlyTransformer
-from attnlens.model.net.masks import causal_mask
+from attnlens.model.net.masks import causal_mask, target_mask
 from attnlens.model.net.tokenizer import BOS, EOS, CharTokenizer
+from attnlens.model.training.corpus import load_corpus
 from attnlens.model.training.evaluate import Report, evaluate_lm
+from attnlens.model.training.repeats import repeated_text
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Kind, Trace
 
@@ -38,9 +43,12 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
 
     architecture = "decoder"
     example = "The return statement"
+    head_kinds: tuple[HeadKind, ...] = ("decoder",)
 
     def __init__(self, folder: Path, device: torch.device, name: str | None = None) -> None:
         super().__init__(folder, device, name)
+        self.example = str(self.meta.get("example", self.example))
+        self.prefix_ids = (self.tokenizer.bos_id,)
         if not isinstance(self.tokenizer, CharTokenizer):
             raise InputError(
                 f"{folder.name}: a decoder-only model here reads characters, not "
@@ -127,7 +135,38 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
         )
 
     def evaluate(self, n: int, seed: int) -> Report:
+        if self.meta.get("task") == "induction":
+            raise InputError(
+                f"{self.name} is measured by its heads and copy losses: attnlens experiment "
+                f"induction {self.name}"
+            )
         return evaluate_lm(self.name, self.net, self.tokenizer, n)
+
+    def sample_texts(self, n: int, seed: int) -> list[str]:
+        """The induction model's repeated spans; otherwise held-out sentences of help text."""
+        rng = random.Random(seed)
+        if self.meta.get("task") == "induction":
+            return [repeated_text(rng) for _ in range(n)]
+        held_out = [t for t in load_corpus().held_out if len(t) < self.max_tokens]
+        return rng.sample(held_out, min(n, len(held_out)))
+
+    def run_tokens(self, batch: TokenBatch, ablate: Sequence[HeadRef] = ()) -> TokenRun:
+        """The causal stack over each sequence (start token first), ablated heads zeroed."""
+        if batch.source is not None:
+            raise InputError(f"{self.name} is decoder-only: it takes no source")
+        ids, lengths = self.padded(batch.tokens, "tokens")  # (B, T)
+        self.check_batch_budget(ids.size(0), 0, ids.size(1))
+        head_mask = causal_head_mask(self.net, self.checked_heads(ablate))
+        with torch.inference_mode():
+            out = self.net.decode(ids, target_mask(ids, self.tokenizer.pad_id), None, head_mask)
+            logprobs = self.net.log_probs(out.hidden)  # (B, T, V)
+        given = logprobs[:, :-1].gather(-1, ids[:, 1:].unsqueeze(-1)).squeeze(-1)  # (B, T-1)
+        attention = numpy_of(out.self_attention.transpose(0, 1))  # (B, N, h, T, T)
+        return TokenRun(
+            None, past_length(attention, lengths, 3, np.nan), None,
+            past_length(numpy_of(given), lengths - 1, 1, np.nan),
+            past_length(logprobs.argmax(-1).cpu().numpy(), lengths, 1, -1),
+        )  # fmt: skip
 
     def attention_inputs(self, trace: Trace, kind: Kind, layer: int) -> tuple[QKV, np.ndarray]:
         if kind != "decoder_self":

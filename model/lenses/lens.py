@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.decoding.request import (
     DEFAULT_STRATEGY,
     DecodeRequest,
@@ -19,6 +20,7 @@ from attnlens.model.decoding.request import (
     StrategyName,
     resolve,
 )
+from attnlens.model.lenses.runs import Search, TaskScores, TokenBatch, TokenRun, TokenSpace
 from attnlens.model.training.tasks.base import Example
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError
@@ -147,6 +149,42 @@ class Lens(ABC):
     def loss_curve(self) -> tuple[list[int], list[float]]:
         """(steps, training loss) as training recorded it; empty lists when unknown."""
         return [], []
+
+    # What the head experiments (model/experiments/) ask of a model: runs on token ids, heads
+    # ablated through the model's own head mask, results by value.
+
+    def fingerprint(self) -> str:
+        """Names these exact weights: experiment results are cached under it."""
+        return f"{self.name}:{id(self)}"  # without a better name, good for this process only
+
+    def token_space(self) -> TokenSpace:
+        """How this model's sequences are made of ids."""
+        raise InputError(f"{self.name} does not run on token ids")
+
+    def token_ids(self, text: str) -> tuple[int, ...]:
+        """The one sequence of ids the model reads for text, its prefix and suffix included
+        (an encoder-decoder: its source)."""
+        raise InputError(f"{self.name} does not run on token ids")
+
+    def run_tokens(self, batch: TokenBatch, ablate: Sequence[HeadRef] = ()) -> TokenRun:
+        """Attention and log-probabilities of a batch of id sequences, the ablated heads'
+        outputs zeroed (checked against the model: an InputError names a missing head)."""
+        raise InputError(f"{self.name} does not run on token ids")
+
+    def why_no_ablation(self) -> str | None:
+        """None when heads can be ablated; otherwise why not, fit to show a user."""
+        return None
+
+    def sample_texts(self, n: int, seed: int) -> list[str]:
+        """n inputs of the kind the model was made for (its task's sources, held-out text)."""
+        raise InputError(f"attnlens has no inputs of {self.name}'s kind to sample")
+
+    def task_scores(
+        self, examples: Sequence[Example], ablate: Sequence[HeadRef] = (), search: Search = "greedy"
+    ) -> TaskScores:
+        """Exact match (greedy or beam search) and the teacher-forced log-likelihood of each
+        example's reference target, with the ablated heads zeroed."""
+        raise InputError(f"{self.name!r} was not trained on one of our tasks")
 
 
 def check_text(text: object, what: str = "text") -> str:

@@ -3,6 +3,7 @@ decoding through the shared loop, training snapshots, evaluation and Q/K/V by re
 
 from __future__ import annotations
 
+import hashlib
 from abc import abstractmethod
 from collections.abc import Sequence
 from pathlib import Path
@@ -12,16 +13,25 @@ import numpy as np
 import torch
 from torch import nn
 
+from attnlens.model.decoding.heads import HeadKind, HeadRef, check_head
 from attnlens.model.decoding.loop import Vocabulary, search
 from attnlens.model.decoding.request import DecodeSettings
 from attnlens.model.decoding.stepper import Stepper
-from attnlens.model.lenses.budget import check_budget, decode_bytes
+from attnlens.model.lenses.budget import check_budget, decode_bytes, trace_bytes
 from attnlens.model.lenses.lens import Lens, forced_past_end
+from attnlens.model.lenses.runs import TokenSpace
 from attnlens.model.net import checkpoint
 from attnlens.model.net.attention import QKV
 from attnlens.model.net.config import TransformerConfig
-from attnlens.model.net.tokenizer import Encoding, Tokenizer, WordTokenizer, tokenizer_from_dict
+from attnlens.model.net.tokenizer import (
+    SPECIALS,
+    Encoding,
+    Tokenizer,
+    WordTokenizer,
+    tokenizer_from_dict,
+)
 from attnlens.model.training import snapshots as kept
+from attnlens.model.training.batch import pad_rows
 from attnlens.model.training.snapshots import Snapshot, SnapshotScore
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError
@@ -170,6 +180,73 @@ class OwnLens(Lens, Generic[NetT]):
 
     def loss_curve(self) -> tuple[list[int], list[float]]:
         return kept.loss_curve(self.meta)
+
+    # token-id runs for the head experiments
+
+    head_kinds: tuple[HeadKind, ...]  # the kinds of attention this architecture has
+    prefix_ids: tuple[int, ...] = ()  # what the one sequence of token_ids starts with
+    suffix_ids: tuple[int, ...] = ()  # ... and ends with
+
+    def fingerprint(self) -> str:
+        """The weights' and description's SHA-256 (a few MB: milliseconds)."""
+        digest = hashlib.sha256()
+        for part in (checkpoint.WEIGHTS, checkpoint.DESCRIPTION):
+            digest.update((self.folder / part).read_bytes())
+        return f"{self.name}@{digest.hexdigest()[:20]}"
+
+    def token_space(self) -> TokenSpace:
+        tok = self.tokenizer
+        ordinary = tuple(range(len(SPECIALS), len(tok)))
+        start = tok.bos_id if self.architecture == "encoder-decoder" else None
+        return TokenSpace(
+            self.prefix_ids, self.suffix_ids, ordinary, tok.unk_id, tuple(tok.vocab), start
+        )
+
+    def token_ids(self, text: str) -> tuple[int, ...]:
+        enc, _ = self.encode(
+            text, "text", self.max_tokens + 1 - len(self.prefix_ids + self.suffix_ids)
+        )
+        return (*self.prefix_ids, *enc.ids, *self.suffix_ids)
+
+    def padded(self, rows: Sequence[Sequence[int]], what: str) -> tuple[torch.Tensor, np.ndarray]:
+        """Id sequences as one padded (B, T) tensor and their lengths (B,), each id and
+        length checked against the model."""
+        if not rows or any(len(r) == 0 for r in rows):
+            raise InputError(f"{what}: give at least one sequence, none of them empty")
+        lengths = np.array([len(r) for r in rows])
+        if lengths.max() > self.config.max_len:
+            raise InputError(
+                f"{what}: a sequence of {lengths.max()} tokens is longer than the "
+                f"{self.config.max_len} positions of {self.name}"
+            )
+        vocab = len(self.tokenizer)
+        bad = [i for r in rows for i in r if not 0 <= int(i) < vocab]
+        if bad:
+            raise InputError(f"{what}: id {bad[0]} is outside the vocabulary (0-{vocab - 1})")
+        ids = pad_rows([[int(i) for i in r] for r in rows], self.tokenizer.pad_id)
+        return ids.to(self.device), lengths
+
+    def checked_heads(self, ablate: Sequence[HeadRef]) -> list[HeadRef]:
+        """The heads to ablate, each checked against the model."""
+        c = self.config
+        for ref in ablate:
+            check_head(ref, self.head_kinds, c.N, c.h)
+        return list(ablate)
+
+    def check_batch_budget(self, batch: int, S: int, T: int) -> None:
+        c = self.config
+        needed = batch * trace_bytes(c.N, c.h, S, T)
+        check_budget(needed, "experiment batch", "use fewer or shorter sequences")
+
+
+def past_length(values: np.ndarray, lengths: np.ndarray, axis: int, fill: float) -> np.ndarray:
+    """values with every entry at or past each row's length along axis set to fill; the
+    batch is axis 0."""
+    positions = np.arange(values.shape[axis])
+    shape = [1] * values.ndim
+    shape[0], shape[axis] = len(lengths), values.shape[axis]
+    beyond = (positions[None, :] >= lengths[:, None]).reshape(shape)
+    return np.where(beyond, fill, values)
 
 
 def numpy_of(t: torch.Tensor) -> np.ndarray:

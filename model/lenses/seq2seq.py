@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from attnlens.model.decoding.heads import HeadKind
+from attnlens.model.decoding.heads import HeadKind, HeadRef
 from attnlens.model.decoding.request import ModelLimits
 from attnlens.model.decoding.steppers import TransformerStepper
 from attnlens.model.lenses.budget import check_budget, trace_bytes
@@ -19,13 +19,20 @@ from attnlens.model.lenses.lens import (
     ids_of_tokens,
     refuse_pair,
 )
-from attnlens.model.lenses.own import OwnLens, numpy_of
+from attnlens.model.lenses.own import OwnLens, numpy_of, past_length
+from attnlens.model.lenses.runs import (
+    EXPERIMENT_BEAM,
+    Search,
+    TaskScores,
+    TokenBatch,
+    TokenRun,
+)
 from attnlens.model.net.attention import QKV
 from attnlens.model.net.config import TransformerConfig
-from attnlens.model.net.masks import subsequent_mask
+from attnlens.model.net.masks import padding_mask, subsequent_mask, target_mask
 from attnlens.model.net.tokenizer import BOS, EOS
 from attnlens.model.net.transformer import Decoded, Encoded, Transformer
-from attnlens.model.training.evaluate import Report, evaluate_task
+from attnlens.model.training.evaluate import Report, evaluate_task, greedy_batch
 from attnlens.model.training.tasks import TASKS
 from attnlens.model.training.tasks.base import Example
 from attnlens.record.errors import InputError
@@ -36,9 +43,12 @@ class Seq2SeqLens(OwnLens[Transformer]):
     """One of the bundled encoder-decoder models (§3), traced by return value."""
 
     architecture = "encoder-decoder"
+    head_kinds: tuple[HeadKind, ...] = ("encoder", "decoder", "cross")
+    experiment_batch = 128  # examples per forward pass in task_scores
 
     def __init__(self, folder: Path, device: torch.device, name: str | None = None) -> None:
         super().__init__(folder, device, name)
+        self.suffix_ids = (self.tokenizer.eos_id,)
         self.trained_len = int(self.meta.get("max_source_len", self.config.max_len - 1))
         task = self.meta.get("task")
         self.task = TASKS[task]() if task in TASKS else None
@@ -113,6 +123,76 @@ class Seq2SeqLens(OwnLens[Transformer]):
         if self.task is None:
             return super().evaluate(n, seed)
         return evaluate_task(self.name, self.net, self.tokenizer, self.task, n, seed)
+
+    def sample_texts(self, n: int, seed: int) -> list[str]:
+        if self.task is None:
+            return super().sample_texts(n, seed)
+        return [e.source for e in self.task.examples(n, seed)]
+
+    def run_tokens(self, batch: TokenBatch, ablate: Sequence[HeadRef] = ()) -> TokenRun:
+        """Encode each source, teacher-force its tokens (start token first), heads ablated."""
+        if batch.source is None or len(batch.source) != len(batch.tokens):
+            raise InputError(f"{self.name} is an encoder-decoder: give one source per sequence")
+        src, src_len = self.padded(batch.source, "source")  # (B, S)
+        tgt, tgt_len = self.padded(batch.tokens, "tokens")  # (B, T)
+        self.check_batch_budget(src.size(0), src.size(1), tgt.size(1))
+        head_mask = TransformerStepper(self.net).head_mask(self.checked_heads(ablate))
+        pad, net = self.tokenizer.pad_id, self.net
+        src_mask = padding_mask(src, pad)  # (B, 1, S)
+        with torch.inference_mode():
+            encoded = net.encode(src, src_mask, head_mask)
+            memory_kv = net.memory_kv(encoded.memory)
+            decoded = net.decode(
+                memory_kv, src_mask, tgt, target_mask(tgt, pad), head_mask=head_mask
+            )
+            logprobs = net.log_probs(decoded.hidden)  # (B, T, V)
+        given = logprobs[:, :-1].gather(-1, tgt[:, 1:].unsqueeze(-1)).squeeze(-1)  # (B, T-1)
+        return TokenRun(
+            past_length(numpy_of(encoded.attention.transpose(0, 1)), src_len, 3, np.nan),
+            past_length(numpy_of(decoded.self_attention.transpose(0, 1)), tgt_len, 3, np.nan),
+            past_length(numpy_of(decoded.cross_attention.transpose(0, 1)), tgt_len, 3, np.nan),
+            past_length(numpy_of(given), tgt_len - 1, 1, np.nan),
+            past_length(logprobs.argmax(-1).cpu().numpy(), tgt_len, 1, -1),
+        )
+
+    def task_scores(
+        self, examples: Sequence[Example], ablate: Sequence[HeadRef] = (), search: Search = "greedy"
+    ) -> TaskScores:
+        """Greedy answers come from batches (as `attnlens eval` decodes), beam search from the
+        shared step loop one example at a time; both with the same head mask, and both stop
+        two tokens past the reference's length (an answer still going there is not it)."""
+        if self.task is None:
+            return super().task_scores(examples, ablate, search)
+        refs, tok = self.checked_heads(ablate), self.tokenizer
+        parts = []
+        for i in range(0, len(examples), self.experiment_batch):
+            chunk = examples[i : i + self.experiment_batch]
+            targets = [(tok.bos_id, *tok.encode(e.target).ids, tok.eos_id) for e in chunk]
+            sources = [self.token_ids(e.source) for e in chunk]
+            run = self.run_tokens(TokenBatch(targets, sources), refs)
+            assert run.logprobs is not None
+            outputs = self._answers(chunk, refs, search)
+            exact = np.array([o == e.target for o, e in zip(outputs, chunk, strict=True)])
+            counts = np.array([len(t) - 1 for t in targets])
+            parts.append((exact, np.nansum(run.logprobs, axis=1), counts))
+        exact, loglik, counts = (np.concatenate(p) for p in zip(*parts, strict=True))
+        return TaskScores(exact, loglik, counts)
+
+    def _answers(self, chunk: Sequence[Example], refs: list[HeadRef], search: Search) -> list[str]:
+        """The decoded output of each example's source with refs ablated."""
+        tok = self.tokenizer
+        room = [min(self.max_tokens, tok.count(e.target) + 2) for e in chunk]
+        if search == "beam":
+            ablate = [str(r) for r in refs]
+            return [
+                self.decode(e.source, "beam", beam_size=EXPERIMENT_BEAM, ablate=ablate,
+                            max_len=n).output_text
+                for e, n in zip(chunk, room, strict=True)
+            ]  # fmt: skip
+        head_mask = TransformerStepper(self.net).head_mask(refs)
+        banned = (tok.pad_id, tok.bos_id, tok.unk_id)  # as the step loop bans them
+        sources = [e.source for e in chunk]
+        return greedy_batch(self.net, tok, sources, max(room), head_mask, banned)
 
     @property
     def limits(self) -> ModelLimits:

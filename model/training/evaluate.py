@@ -13,7 +13,7 @@ import torch
 from attnlens.model.net.decoder_only import DecoderOnlyTransformer
 from attnlens.model.net.masks import padding_mask
 from attnlens.model.net.tokenizer import CharTokenizer, Tokenizer
-from attnlens.model.net.transformer import Transformer
+from attnlens.model.net.transformer import HeadMask, Transformer
 from attnlens.model.progress import bar
 from attnlens.model.training.batch import make_batch, pad_rows, source_ids
 from attnlens.model.training.corpus import load_corpus
@@ -38,21 +38,29 @@ class Evaluation:
 
 @torch.inference_mode()
 def greedy_batch(
-    net: Transformer, tok: Tokenizer, sources: Sequence[str], max_new: int
+    net: Transformer,
+    tok: Tokenizer,
+    sources: Sequence[str],
+    max_new: int,
+    head_mask: HeadMask | None = None,
+    banned: Sequence[int] = (),
 ) -> list[str]:
-    """Greedy outputs for many sources at once, with the key/value cache."""
+    """Greedy outputs for many sources at once, with the key/value cache; head_mask ablates
+    heads, banned ids are never chosen."""
     device = next(net.parameters()).device
     src = pad_rows([source_ids(tok, s) for s in sources], tok.pad_id).to(device)
     src_mask = padding_mask(src, tok.pad_id)
-    memory_kv = net.memory_kv(net.encode(src, src_mask).memory)
+    memory_kv = net.memory_kv(net.encode(src, src_mask, head_mask).memory)
+    ban = torch.tensor(list(banned), dtype=torch.long, device=device)
     ys = torch.full((len(sources), 1), tok.bos_id, dtype=torch.long, device=device)  # (B, 1)
     cache, step_in = None, ys
     done = torch.zeros(len(sources), dtype=torch.bool, device=device)
     for _ in range(max_new):
         full_mask = torch.ones(len(sources), 1, ys.size(1), dtype=torch.bool, device=device)
-        out = net.decode(memory_kv, src_mask, step_in, full_mask, cache)
+        out = net.decode(memory_kv, src_mask, step_in, full_mask, cache, head_mask)
         cache = out.cache
-        nxt = net.log_probs(out.hidden[:, -1]).argmax(-1)  # (B,)
+        scores = net.log_probs(out.hidden[:, -1]).index_fill(-1, ban, float("-inf"))  # (B, V)
+        nxt = scores.argmax(-1)  # (B,)
         nxt = torch.where(done, torch.full_like(nxt, tok.pad_id), nxt)
         ys = torch.cat([ys, nxt.unsqueeze(1)], dim=1)
         step_in = nxt.unsqueeze(1)

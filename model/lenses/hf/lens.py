@@ -8,15 +8,17 @@ same greedy output.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from pathlib import Path
 
 import torch
 
-from attnlens.model.decoding.heads import HeadKind
+from attnlens.model.decoding.heads import HeadKind, HeadRef
 from attnlens.model.decoding.loop import Vocabulary, search
 from attnlens.model.decoding.request import DecodeSettings, ModelLimits
 from attnlens.model.lenses.budget import check_budget, decode_bytes, trace_bytes
+from attnlens.model.lenses.hf import batch as batches
 from attnlens.model.lenses.hf.architecture import config_limit, model_info
 from attnlens.model.lenses.hf.inputs import (
     Encoded,
@@ -51,6 +53,8 @@ from attnlens.model.lenses.lens import (
     ids_of_tokens,
     refuse_pair,
 )
+from attnlens.model.lenses.runs import TokenBatch, TokenRun, TokenSpace
+from attnlens.model.training.corpus import load_corpus
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Trace
@@ -292,6 +296,39 @@ class HFLens(Lens):
             early_stopping=getattr(generation, "early_stopping", False) or False,
             generation_config=applied_settings(generation),
         )  # fmt: skip
+
+    # token-id runs for the head experiments; heads cannot be ablated (batch.NO_ABLATION)
+
+    def fingerprint(self) -> str:
+        return batches.fingerprint(self.info.name, self.folder)
+
+    def token_space(self) -> TokenSpace:
+        start = start_id(self.model, self.tokenizer) if self.kind == "encoder-decoder" else None
+        return batches.token_space(self.tokenizer, self.kind, self.names, start)
+
+    def token_ids(self, text: str) -> tuple[int, ...]:
+        name, limit = self.info.name, self.max_tokens
+        if self.kind == "decoder":
+            return encode_prompt(self.tokenizer, text, None, limit, name).ids
+        return encode_source(self.tokenizer, text, limit, name).ids
+
+    def why_no_ablation(self) -> str | None:
+        return batches.NO_ABLATION
+
+    def run_tokens(self, batch: TokenBatch, ablate: Sequence[HeadRef] = ()) -> TokenRun:
+        ablation_unsupported(ablate)
+        rows = max(len(r) for r in [*batch.tokens, *(batch.source or [])]) if batch.tokens else 0
+        check_budget(len(batch.tokens) * trace_bytes(
+            self.info.n_layers, self.info.n_heads, rows, rows), "experiment batch",
+            "use fewer or shorter sequences")  # fmt: skip
+        return batches.run_tokens(
+            self.model, self.kind, batch, len(self.names), self.max_tokens, self.device
+        )
+
+    def sample_texts(self, n: int, seed: int) -> list[str]:
+        """English sentences: held-out help text that ships with Python (nothing to fetch)."""
+        held_out = list(load_corpus().held_out)
+        return random.Random(seed).sample(held_out, min(n, len(held_out)))
 
     def text_of(self, tokens: Sequence[str]) -> str:
         return self._detokenize([self.vocab_ids[t] for t in tokens if t in self.vocab_ids])
