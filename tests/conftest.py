@@ -8,7 +8,9 @@ import pytest
 import torch
 
 from attnlens.model.lenses.causal import CausalLens
+from attnlens.model.lenses.lens import Lens
 from attnlens.model.lenses.registry import load
+from helpers.handbuilt import previous_token_lm, silent_head_task_model
 from helpers.tiny import save_tiny_lm, save_tiny_model
 
 # One intra-op thread: on tiny models torch's pool only thrashes (2 cores: the six slowest
@@ -34,3 +36,31 @@ def lm(tiny_lm_dir: Path) -> CausalLens:
     lens = load(str(tiny_lm_dir), device="cpu")
     assert isinstance(lens, CausalLens)
     return lens
+
+
+@pytest.fixture(scope="session")
+def hand_lm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A decoder-only model with an exact previous-token head and two silent heads."""
+    return previous_token_lm(tmp_path_factory.mktemp("hand-lm"))
+
+
+@pytest.fixture(scope="session")
+def hand_lm(hand_lm_dir: Path) -> Lens:
+    return load(str(hand_lm_dir), device="cpu")
+
+
+@pytest.fixture(scope="session")
+def hand_reverse_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An untrained model of the reverse task with two silent heads."""
+    return silent_head_task_model(tmp_path_factory.mktemp("hand-rev"))
+
+
+@pytest.fixture(scope="session")
+def hand_reverse(hand_reverse_dir: Path) -> Lens:
+    return load(str(hand_reverse_dir), device="cpu")
+
+
+@pytest.fixture(autouse=True)
+def _experiment_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test keeps its experiment results to itself (never the user's ~/.cache)."""
+    monkeypatch.setenv("ATTNLENS_CACHE_DIR", str(tmp_path / "experiment-cache"))
