@@ -1,0 +1,156 @@
+"""Induction heads drawn: every head by its two scores, and the previous-token head beside the
+induction head on one sequence, with arrows from each earlier match to the token after it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from attnlens.record.experiment import ExperimentResult
+from attnlens.record.trace import Kind, Trace
+from attnlens.viz.labels import position_labels
+from attnlens.viz.picking import attention_of, check_head, check_layer
+
+TARGET = 0.9  # issue 15's bar for a sharp head
+ARROW_COLOUR = "rgb(230,85,13)"
+MAX_ARROWS = 64  # beyond this the arrows hide the heatmap
+
+
+def induction_scores_chart(result: ExperimentResult) -> go.Figure:
+    """Each head at (previous-token score, induction score), labelled layer.head; the dashed
+    lines mark 0.9."""
+    h = result.heads
+    fig = go.Figure()
+    for layer in sorted(h["layer"].unique()):
+        rows = h[h["layer"] == layer]
+        fig.add_trace(
+            go.Scatter(
+                x=rows["previous_token"],
+                y=rows["induction"],
+                mode="markers+text",
+                name=f"layer {layer}",
+                text=[f"{layer}.{k}" for k in rows["head"]],
+                textposition="top center",
+                marker={"size": 11},
+                hovertemplate="head %{text}<br>previous-token %{x:.3f}<br>induction %{y:.3f}"
+                "<extra></extra>",
+            )
+        )
+    for line in (
+        {"x0": TARGET, "x1": TARGET, "y0": 0, "y1": 1},
+        {"x0": 0, "x1": 1, "y0": TARGET, "y1": TARGET},
+    ):
+        fig.add_shape(type="line", line={"dash": "dash", "color": "grey"}, **line)
+    summary = result.summary
+    ratio = summary.get("copy_loss_ratio")
+    shown = "" if ratio is None else f" · second-copy loss {ratio:.0%} of the first"
+    fig.update_layout(
+        title=f"induction heads · {result.model} · {summary.get('sequences')} sequences of "
+        f"{summary.get('block')} random tokens, twice{shown}",
+        xaxis={"title": "previous-token score", "range": [-0.02, 1.05]},
+        yaxis={"title": "induction (prefix-matching) score", "range": [-0.02, 1.08]},
+    )
+    return fig
+
+
+def earlier_matches(tokens: Sequence[str]) -> list[tuple[int, int]]:
+    """(q, j) for every position q whose token occurred before, at j (the latest such j with
+    j + 1 < q): an induction head at q looks at j + 1."""
+    last: dict[str, int] = {}
+    pairs = []
+    for q, tok in enumerate(tokens):
+        j = last.get(tok)
+        if j is not None and j + 1 < q:
+            pairs.append((q, j))
+        last[tok] = q
+    return pairs
+
+
+def induction_heads_view(
+    trace: Trace,
+    previous_head: tuple[int, int],
+    induction_head: tuple[int, int],
+    kind: Kind = "decoder_self",
+) -> go.Figure:
+    """The previous-token head and the induction head side by side on trace's sequence; in
+    the induction head, an arrow in each row from the earlier match of the query's token to
+    the token after it ("look back one after the match")."""
+    weights = attention_of(trace, kind)
+    for layer, head in (previous_head, induction_head):
+        check_layer(weights, layer)
+        check_head(weights, head)
+    tokens = trace.tokens(kind)[0]
+    labels = position_labels(tokens)
+    matches = earlier_matches(tokens)
+    prev_w, ind_w = weights[previous_head], weights[induction_head]  # (T, T) each
+    shares = (
+        float(np.mean([prev_w[q, q - 1] for q in range(1, len(tokens))])) if len(tokens) > 1 else 0,
+        float(np.mean([ind_w[q, j + 1] for q, j in matches])) if matches else float("nan"),
+    )
+    fig = make_subplots(1, 2, horizontal_spacing=0.08)
+    for col, (layer, head) in enumerate((previous_head, induction_head), start=1):
+        fig.add_trace(
+            go.Heatmap(
+                z=weights[layer, head].astype(np.float32),
+                x=labels,
+                y=labels,
+                zmin=0.0,
+                zmax=1.0,
+                colorscale="Blues",
+                showscale=col == 2,
+                xgap=1,
+                ygap=1,
+                hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>",
+            ),
+            1,
+            col,
+        )
+    for q, j in matches[:MAX_ARROWS]:
+        fig.add_annotation(
+            x=labels[j + 1],
+            y=labels[q],
+            ax=labels[j],
+            ay=labels[q],
+            xref="x2",
+            yref="y2",
+            axref="x2",
+            ayref="y2",
+            showarrow=True,
+            arrowhead=2,
+            arrowwidth=2,
+            arrowcolor=ARROW_COLOUR,
+            text="",
+        )
+    names = (
+        f"previous-token head {previous_head[0]}.{previous_head[1]}<br>"
+        f"{shares[0]:.0%} on the token before",
+        f"induction head {induction_head[0]}.{induction_head[1]}<br>"
+        + (f"{shares[1]:.0%} on the token after the match" if matches else "no token repeats"),
+    )
+    for i, name in enumerate(names, start=1):
+        suffix = "" if i == 1 else "2"
+        fig.update_layout(
+            {
+                f"xaxis{suffix}": {
+                    "type": "category",
+                    "side": "top",
+                    "tickangle": -90,
+                    "title": {"text": name},
+                },
+                f"yaxis{suffix}": {"type": "category", "autorange": "reversed"},
+            }
+        )
+    fig.update_layout(
+        title={
+            "text": "look back one after the match<br><sup>arrows: from a token's earlier "
+            "occurrence to the token after it, where an induction head looks</sup>",
+            "y": 0.98,
+            "yanchor": "top",
+        },
+        margin={"t": 190},
+        height=640,
+    )
+    return fig
