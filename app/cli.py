@@ -14,6 +14,7 @@ from typing import NoReturn
 
 import attnlens
 from attnlens.app.cli_decode import add_decode_parser, cmd_decode
+from attnlens.app.experiment_command import add_experiment_parser, cmd_experiment
 from attnlens.app.output import write_bytes, write_text
 from attnlens.app.plot_command import add_plot_parser, cmd_plot
 from attnlens.app.trace_inputs import add_trace_inputs, trace_of
@@ -67,6 +68,8 @@ def build_parser() -> argparse.ArgumentParser:
     add_decode_parser(sub)
 
     add_plot_parser(sub)
+
+    add_experiment_parser(sub)
 
     serve = sub.add_parser("serve", help="start the app in the browser")
     serve.add_argument("--port", type=int, default=8501)
@@ -161,6 +164,7 @@ COMMANDS = {
     "train": cmd_train,
     "eval": cmd_eval,
     "plot": cmd_plot,
+    "experiment": cmd_experiment,
     "serve": cmd_serve,
 }
 

@@ -17,6 +17,7 @@ PAGES = (  # (file, title, url path)
     ("decode.py", "Decode", "decode"),
     ("inside.py", "Inside the Transformer", "inside"),
     ("heads.py", "Heads", "heads"),
+    ("experiments.py", "Experiments", "experiments"),
     ("training.py", "Training", "training"),
     ("lessons.py", "Lessons", "lessons"),
 )

@@ -7,6 +7,7 @@ import streamlit as st
 
 from attnlens import viz
 from attnlens.app import show
+from attnlens.app.experiment_sections import induction_section
 from attnlens.app.inputs import KIND_LABELS, kind_picker, memo
 from attnlens.app.safe_text import md
 from attnlens.app.scaffold import traced_page_start, true_alignment
@@ -38,6 +39,7 @@ def page() -> None:
     )
     show.table(stats, "head_stats", "head-statistics")
     heads_charts(tr, alignment)
+    induction_section(started.lens, tr)
 
 
 def stats_of(tr: Trace, alignment: tuple[int, ...] | None = None) -> pd.DataFrame:
