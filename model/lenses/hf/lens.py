@@ -328,7 +328,14 @@ class HFLens(Lens):
     def sample_texts(self, n: int, seed: int) -> list[str]:
         """English sentences: held-out help text that ships with Python (nothing to fetch)."""
         held_out = list(load_corpus().held_out)
-        return random.Random(seed).sample(held_out, min(n, len(held_out)))
+        random.Random(seed).shuffle(held_out)
+        fitting = []
+        for text in held_out:  # as many as fit within the model's positions
+            if len(self.tokenizer(text, add_special_tokens=True)["input_ids"]) < self.max_tokens:
+                fitting.append(text)
+                if len(fitting) == n:
+                    break
+        return fitting
 
     def text_of(self, tokens: Sequence[str]) -> str:
         return self._detokenize([self.vocab_ids[t] for t in tokens if t in self.vocab_ids])
