@@ -147,7 +147,7 @@ def result_view(lens: Lens, outcome: Outcome, trace: Trace | None, text: str) ->
         show.figure(importance_chart(r), "exp_importance", f"importance-{r.model}")
         for name, table in r.tables.items():
             with st.expander(name.replace("_", " ")):
-                show.table(table, f"exp_{name}", f"{name}-{r.model}")
+                show.table(table, f"exp_table_{name}", f"{name}-{r.model}")
     elif r.experiment == "explanation":
         explanation_figures(lens, outcome, text)
     elif r.experiment == "alignment":

@@ -42,8 +42,9 @@ def previous_token_lm(folder: Path) -> Path:
     torch.manual_seed(0)
     tok = CharTokenizer(TINY_LM_CHARS)
     net = DecoderOnlyTransformer(
-        TransformerConfig(len(tok), len(tok), N=2, d_model=D_MODEL, d_ff=32, h=H, dropout=0.0,
-                          max_len=48)  # fmt: skip
+        TransformerConfig(
+            len(tok), len(tok), N=2, d_model=D_MODEL, d_ff=32, h=H, dropout=0.0, max_len=48
+        )
     )
     with torch.no_grad():
         net.tgt_embed.lut.weight[:, :D_K] = 0.0  # tokens live outside head 0's dimensions

@@ -43,7 +43,10 @@ def test_seq2seq_erasure_equals_tracing_the_source_with_that_token_unknown(
 def test_held_out_cases_are_drawn_from_the_seed(hand_reverse: Lens) -> None:
     first, again = erasure_cases(hand_reverse, 4, seed=2), erasure_cases(hand_reverse, 4, seed=2)
     assert [c.input_tokens for c in first] == [c.input_tokens for c in again]
-    assert all(np.array_equal(a.erasure, b.erasure, equal_nan=True) for a, b in zip(first, again))
+    assert all(
+        np.array_equal(a.erasure, b.erasure, equal_nan=True)
+        for a, b in zip(first, again, strict=True)
+    )
 
 
 def test_an_output_position_past_the_output_is_refused(hand_reverse: Lens) -> None:

@@ -1,0 +1,81 @@
+"""The Experiments page under AppTest: each experiment runs under a progress bar, then shows its
+figure, table and downloads; a second visit reads it from the cache. The Heads page shows the
+induction heads of a decoder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from helpers.apptest import open_on
+
+
+def titles(at: AppTest) -> list[str]:
+    specs = [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
+    return [str(s["layout"].get("title", {}).get("text", "")) for s in specs]
+
+
+def run(folder: Path, experiment: str, n: int, **params: str) -> AppTest:
+    at = open_on(folder, "experiments", experiment=experiment, **params)
+    assert not at.exception
+    at.number_input(key=f"w_n_{experiment}").set_value(n).run()
+    assert any("press Run" in i.value for i in at.info)
+    at.button(key="w_run_experiment").click().run(timeout=120)
+    assert not at.exception and not at.error
+    return at
+
+
+def captions(at: AppTest) -> str:
+    return " ".join(c.value for c in at.caption)
+
+
+def test_induction_runs_then_is_read_from_the_cache(hand_lm_dir: Path) -> None:
+    at = run(hand_lm_dir, "induction", 4, text="abcabc")
+    assert "computed in" in captions(at)
+    shown = titles(at)
+    assert any("look back one after the match" in t for t in shown)
+    assert any(t.startswith("induction heads") for t in shown)
+    heads = at.dataframe[-1].value
+    assert {"layer", "head", "induction", "previous_token"} <= set(heads.columns)
+    again = open_on(hand_lm_dir, "experiments", experiment="induction")
+    again.number_input(key="w_n_induction").set_value(4).run()
+    assert "read from the cache" in captions(again) and not again.exception
+
+
+@pytest.mark.parametrize(
+    ("experiment", "model", "expect"),
+    [("importance", "REV", "pruning heads"), ("explanation", "LM", "is attention an explanation"),
+     ("explanation", "REV", "is attention an explanation"),
+     ("alignment", "REV", "cross-attention heads against the true alignment")],
+)  # fmt: skip
+def test_each_experiment_draws_its_figure(
+    experiment: str, model: str, expect: str, hand_lm_dir: Path, hand_reverse_dir: Path
+) -> None:
+    folder = hand_lm_dir if model == "LM" else hand_reverse_dir
+    at = run(folder, experiment, 3, text="abcab")
+    assert any(t.startswith(expect) for t in titles(at)), titles(at)
+    buttons: list[Any] = at.get("download_button")
+    assert len(buttons) >= 2  # the heads as CSV, the record as JSON (and each figure)
+
+
+def test_an_experiment_that_does_not_apply_says_why(hand_lm_dir: Path) -> None:
+    at = run(hand_lm_dir, "alignment", 3)
+    assert any("no known alignment" in i.value for i in at.info)
+
+
+def test_the_heads_page_shows_a_decoders_induction_heads(hand_lm_dir: Path) -> None:
+    at = open_on(hand_lm_dir, "heads", text="abcdabcd")
+    assert not at.exception and not at.error
+    assert any("look back one after the match" in t for t in titles(at))
+    assert any(h.value == "Induction heads" for h in at.header)
+
+
+def test_the_heads_page_of_an_encoder_decoder_has_no_induction_section(
+    tiny_model_dir: Path,
+) -> None:
+    at = open_on(tiny_model_dir, "heads", text="bad cafe")
+    assert not at.exception and all(h.value != "Induction heads" for h in at.header)

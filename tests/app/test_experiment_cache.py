@@ -1,0 +1,70 @@
+"""Experiment results kept in SQLite: read back, keyed by weights and inputs, never fatal."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pandas as pd
+
+from attnlens.app.experiment_cache import MAX_ENTRIES, ResultCache, cache_dir, cache_key
+from attnlens.app.experiment_runs import run_experiment
+from attnlens.model.lenses.registry import load
+from attnlens.record.experiment import ExperimentResult
+
+
+def small(i: int) -> ExperimentResult:
+    heads = pd.DataFrame({"kind": ["decoder_self"], "layer": [0], "head": [0], "s": [float(i)]})
+    return ExperimentResult("induction", "m", {"i": i}, heads)
+
+
+def test_put_then_get_returns_the_same_record(tmp_path: Path) -> None:
+    cache = ResultCache(tmp_path)
+    assert cache.get("k") is None
+    cache.put("k", small(3))
+    got = cache.get("k")
+    assert got is not None and got.to_json() == small(3).to_json()
+
+
+def test_switched_off_unwritable_or_corrupt_caches_cost_nothing_but_time(tmp_path: Path) -> None:
+    assert cache_dir({"ATTNLENS_CACHE_DIR": "off"}) is None
+    assert cache_dir({"XDG_CACHE_HOME": "/x"}) == Path("/x/attnlens")
+    off = ResultCache(None)
+    off.put("k", small(1))
+    assert off.get("k") is None
+    blocked = tmp_path / "file"
+    blocked.write_text("not a folder")
+    ResultCache(blocked).put("k", small(1))  # cannot create a folder there: skipped
+    corrupt = tmp_path / "corrupt"
+    corrupt.mkdir()
+    (corrupt / "experiments.sqlite").write_bytes(b"garbage" * 100)
+    ResultCache(corrupt).put("k", small(1))
+    assert ResultCache(corrupt).get("k") is None
+
+
+def test_only_the_newest_entries_are_kept(tmp_path: Path) -> None:
+    cache = ResultCache(tmp_path)
+    for i in range(MAX_ENTRIES + 3):
+        cache.put(f"k{i}", small(i))
+    assert cache.get("k0") is None and cache.get(f"k{MAX_ENTRIES + 2}") is not None
+
+
+def test_a_second_run_is_read_back_and_new_weights_are_recomputed(
+    hand_lm_dir: Path, tmp_path: Path
+) -> None:
+    cache = ResultCache(tmp_path / "cache")
+    lens = load(str(hand_lm_dir), device="cpu")
+    first = run_experiment(lens, "induction", 4, 0, cache=cache)
+    again = run_experiment(lens, "induction", 4, 0, cache=cache)
+    assert not first.cached and again.cached
+    assert again.result.to_json() == first.result.to_json()
+    assert not run_experiment(lens, "induction", 5, 0, cache=cache).cached  # other inputs
+    assert not run_experiment(lens, "induction", 4, 1, cache=cache).cached
+    copy = tmp_path / "copy"
+    shutil.copytree(hand_lm_dir, copy)
+    weights = copy / "model.safetensors"
+    blob = bytearray(weights.read_bytes())
+    blob[-1] ^= 1  # other weights under the same name: not the cached result
+    weights.write_bytes(bytes(blob))
+    assert not run_experiment(load(str(copy), device="cpu"), "induction", 4, 0, cache=cache).cached
+    assert cache_key("a", "f", {"n": 1}) != cache_key("a", "f", {"n": 2})
