@@ -1,0 +1,120 @@
+"""The experiments' figures, checked by their data: arrows where an induction head should look,
+one point per head, a curve per kind of attention, the scales of the erasure view."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from attnlens.record.erasure import ErasureCase
+from attnlens.record.experiment import ExperimentResult
+from attnlens.viz.alignment_view import alignment_chart
+from attnlens.viz.explanation import case_correlations, correlation_table
+from attnlens.viz.explanation_view import explanation_view
+from attnlens.viz.importance_view import importance_chart, pruning_curve
+from attnlens.viz.induction_view import (
+    earlier_matches,
+    induction_heads_view,
+    induction_scores_chart,
+)
+from helpers.synth import MakeTrace
+
+
+def heads(kind: str, L: int, H: int, **scores: list[float]) -> pd.DataFrame:
+    frame = pd.DataFrame({"kind": kind, "layer": np.repeat(np.arange(L), H),
+                          "head": np.tile(np.arange(H), L)})  # fmt: skip
+    for name, values in scores.items():
+        frame[name] = values
+    return frame
+
+
+def test_earlier_matches_point_at_the_latest_earlier_occurrence() -> None:
+    assert earlier_matches(list("abcab")) == [(3, 0), (4, 1)]
+    assert earlier_matches(list("aa")) == []  # j + 1 = q: nothing to look back to
+    assert earlier_matches(list("ababa")) == [(2, 0), (3, 1), (4, 2)]
+
+
+def test_the_two_heads_view_draws_both_heads_and_an_arrow_per_match(synth: object) -> None:
+    make: MakeTrace = synth.make_trace  # type: ignore[attr-defined]
+    tokens = ("<s>", "k", "3", "x", "k", "3", "x")
+    tr = make(src=(), tgt=tokens, L=2, H=2)
+    fig = induction_heads_view(tr, (0, 1), (1, 0))
+    z = [np.asarray(t.z) for t in fig.data]
+    assert len(z) == 2 and np.allclose(z[0], tr.decoder_self[0, 1])  # type: ignore[index]
+    assert np.allclose(z[1], tr.decoder_self[1, 0])  # type: ignore[index]
+    arrows = [a for a in fig.layout.annotations if a.showarrow]
+    assert [(a.y, a.ax, a.x) for a in arrows] == [
+        ("4 · k", "1 · k", "2 · 3"),
+        ("5 · 3", "2 · 3", "3 · x"),
+        ("6 · x", "3 · x", "4 · k"),
+    ]  # in each row: from the earlier match of the query's token to the token after it
+    with pytest.raises(ValueError, match="layer 5"):
+        induction_heads_view(tr, (5, 0), (1, 0))
+
+
+def test_the_scores_chart_has_a_point_per_head_by_layer() -> None:
+    r = ExperimentResult(
+        "induction", "m", {}, heads("decoder_self", 2, 2, induction=[0, 0, 0.95, 0.1],
+                                    previous_token=[0.97, 0.2, 0, 0]),
+        {"sequences": 10, "block": 5, "copy_loss_ratio": 0.1},
+    )  # fmt: skip
+    fig = induction_scores_chart(r)
+    assert [t.name for t in fig.data] == ["layer 0", "layer 1"]
+    assert list(fig.data[1].y) == [0.95, 0.1] and list(fig.data[0].x) == [0.97, 0.2]
+    assert "10% of the first" in fig.layout.title.text
+
+
+def test_pruning_curves_for_all_heads_and_each_kind() -> None:
+    curve = pd.DataFrame({"heads_removed": [0, 1, 2], "fraction_pruned": [0, 0.5, 1],
+                          "removed": ["", "cross:0.0", "encoder:0.0"],
+                          "exact_greedy": [1.0, 0.5, 0.0], "exact_beam": [1.0, 0.6, 0.0],
+                          "loglik": [-0.1, -1, -3]})  # fmt: skip
+    by_kind = pd.DataFrame({"kind": ["cross", "encoder_self"], "heads_removed": [1, 1],
+                            "fraction_pruned": [1.0, 1.0], "exact_greedy": [0.2, 0.9],
+                            "loglik": [-2, -0.5]})  # fmt: skip
+    r = ExperimentResult("importance", "m", {"n": 5}, heads("cross", 1, 1), {},
+                         {"pruning": curve, "pruning_by_kind": by_kind})  # fmt: skip
+    fig = pruning_curve(r)
+    names = [t.name for t in fig.data]
+    assert names == ["greedy", "beam (4)", "cross-attention", "encoder self-attention"]
+    assert list(fig.data[2].y) == [1.0, 0.2]  # each kind's curve starts from the whole model
+    no_curve = ExperimentResult("importance", "m", {}, heads("cross", 1, 1), notes=("why",))
+    with pytest.raises(ValueError, match="no pruning curve"):
+        pruning_curve(no_curve)
+    bars = importance_chart(
+        ExperimentResult(
+            "importance",
+            "m",
+            {},
+            heads("cross", 1, 2, importance=[0.1, 0.0], confidence=[0.9, 0.5]),
+        )
+    )
+    assert list(bars.data[0].y) == [0.1, 0.0] and list(bars.data[0].x) == ["cross 0.0", "cross 0.1"]
+
+
+def test_alignment_chart_plots_accuracy_by_layer_and_against_importance() -> None:
+    r = ExperimentResult("alignment", "m", {"n": 4}, heads("cross", 2, 1, aligned=[0.2, 0.9],
+                                                           importance=[0.01, 0.3]),
+                         {"spearman_alignment_importance": 1.0})  # fmt: skip
+    fig = alignment_chart(r)
+    assert list(fig.data[0].x) == [0, 1] and list(fig.data[0].y) == [0.2, 0.9]
+    assert list(fig.data[1].x) == [0.2, 0.9] and list(fig.data[1].y) == [0.01, 0.3]
+    assert "ρ = 1.00" in fig.layout.annotations[1].text
+
+
+def test_the_erasure_view_scales_each_method_and_leaves_markers_out() -> None:
+    att = np.tril(np.ones((4, 4)))
+    att = (att / att.sum(-1, keepdims=True))[None, None]
+    att[0, 0, 3] = [0.1, 0.2, 0.3, 0.4]
+    case = ErasureCase(("<s>", "a", "<b>", "c"), "d", 3, -0.5,
+                       np.array([np.nan, 1.0, 4.0, 2.0]), None, att, None)  # fmt: skip
+    table = correlation_table([case_correlations(case)], case_correlations(case))
+    fig = explanation_view(case, table)
+    bars = fig.data[0]
+    assert list(bars.x) == ["1 · a", "2 · &lt;b&gt;", "3 · c"]  # token text escaped, <s> left out
+    assert list(bars.y) == pytest.approx([0.25, 1.0, 0.5])
+    raw = next(t for t in fig.data if t.name == "raw attention")
+    assert list(raw.y) == pytest.approx([0.5, 0.75, 1.0])
+    with pytest.raises(ValueError, match="layer 3"):
+        explanation_view(case, table, layer=3)
