@@ -198,8 +198,10 @@ class OwnLens(Lens, Generic[NetT]):
         tok = self.tokenizer
         ordinary = tuple(range(len(SPECIALS), len(tok)))
         start = tok.bos_id if self.architecture == "encoder-decoder" else None
+        # erasing puts <pad> in the token's place: the padding mask then hides it from every
+        # query (nothing draws on it), where <unk>, never seen in training, would derail all
         return TokenSpace(
-            self.prefix_ids, self.suffix_ids, ordinary, tok.unk_id, tuple(tok.vocab), start
+            self.prefix_ids, self.suffix_ids, ordinary, tok.pad_id, tuple(tok.vocab), start
         )
 
     def token_ids(self, text: str) -> tuple[int, ...]:
