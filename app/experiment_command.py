@@ -20,6 +20,9 @@ from attnlens.app.experiment_runs import DEFAULT_N, NAMES, TITLES, Outcome, run_
 from attnlens.app.output import write_text
 from attnlens.app.plot_command import FORMATS, write_figure
 from attnlens.model.lenses.lens import Lens
+from attnlens.viz.explanation import paper_table
+
+IMAGE_WIDTH, IMAGE_HEIGHT = 1100, 540
 
 
 def add_experiment_parser(sub: Any) -> None:
@@ -76,7 +79,9 @@ def cmd_experiment(args: argparse.Namespace) -> None:
 
 
 def _figure(lens: Lens, outcome: Outcome, text: str | None) -> go.Figure:
-    return experiment_figure(lens, outcome.result, lens.example if text is None else text)
+    """The figure, sized for a page when drawn as an image (the app fits it to the window)."""
+    fig = experiment_figure(lens, outcome.result, lens.example if text is None else text)
+    return fig.update_layout(width=IMAGE_WIDTH, height=max(IMAGE_HEIGHT, fig.layout.height or 0))
 
 
 def report(outcome: Outcome) -> str:
@@ -92,7 +97,16 @@ def report(outcome: Outcome) -> str:
     lines += [f"{k}: {_shown(v)}" for k, v in r.summary.items()]
     with pd.option_context("display.width", 120, "display.max_rows", 500):
         lines += ["", r.heads.to_string(index=False, float_format=lambda v: f"{v:.4f}")]
+        if r.experiment == "explanation":
+            wide = paper_table(r.tables["spearman"])
+            lines += [
+                "",
+                "Spearman's ρ with erasure, held-out mean ± std (Abnar & Zuidema, Table 1):",
+                wide.to_string(index=False),
+            ]
         for name, table in r.tables.items():
+            if table.empty:
+                continue
             lines += [
                 "",
                 f"{name}:",

@@ -12,6 +12,7 @@ import streamlit as st
 from attnlens.app import show
 from attnlens.app.experiment_figures import two_heads
 from attnlens.app.experiment_runs import TITLES, Outcome, explain_input, peek, run_experiment
+from attnlens.app.inputs import memo
 from attnlens.app.safe_text import md
 from attnlens.model.lenses.lens import Lens
 from attnlens.record.trace import Kind, Trace
@@ -158,18 +159,23 @@ def result_view(lens: Lens, outcome: Outcome, trace: Trace | None, text: str) ->
 
 def explanation_figures(lens: Lens, outcome: Outcome, text: str) -> None:
     r = outcome.result
+    key = (lens.fingerprint(), r.params.get("n"), r.params.get("seed"), text)
     try:
-        case, table = explain_input(lens, r, text)
+        case, table = memo("explain_input", key, lambda: explain_input(lens, r, text))
     except ValueError as err:
         st.info(md(err))
         table = r.tables["spearman"]
     else:
-        layers = sorted(table["layer"].unique())
         show.figure(explanation_view(case, table), "exp_explanation", f"explanation-{r.model}")
+        flow = table[table["method"] == "flow"]["this_input"]
+        skipped = " Flow is left out on this input: too many positions to follow in time." * bool(
+            flow.isna().all()
+        )
         st.caption(
             md(
-                f"Output token {case.output_token!r} at position {case.output_position}; "
-                f"{len(layers)} layers."
+                f"This input: the output token {case.output_token!r} (log p {case.logprob:.3f}) "
+                f"predicted at position {case.output_position}; each input token replaced by "
+                f"the model's <unk> in turn.{skipped}"
             )
         )
     st.markdown("Spearman's ρ with erasure, held-out mean ± std (as in Abnar & Zuidema, Table 1):")

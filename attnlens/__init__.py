@@ -30,6 +30,7 @@ from attnlens.viz import *  # noqa: F403  (every figure function, as attnlens.vi
 
 if TYPE_CHECKING:
     from attnlens.model.lenses.registry import ModelEntry
+    from attnlens.record.experiment import ExperimentResult
 
 
 def load(name_or_path: str, device: str = "auto") -> Lens:
@@ -53,6 +54,17 @@ def wrap(model: object, tokenizer: object, name: str | None = None) -> Lens:
     return wrap_model(model, tokenizer, name)
 
 
+def experiment(
+    name: str, model: str | Lens, n: int | None = None, seed: int = 0
+) -> ExperimentResult:
+    """One of the head experiments (`induction`, `importance`, `explanation`, `alignment`) on a
+    model (a name, folder or loaded lens), read from the cache when it was run before."""
+    from attnlens.app.experiment_runs import run_experiment
+
+    lens = load(model) if isinstance(model, str) else model
+    return run_experiment(lens, name, n, seed).result
+
+
 def bundled_models() -> list[ModelEntry]:
     """The models that load by name."""
     from attnlens.model.lenses.registry import bundled_models as listed
@@ -68,6 +80,7 @@ __all__ = [
     "ModelNotFoundError",
     "Trace",
     "bundled_models",
+    "experiment",
     "from_hf",
     "load",
     "notebook_mode",

@@ -48,7 +48,8 @@ def alignment_chart(result: ExperimentResult) -> go.Figure:
         2,
     )
     fig.add_hline(y=0.8, line={"dash": "dash", "color": "grey"}, row=1, col=1)
-    fig.update_xaxes(title="decoder layer", dtick=1, row=1, col=1)
+    layers = int(h["layer"].max()) + 1 if len(h) else 1
+    fig.update_xaxes(title="decoder layer", dtick=1, range=[-0.4, layers - 0.3], row=1, col=1)
     fig.update_yaxes(title="alignment accuracy", tickformat=".0%", range=[0, 1.05], row=1, col=1)
     fig.update_xaxes(title="alignment accuracy", tickformat=".0%", row=1, col=2)
     fig.update_yaxes(title="importance (log-likelihood lost per token)", row=1, col=2)

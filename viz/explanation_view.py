@@ -101,7 +101,13 @@ def explanation_view(case: ErasureCase, table: pd.DataFrame, layer: int | None =
     fig.update_xaxes(title="layer", dtick=1, row=1, col=2)
     fig.update_yaxes(range=[-1.05, 1.05], row=1, col=2)
     fig.update_layout(
-        title=f"is attention an explanation? output {token_text(case.output_token)} "
-        f"(log p {case.logprob:.2f}) · lines: held-out mean ± std, circles: this input",
+        title={
+            "text": f"is attention an explanation? · output {token_text(case.output_token)} "
+            f"(log p {case.logprob:.2f})<br><sup>right: held-out mean ± std as lines, this "
+            "input as circles</sup>",
+            "y": 0.97,
+            "yanchor": "top",
+        },
+        margin={"t": 110},
     )
     return fig

@@ -106,3 +106,21 @@ def test_bad_input_exits_2_with_one_line(
     err = capsys.readouterr().err
     last = err.strip().splitlines()[-1]
     assert message in last and "Traceback" not in err
+
+
+def test_the_python_entry_point_gives_the_same_record(hand_lm_dir: Path) -> None:
+    import attnlens
+
+    first = attnlens.experiment("induction", str(hand_lm_dir), n=3)
+    lens = attnlens.load(str(hand_lm_dir), device="cpu")
+    assert attnlens.experiment("induction", lens, n=3).to_json() == first.to_json()
+
+
+def test_eval_on_the_induction_model_points_to_its_experiment(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from helpers.apptest import require_bundled
+
+    require_bundled("induction")
+    assert main(["eval", "induction"]) == 2
+    assert "attnlens experiment induction induction" in capsys.readouterr().err
