@@ -5,12 +5,16 @@ on-disk cache, so both front ends give the same record for the same model and in
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from attnlens.app.experiment_cache import ResultCache, cache_key
+from attnlens.model.experiments import explanation as explanation_part
+from attnlens.model.experiments import importance as importance_part
+from attnlens.model.experiments import induction as induction_part
 from attnlens.model.experiments.alignment import check_alignable, measure_alignment
 from attnlens.model.experiments.common import Progress, check_n, no_progress
 from attnlens.model.experiments.explanation import erasure_case, erasure_cases
@@ -25,6 +29,7 @@ from attnlens.viz.explanation import (
     case_correlations,
     correlation_table,
     head_correlations,
+    with_current,
 )
 
 NAMES = ("induction", "importance", "explanation", "alignment")
@@ -43,6 +48,23 @@ class Outcome:
 
     result: ExperimentResult
     cached: bool
+
+
+APPLIES: dict[str, Callable[[Lens], object]] = {
+    "induction": induction_part.check_applies,
+    "importance": importance_part.check_applies,
+    "explanation": explanation_part.check_applies,
+    "alignment": check_alignable,
+}
+
+
+def why_not(lens: Lens, name: str) -> str | None:
+    """Why the experiment does not apply to this model (a message fit to show), or None."""
+    try:
+        APPLIES[check_name(name)](lens)
+    except InputError as err:
+        return str(err)
+    return None
 
 
 def check_name(name: str) -> str:
@@ -147,9 +169,4 @@ def explain_input(
 ) -> tuple[ErasureCase, pd.DataFrame]:
     """The current input's case, and the held-out table with its ρ as `this_input`."""
     case = erasure_case(lens, text, output)
-    held_out = result.tables["spearman"][["method", "layer", "mean", "std", "cases"]]
-    return case, held_out.merge(
-        case_correlations(case).rename(columns={"spearman": "this_input"}),
-        on=["method", "layer"],
-        how="outer",
-    )
+    return case, with_current(result.tables["spearman"], case_correlations(case))

@@ -82,7 +82,9 @@ def summary_lines(outcome: Outcome) -> None:
 def _shown(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.4f}"
-    if isinstance(value, dict | list):
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_shown(v)}" for k, v in value.items())
+    if isinstance(value, list):
         return json.dumps(value)
     return str(value)
 
@@ -174,8 +176,8 @@ def explanation_figures(lens: Lens, outcome: Outcome, text: str) -> None:
         st.caption(
             md(
                 f"This input: the output token {case.output_token!r} (log p {case.logprob:.3f}) "
-                f"predicted at position {case.output_position}; each input token replaced by "
-                f"the model's <unk> in turn.{skipped}"
+                f"predicted at position {case.output_position}; each input token erased in "
+                f"turn.{skipped}"
             )
         )
     st.markdown("Spearman's ρ with erasure, held-out mean ± std (as in Abnar & Zuidema, Table 1):")

@@ -170,11 +170,18 @@ def correlation_table(
     table = pd.DataFrame(
         {"mean": grouped.mean(), "std": grouped.std(ddof=0), "cases": grouped.count()}
     ).reset_index()
+    return with_current(table, current)
+
+
+def with_current(table: pd.DataFrame, current: pd.DataFrame | None) -> pd.DataFrame:
+    """The held-out table with the current input's ρ (case_correlations) as `this_input`,
+    rows in METHODS order, then by layer."""
     if current is not None:
         mine = current.rename(columns={"spearman": "this_input"})
+        table = table.drop(columns="this_input", errors="ignore")
         table = table.merge(mine, on=["method", "layer"], how="outer")
     rank = {m: i for i, m in enumerate(METHODS)}
-    table["_rank"] = table["method"].map(rank)
+    table = table.assign(_rank=table["method"].map(rank))
     return table.sort_values(["_rank", "layer"]).drop(columns="_rank").reset_index(drop=True)
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attnlens.app import urlstate
-from attnlens.app.experiment_runs import DEFAULT_N, NAMES, TITLES
+from attnlens.app.experiment_runs import DEFAULT_N, NAMES, TITLES, why_not
 from attnlens.app.experiment_sections import cached_or_none, result_view, run_with_progress
 from attnlens.app.inputs import text_input, traced
 from attnlens.app.safe_text import md
@@ -22,8 +22,9 @@ WHAT = {
     "match, log-likelihood per token) and Voita's confidence; then heads pruned least "
     "important first, over all heads and one kind at a time (greedy and beam search).",
     "explanation": "For one output token: how much its log-probability drops when each input "
-    "token is replaced by <unk>, ranked against raw attention, rollout and flow (Spearman ρ "
-    "per layer), on this input and averaged over held-out inputs.",
+    "token is erased in turn (on our models blanked out: hidden from every query), ranked "
+    "against raw attention, rollout and flow (Spearman ρ per layer), on this input and "
+    "averaged over held-out inputs.",
     "alignment": "Per cross-attention head: how often its largest weight lands on the true "
     "source of the output token (our task models know it), by layer, beside its importance.",
 }
@@ -37,6 +38,10 @@ def page() -> None:
     name = st.selectbox("Experiment", NAMES, key="w_experiment", format_func=TITLES.__getitem__)
     urlstate.remember("experiment", name)
     st.caption(md(WHAT[name]))
+    reason = why_not(lens, name)
+    if reason is not None:
+        st.info(md(reason))
+        return
     cols = st.columns(3)
     n = int(cols[0].number_input("Inputs (n)", 1, MAX_N, DEFAULT_N[name], key=f"w_n_{name}"))
     seed = int(cols[1].number_input("Seed", 0, 2**31 - 1, 0, key="w_exp_seed"))

@@ -93,15 +93,19 @@ def seq2seq_case(lens: Lens, text: str, output: int | None = None, seed: int = 0
     )
 
 
-def erasure_case(lens: Lens, text: str, output: int | None = None, seed: int = 0) -> ErasureCase:
-    """text's output token explained by erasure, whatever the model's architecture."""
-    arch = lens.info.architecture
-    if arch == "encoder":
+def check_applies(lens: Lens) -> None:
+    """An InputError unless the model outputs tokens (a decoder or an encoder-decoder)."""
+    if lens.info.architecture == "encoder":
         raise InputError(
             f"{lens.name} is encoder-only: it outputs no token whose probability erasure could "
             "lower (the experiment needs a decoder or an encoder-decoder)"
         )
-    if arch == "decoder":
+
+
+def erasure_case(lens: Lens, text: str, output: int | None = None, seed: int = 0) -> ErasureCase:
+    """text's output token explained by erasure, whatever the model's architecture."""
+    check_applies(lens)
+    if lens.info.architecture == "decoder":
         if output is not None:
             raise InputError("a decoder-only model explains the token after the text")
         return decoder_case(lens, lens.token_ids(text))
@@ -114,6 +118,7 @@ def erasure_cases(
     """Cases for n held-out inputs of the model's kind (one output token each); a decoder
     reads the first HELD_OUT_POSITIONS tokens of each text, as Abnar & Zuidema read short
     sentences (erasure and flow grow with the square of the length)."""
+    check_applies(lens)
     texts = lens.sample_texts(check_n(n), seed)
     cases = []
     for i, text in enumerate(texts):

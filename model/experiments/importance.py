@@ -86,6 +86,16 @@ def confidence(runs: Sequence[TokenRun], heads: Sequence[HeadRef]) -> np.ndarray
     return np.array(out)
 
 
+def check_applies(lens: Lens) -> None:
+    """An InputError unless the model has a score a head could lower, or is an encoder."""
+    if lens.task_name is None and lens.info.architecture == "encoder-decoder":
+        raise InputError(
+            f"{lens.name} has no score to lose: importance is measured on our task models "
+            "(exact match, log-likelihood), on decoders (log-likelihood of text), and as "
+            "confidence alone on encoders"
+        )
+
+
 def measure_importance(
     lens: Lens,
     n: int = 100,
@@ -98,12 +108,7 @@ def measure_importance(
     started = time.perf_counter()
     n, heads = check_n(n), all_heads(lens.info)
     task, arch, reason = lens.task_name, lens.info.architecture, lens.why_no_ablation()
-    if task is None and arch == "encoder-decoder":
-        raise InputError(
-            f"{lens.name} has no score to lose: importance is measured on our task models "
-            "(exact match, log-likelihood), on decoders (log-likelihood of text), and as "
-            "confidence alone on encoders"
-        )
+    check_applies(lens)
     examples = get_task(task).examples(n, seed) if task is not None else None
     texts = [e.source for e in examples] if examples else lens.sample_texts(n, seed)
     runs = _attention_runs(lens, examples, texts)

@@ -94,6 +94,15 @@ def _runs(
     return runs
 
 
+def check_applies(lens: Lens) -> None:
+    """An InputError unless the model reads one sequence (a decoder or an encoder)."""
+    if lens.info.architecture == "encoder-decoder":
+        raise InputError(
+            f"{lens.name} is an encoder-decoder: induction heads are measured on a model that "
+            "reads one sequence (decoder-only, like induction and lm, or encoder-only)"
+        )
+
+
 def measure_induction(
     lens: Lens, n: int = 100, seed: int = 0, progress: Progress = no_progress
 ) -> ExperimentResult:
@@ -103,11 +112,7 @@ def measure_induction(
     started = time.perf_counter()
     n = check_n(n)
     arch = lens.info.architecture
-    if arch == "encoder-decoder":
-        raise InputError(
-            f"{lens.name} is an encoder-decoder: induction heads are measured on a model that "
-            "reads one sequence (decoder-only, like induction and lm, or encoder-only)"
-        )
+    check_applies(lens)
     seqs = repeated_tokens(lens, n, seed)
     heads = all_heads(lens.info)
     ablating = arch == "decoder" and lens.why_no_ablation() is None

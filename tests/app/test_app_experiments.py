@@ -62,9 +62,17 @@ def test_each_experiment_draws_its_figure(
     assert len(buttons) >= 2  # the heads as CSV, the record as JSON (and each figure)
 
 
-def test_an_experiment_that_does_not_apply_says_why(hand_lm_dir: Path) -> None:
-    at = run(hand_lm_dir, "alignment", 3)
-    assert any("no known alignment" in i.value for i in at.info)
+@pytest.mark.parametrize(
+    ("experiment", "model", "message"),
+    [("alignment", "LM", "no known alignment"), ("induction", "REV", "reads one sequence")],
+)
+def test_an_experiment_that_does_not_apply_says_why_before_any_run(
+    experiment: str, model: str, message: str, hand_lm_dir: Path, hand_reverse_dir: Path
+) -> None:
+    folder = hand_lm_dir if model == "LM" else hand_reverse_dir
+    at = open_on(folder, "experiments", experiment=experiment)
+    assert not at.exception and any(message in i.value for i in at.info)
+    assert not at.button and not at.number_input  # nothing to run
 
 
 def test_the_heads_page_shows_a_decoders_induction_heads(hand_lm_dir: Path) -> None:
