@@ -17,6 +17,7 @@ from attnlens.viz.picking import attention_of, check_head, check_layer
 TARGET = 0.9  # issue 15's bar for a sharp head
 ARROW_COLOUR = "rgb(230,85,13)"
 MAX_ARROWS = 64  # beyond this the arrows hide the heatmap
+LABELLED = 0.3  # heads scoring this much on either score are named on the chart
 
 
 def induction_scores_chart(result: ExperimentResult) -> go.Figure:
@@ -32,10 +33,16 @@ def induction_scores_chart(result: ExperimentResult) -> go.Figure:
                 y=rows["induction"],
                 mode="markers+text",
                 name=f"layer {layer}",
-                text=[f"{layer}.{k}" for k in rows["head"]],
+                text=[
+                    f"{layer}.{k}" if max(i, p) >= LABELLED else ""  # the rest: on hover
+                    for k, i, p in zip(
+                        rows["head"], rows["induction"], rows["previous_token"], strict=True
+                    )
+                ],
+                customdata=[f"{layer}.{k}" for k in rows["head"]],
                 textposition="top center",
                 marker={"size": 11},
-                hovertemplate="head %{text}<br>previous-token %{x:.3f}<br>induction %{y:.3f}"
+                hovertemplate="head %{customdata}<br>previous-token %{x:.3f}<br>induction %{y:.3f}"
                 "<extra></extra>",
             )
         )

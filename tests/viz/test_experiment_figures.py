@@ -62,6 +62,7 @@ def test_the_scores_chart_has_a_point_per_head_by_layer() -> None:
     fig = induction_scores_chart(r)
     assert [t.name for t in fig.data] == ["layer 0", "layer 1"]
     assert list(fig.data[1].y) == [0.95, 0.1] and list(fig.data[0].x) == [0.97, 0.2]
+    assert list(fig.data[0].text) == ["0.0", ""] and list(fig.data[1].customdata) == ["1.0", "1.1"]
     assert "10% of the first" in fig.layout.title.text
 
 
