@@ -44,8 +44,9 @@ def cache_key(experiment: str, fingerprint: str, params: Mapping[str, Any]) -> s
 class ResultCache:
     """get / put ExperimentResults by key; a fresh connection per call (thread-safe)."""
 
-    def __init__(self, folder: Path | None) -> None:
+    def __init__(self, folder: Path | None, limit: int = MAX_ENTRIES) -> None:
         self.path = None if folder is None else folder / FILE
+        self.limit = limit
 
     @classmethod
     def default(cls) -> ResultCache:
@@ -89,8 +90,8 @@ class ResultCache:
                 )
                 db.execute(
                     "DELETE FROM results WHERE key NOT IN "
-                    "(SELECT key FROM results ORDER BY saved DESC LIMIT ?)",
-                    (MAX_ENTRIES,),
+                    "(SELECT key FROM results ORDER BY saved DESC, rowid DESC LIMIT ?)",
+                    (self.limit,),
                 )
         except sqlite3.Error:
             pass  # a full disk or a locked file loses the cache entry, not the result

@@ -43,10 +43,12 @@ def test_switched_off_unwritable_or_corrupt_caches_cost_nothing_but_time(tmp_pat
 
 
 def test_only_the_newest_entries_are_kept(tmp_path: Path) -> None:
-    cache = ResultCache(tmp_path)
-    for i in range(MAX_ENTRIES + 3):
+    assert ResultCache(tmp_path).limit == MAX_ENTRIES == 500
+    cache = ResultCache(tmp_path, limit=3)
+    for i in range(5):
         cache.put(f"k{i}", small(i))
-    assert cache.get("k0") is None and cache.get(f"k{MAX_ENTRIES + 2}") is not None
+    kept = [i for i in range(5) if cache.get(f"k{i}") is not None]
+    assert kept == [2, 3, 4]
 
 
 def test_a_second_run_is_read_back_and_new_weights_are_recomputed(

@@ -85,3 +85,12 @@ def test_ablating_a_head_the_model_lacks_names_the_limits(hand_lm: Lens) -> None
     with pytest.raises(InputError, match="no cross attention"):
         hand_lm.run_tokens(TokenBatch([hand_lm.token_ids("abc")]), [HeadRef("cross", 0, 0)])
     assert np.isfinite(hand_lm.run_tokens(TokenBatch([hand_lm.token_ids("abc")])).logprobs).all()
+
+
+def test_progress_counts_every_scoring_run_up_to_its_total(hand_lm: Lens) -> None:
+    calls: list[tuple[int, int, str]] = []
+    measure_importance(hand_lm, n=2, seed=0, progress=lambda d, t, w: calls.append((d, t, w)))
+    done = [d for d, _, _ in calls]
+    assert done == list(range(1, len(calls) + 1))  # one tick per scoring run, none skipped
+    assert {t for _, t, _ in calls} == {done[-1]}  # the total was known from the start
+    assert calls[0][2] == "scoring the whole model" and "pruning" in calls[-1][2]
