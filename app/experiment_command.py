@@ -5,13 +5,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import plotly.graph_objects as go
-from tqdm.auto import tqdm
 
 import attnlens
 from attnlens.app.experiment_cache import ResultCache
@@ -20,6 +18,7 @@ from attnlens.app.experiment_runs import DEFAULT_N, NAMES, TITLES, Outcome, run_
 from attnlens.app.output import write_text
 from attnlens.app.plot_command import FORMATS, write_figure
 from attnlens.model.lenses.lens import Lens
+from attnlens.model.progress import bar as progress_bar
 from attnlens.viz.explanation import paper_table
 
 IMAGE_WIDTH, IMAGE_HEIGHT = 1100, 540
@@ -56,7 +55,7 @@ def cmd_experiment(args: argparse.Namespace) -> None:
         raise ValueError(f"--figure must end in {', '.join(FORMATS)}, got {args.figure.name!r}")
     lens = attnlens.load(args.model, device=args.device)
     cache = ResultCache(None) if args.no_cache else None
-    with tqdm(total=1, desc=args.name, file=sys.stderr, leave=False) as bar:
+    with progress_bar(total=1, desc=args.name) as bar:  # a terminal's bar; none in CI or a file
 
         def progress(done: int, total: int, what: str) -> None:
             bar.total, bar.n = total, done
