@@ -25,9 +25,17 @@ NO_ABLATION = (
 )
 
 
-def fingerprint(name: str, folder: Path) -> str:
-    """The folder's weights and configs by name, size and modification time (hashing a
-    model of gigabytes on every run would cost more than the experiment)."""
+def fingerprint(name: str, folder: Path | None, model: PreTrainedModel) -> str:
+    """A model loaded from a folder: its weights and configs by name, size and modification
+    time (hashing gigabytes on every run would cost more than the experiment). A model held
+    in memory (attnlens.wrap), whose weights a notebook may change at any time: the weights
+    themselves."""
+    if folder is None or not folder.is_dir():
+        digest = hashlib.sha256(f"in memory:{type(model).__name__}".encode())
+        for key, tensor in model.state_dict().items():
+            digest.update(key.encode())
+            digest.update(tensor.detach().float().cpu().numpy().tobytes())
+        return f"{name}@{digest.hexdigest()[:20]}"
     digest = hashlib.sha256(str(folder.resolve()).encode())
     for path in sorted(folder.iterdir()):
         if path.is_file() and path.suffix in {".safetensors", ".json"}:

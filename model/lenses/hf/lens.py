@@ -300,7 +300,8 @@ class HFLens(Lens):
     # token-id runs for the head experiments; heads cannot be ablated (batch.NO_ABLATION)
 
     def fingerprint(self) -> str:
-        return batches.fingerprint(self.info.name, self.folder)
+        folder = getattr(self, "folder", None)  # None: a model held in memory (attnlens.wrap)
+        return batches.fingerprint(self.info.name, folder, self.model)
 
     def token_space(self) -> TokenSpace:
         start = start_id(self.model, self.tokenizer) if self.kind == "encoder-decoder" else None

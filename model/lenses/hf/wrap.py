@@ -16,12 +16,14 @@ from pathlib import Path
 
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.decoding.request import DecodeSettings
 from attnlens.model.lenses.hf.architecture import CAUSAL_ARCHITECTURE_SUFFIXES, detect_kind
 from attnlens.model.lenses.hf.eager import switch_of
 from attnlens.model.lenses.hf.lens import HFLens
 from attnlens.model.lenses.hf.loading import Loaded
 from attnlens.model.lenses.lens import DecodePlan
+from attnlens.model.lenses.runs import TokenBatch, TokenRun
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Architecture, Trace
@@ -126,6 +128,11 @@ class WrappedLens(HFLens):
                 return plan.run(settings)
 
         return DecodePlan(plan.limits, run)
+
+    def run_tokens(self, batch: TokenBatch, ablate: Sequence[HeadRef] = ()) -> TokenRun:
+        with self._switch.held(self.model):
+            self._checked_device()
+            return super().run_tokens(batch, ablate)
 
 
 def wrap(model: object, tokenizer: object, name: str | None = None) -> WrappedLens:

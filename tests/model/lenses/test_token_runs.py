@@ -99,3 +99,21 @@ def test_a_hugging_face_encoder_gives_attention_only() -> None:
     tr = lens.trace("hello world")
     assert run.logprobs is None and run.encoder_self is not None
     np.testing.assert_allclose(run.encoder_self[0], tr.encoder_self, atol=1e-5)
+
+
+def test_a_wrapped_model_runs_with_its_own_attention_and_is_named_by_its_weights() -> None:
+    import attnlens
+    from helpers.hf_models import in_memory
+
+    model, tok = in_memory("gpt2")
+    lens = attnlens.wrap(model, tok)
+    text = "the cat sat on the mat"
+    run = lens.run_tokens(TokenBatch([lens.token_ids(text)]))
+    tr = lens.trace(text)
+    T = len(tr.tgt_tokens)
+    assert run.decoder_self is not None and tr.decoder_self is not None
+    np.testing.assert_allclose(run.decoder_self[0, :, :, :T, :T], tr.decoder_self, atol=1e-5)
+    before = lens.fingerprint()
+    with torch.no_grad():
+        next(model.parameters()).add_(1.0)  # the notebook changes the weights in place
+    assert lens.fingerprint() != before  # so a cached result of the old weights is not reused
