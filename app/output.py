@@ -21,6 +21,13 @@ def write_text(text: str, out: Path | None) -> None:
         write_bytes(text.encode("utf-8"), out)
 
 
+def _umask() -> int:
+    """The process's umask (read by setting it, then putting it back)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_bytes(blob: bytes, out: Path | None) -> None:
     """blob to standard output, or to out (replaced whole)."""
     if out is None:
@@ -29,6 +36,7 @@ def write_bytes(blob: bytes, out: Path | None) -> None:
     folder = out.resolve().parent
     fd, temporary = tempfile.mkstemp(prefix=f".{out.name}.", suffix=".part", dir=folder)
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # what open() would give: mkstemp makes it private
         with os.fdopen(fd, "wb") as handle:
             handle.write(blob)
         os.replace(temporary, out)
