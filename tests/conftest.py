@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from attnlens.model.lenses.causal import CausalLens
 from attnlens.model.lenses.lens import Lens
 from attnlens.model.lenses.registry import load
 from helpers.handbuilt import previous_token_lm, silent_head_task_model
+from helpers.redis_server import MISSING, REDIS_SERVER, redis_server
 from helpers.tiny import save_tiny_lm, save_tiny_model
 
 # One intra-op thread: on tiny models torch's pool only thrashes (2 cores: the six slowest
@@ -64,3 +66,12 @@ def hand_reverse(hand_reverse_dir: Path) -> Lens:
 def _experiment_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test keeps its experiment results to itself (never the user's ~/.cache)."""
     monkeypatch.setenv("ATTNLENS_CACHE_DIR", str(tmp_path / "experiment-cache"))
+
+
+@pytest.fixture(scope="session")
+def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real redis-server started for this test session; skipped with the reason if missing."""
+    if REDIS_SERVER is None:
+        pytest.skip(MISSING)
+    with redis_server(tmp_path_factory.mktemp("redis")) as url:
+        yield url

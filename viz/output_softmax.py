@@ -1,0 +1,145 @@
+"""The output softmax (§3.4) and how greedy, beam search and sampling choose from it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from attnlens.record.decode import DecodeRun
+from attnlens.viz.decode_step import check_step, followed, followed_row
+from attnlens.viz.labels import token_text
+
+CHOSEN, OTHER, DROPPED = "#d62728", "rgb(31,119,180)", "#c0c0c0"
+
+
+def next_token_bars(run: DecodeRun, step: int) -> go.Figure:
+    """The probabilities the linear layer and softmax give the next token at `step`: the most
+    likely ones, the rest of the vocabulary as one bar, the token the run took in red."""
+    check_step(run, step)
+    cands = run.steps[step].candidates[followed_row(run, step)]
+    taken = followed(run, step)[step].token
+    so_far = "".join(token_text(b.token) + " " for b in followed(run, step)[:step]).strip()
+    rest = max(0.0, 1.0 - sum(c.prob for c in cands))
+    labels = [token_text(c.token) for c in cands] + ["(every other token)"]
+    probs = [c.prob for c in cands] + [rest]
+    colours = [CHOSEN if c.token == taken else OTHER for c in cands] + [DROPPED]
+    fig = go.Figure(
+        go.Bar(
+            x=probs,
+            y=labels,
+            orientation="h",
+            marker_color=colours,
+            text=[f"{p:.2f}" for p in probs],
+            textposition="outside",
+            hovertemplate="%{y}<br>p = %{x:.4f}<extra></extra>",
+        )
+    )
+    fig.update_layout(
+        title=f"step {step}: p(next token | {so_far or 'the start'}) · {run.strategy} took "
+        f"{token_text(taken)}",
+        xaxis={"title": "probability", "range": [0, 1.1]},
+        yaxis={"type": "category", "autorange": "reversed"},
+        margin={"l": 10, "r": 10, "t": 90, "b": 10},
+    )
+    return fig
+
+
+@dataclass(frozen=True)
+class Reshaped:
+    """Probabilities over a few tokens after temperature, top-k and top-p, and which survive."""
+
+    tokens: tuple[str, ...]
+    before: tuple[float, ...]
+    after: tuple[float, ...]  # 0 for a dropped token; the kept ones sum to 1
+    kept: tuple[bool, ...]
+
+
+def reshape(
+    tokens: Sequence[str],
+    probs: Sequence[float],
+    temperature: float = 1.0,
+    top_k: int | None = None,
+    top_p: float | None = None,
+) -> Reshaped:
+    """softmax(log p / T) over the given tokens, then top-k, then top-p, as sampling applies
+    them (renormalised over these tokens only)."""
+    if temperature <= 0:
+        raise ValueError(f"temperature must be above 0, got {temperature}")
+    p = np.asarray(probs, np.float64)
+    logits = np.log(np.maximum(p, 1e-300)) / temperature
+    z = np.exp(logits - logits.max())
+    z /= z.sum()
+    order = np.argsort(-z, kind="stable")
+    keep = np.ones_like(z, bool)
+    if top_k is not None:
+        keep[order[top_k:]] = False
+    if top_p is not None:
+        above = np.cumsum(z[order]) - z[order]  # probability ranked strictly above each
+        keep[order[above >= top_p]] = False
+    after = np.where(keep, z, 0.0)
+    after /= after.sum()
+    return Reshaped(tuple(tokens), tuple(p.tolist()), tuple(after.tolist()), tuple(keep.tolist()))
+
+
+def strategies_view(
+    runs: Mapping[str, DecodeRun], step: int, reshaped: Reshaped, settings: str
+) -> go.Figure:
+    """Left: each strategy's output and score (the sum of log p; higher is likelier). Right:
+    the step's distribution as the model gives it and as sampling reshapes it."""
+    fig = make_subplots(
+        rows=1,
+        cols=2,
+        column_widths=[0.45, 0.55],
+        horizontal_spacing=0.2,
+        subplot_titles=(
+            "each strategy's output · score = Σ log p",
+            f"step {step}, sampling with {settings}",
+        ),
+    )
+    names = list(runs)
+    fig.add_trace(
+        go.Bar(
+            x=[runs[n].score for n in names],
+            y=names,
+            orientation="h",
+            marker_color=OTHER,
+            text=[token_text(runs[n].output_text) for n in names],
+            textposition="inside",
+            insidetextanchor="start",
+            name="score",
+            hovertemplate="%{y}<br>score %{x:.4f}<extra></extra>",
+        ),
+        row=1,
+        col=1,
+    )
+    labels = [token_text(t) for t in reshaped.tokens]
+    fig.add_trace(
+        go.Bar(x=labels, y=list(reshaped.before), name="model: p", marker_color="#9ecae1"),
+        row=1,
+        col=2,
+    )
+    fig.add_trace(
+        go.Bar(
+            x=labels,
+            y=list(reshaped.after),
+            name="sampled from",
+            marker_color=[CHOSEN if k else DROPPED for k in reshaped.kept],
+        ),
+        row=1,
+        col=2,
+    )
+    fig.update_yaxes(type="category", autorange="reversed", row=1, col=1)
+    fig.update_xaxes(title="score (sum of log-probabilities)", row=1, col=1)
+    fig.update_yaxes(range=[0, 1.05], title="probability", row=1, col=2)
+    fig.update_xaxes(type="category", row=1, col=2)
+    fig.update_layout(
+        barmode="group",
+        title="greedy, beam search and sampling on this input",
+        legend={"orientation": "h", "y": -0.2},
+        margin={"l": 10, "r": 10, "t": 90, "b": 10},
+    )
+    return fig
