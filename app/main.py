@@ -19,7 +19,7 @@ PAGES = (  # (file, title, url path)
     ("heads.py", "Heads", "heads"),
     ("experiments.py", "Experiments", "experiments"),
     ("training.py", "Training", "training"),
-    ("lessons.py", "Lessons", "lessons"),
+    ("lecture.py", "Lecture", "lecture"),
 )
 
 
@@ -31,8 +31,11 @@ def _model_from_argv(argv: list[str]) -> str:
 
 
 def _pages() -> list[st.Page]:
-    """Every page; the one a shared link names with ?page= opens first."""
+    """Every page; the one a shared link names with ?page= opens first (a student's join
+    link, ?class=CODE, opens the lecture; the Lessons page of old links is the lecture now)."""
     wanted = urlstate.remembered("page", "explore", str)
+    if wanted == "lessons" or "class" in st.query_params:
+        wanted = "lecture"
     if wanted not in {url for _, _, url in PAGES}:
         wanted = "explore"
     return [

@@ -89,7 +89,7 @@ def causal_build(trace: Trace, layer: int, head: int, step: int) -> go.Figure:
             row=1,
             col=col,
         )
-    fig.update_xaxes(type="category", side="top", range=[-0.5, T - 0.5])
+    fig.update_xaxes(type="category", side="bottom", tickangle=-45, range=[-0.5, T - 0.5])
     fig.update_yaxes(type="category", autorange="reversed")
     fig.update_layout(
         title=f"token {step} ({token_text(tokens[step])}) may look at positions 0–{step}; "

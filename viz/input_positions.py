@@ -78,7 +78,7 @@ def input_positions(trace: Trace, dims: int = 32) -> go.Figure:
         row=1,
         col=2,
     )
-    fig.update_xaxes(type="category", side="top")
+    fig.update_xaxes(type="category", side="bottom")
     fig.update_yaxes(type="category", autorange="reversed")
     fig.update_layout(
         title=f"§3.5 on this input: embedding · √d_model + PE, d_model = {trace.model.d_model}",

@@ -16,13 +16,16 @@ from attnlens.viz.labels import token_text
 CHOSEN, OTHER, DROPPED = "#d62728", "rgb(31,119,180)", "#c0c0c0"
 
 
-def next_token_bars(run: DecodeRun, step: int) -> go.Figure:
+def next_token_bars(run: DecodeRun, step: int, hide: bool = False) -> go.Figure:
     """The probabilities the linear layer and softmax give the next token at `step`: the most
-    likely ones, the rest of the vocabulary as one bar, the token the run took in red."""
+    likely ones, the rest of the vocabulary as one bar, the token the run took in red.
+    hide: the same tokens in alphabetical order with their probabilities hidden (to predict)."""
     check_step(run, step)
     cands = run.steps[step].candidates[followed_row(run, step)]
     taken = followed(run, step)[step].token
     so_far = "".join(token_text(b.token) + " " for b in followed(run, step)[:step]).strip()
+    if hide:
+        return _hidden_bars(sorted(c.token for c in cands), step, so_far)
     rest = max(0.0, 1.0 - sum(c.prob for c in cands))
     labels = [token_text(c.token) for c in cands] + ["(every other token)"]
     probs = [c.prob for c in cands] + [rest]
@@ -42,6 +45,28 @@ def next_token_bars(run: DecodeRun, step: int) -> go.Figure:
         title=f"step {step}: p(next token | {so_far or 'the start'}) · {run.strategy} took "
         f"{token_text(taken)}",
         xaxis={"title": "probability", "range": [0, 1.1]},
+        yaxis={"type": "category", "autorange": "reversed"},
+        margin={"l": 10, "r": 10, "t": 90, "b": 10},
+    )
+    return fig
+
+
+def _hidden_bars(tokens: list[str], step: int, so_far: str) -> go.Figure:
+    labels = [token_text(t) for t in tokens]
+    fig = go.Figure(
+        go.Bar(
+            x=[1.0] * len(tokens),
+            y=labels,
+            orientation="h",
+            marker_color=DROPPED,
+            text=["?"] * len(tokens),
+            textposition="inside",
+            hoverinfo="skip",
+        )
+    )
+    fig.update_layout(
+        title=f"step {step}: p(next token | {so_far or 'the start'}) · which is largest?",
+        xaxis={"visible": False, "range": [0, 1.1]},
         yaxis={"type": "category", "autorange": "reversed"},
         margin={"l": 10, "r": 10, "t": 90, "b": 10},
     )

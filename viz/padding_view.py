@@ -53,7 +53,7 @@ def padding_view(batch: Sequence[Sequence[str]], names: Sequence[str] | None = N
             row=1,
             col=col,
         )
-    fig.update_xaxes(type="category", side="top", tickangle=-60)
+    fig.update_xaxes(type="category", side="bottom", tickangle=-60)
     fig.update_yaxes(type="category", autorange="reversed")
     fig.update_layout(
         title=f"a batch of {len(batch)}, padded to {P} positions: no query "

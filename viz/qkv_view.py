@@ -71,7 +71,7 @@ def qkv_view(
                 row=1,
                 col=col,
             )
-    fig.update_xaxes(type="category", side="top", showticklabels=False, row=1)
+    fig.update_xaxes(type="category", side="bottom", showticklabels=False, row=1)
     fig.update_xaxes(showticklabels=True, col=4)
     fig.update_yaxes(type="category", autorange="reversed")
     fig.update_yaxes(showticklabels=False, col=2)

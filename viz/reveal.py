@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+import numpy as np
 import plotly.graph_objects as go
 
 from attnlens.record.decode import DecodeRun
@@ -49,6 +50,29 @@ def where_reveal(
         line={"color": RIGHT, "width": 5},
         name="answer",
     )
+    return fig
+
+
+def blank_row(fig: go.Figure, row: int, names: Sequence[str]) -> go.Figure:
+    """Predict before you see: the figure with one query row of its weight heatmaps (traces
+    named in `names`) left empty and outlined, so the asked answer is not on screen."""
+    for trace in fig.data:
+        if trace.type != "heatmap" or trace.name not in names or trace.z is None:
+            continue
+        z = np.array(trace.z, dtype=np.float64)  # (Q, K)
+        if not 0 <= row < z.shape[0]:
+            raise ValueError(f"row {row} is outside 0..{z.shape[0] - 1}")
+        z[row] = np.nan
+        trace.z = z
+        if trace.text is not None:
+            text = np.array(trace.text, dtype=object)
+            text[row] = ""
+            trace.text = text
+        axes = {"xref": trace.xaxis or "x", "yref": trace.yaxis or "y"}
+        fig.add_shape(type="rect", x0=-0.5, x1=z.shape[1] - 0.5, y0=row - 0.5, y1=row + 0.5,
+                      line={"color": ROW, "width": 4, "dash": "dot"}, **axes)  # fmt: skip
+        fig.add_annotation(x=(z.shape[1] - 1) / 2, y=row, text="?", showarrow=False,
+                           font={"size": 22, "color": ROW}, **axes)  # fmt: skip
     return fig
 
 

@@ -48,6 +48,7 @@ DEFAULT_KIND: dict[str, Kind] = {
 NEEDS_KIND = {"causal": "decoder_self", "cross": "cross"}  # no stand-in will do
 FIRST_LAYER = {"qkv", "scaling", "heads", "causal"}  # their layer defaults to 0, others last
 SAMPLE_SEED = 0
+WEIGHT_TRACES = ("weight", "weights")  # the heatmap traces that hold a head's weights
 
 
 @dataclass(frozen=True)
@@ -61,6 +62,7 @@ class Shown:
     layers: int = 0  # how many the model has, for the teacher's controls
     heads: int = 0
     steps: int = 0
+    asked: Question | None = None  # the question on screen: its answer stays hidden
 
 
 @dataclass
@@ -86,9 +88,12 @@ def build(slide: Slide, live: LiveInput, view: View) -> Built:
         shown = _resolve(slide, tr, kind, view, built)
         built.question = _question(slide, live, shown, view) if slide.ask else None
         built.shown = shown = _after_question(shown, built.question, slide, live, view)
-        built.figure = (
-            FIGURES[slide.figure](slide, live, shown) if slide.figure != "title" else None
-        )
+        if slide.figure != "title":
+            built.figure = FIGURES[slide.figure](slide, live, shown)
+        asked = shown.asked
+        if asked is not None and asked.ask == "where" and built.figure is not None:
+            names = (*WEIGHT_TRACES, f"head {shown.head}")
+            built.figure = reveal_viz.blank_row(built.figure, asked.query or 0, names)
         if isinstance(built.question, Question):
             built.reveal = _reveal(built.question, live)
     except ValueError as err:  # InputError and every figure's "cannot" are ValueErrors
@@ -192,11 +197,16 @@ def _after_question(
             step = question.step
     if head is None and shown.kind is not None and layer is not None:
         head = _decided_head(live, shown.kind, layer)
+    if step is None and slide.figure == "decoding":
+        step = _split(live.greedy(), live.beam(slide.beam_size or 4))
     if step is None:
         step = 2 if slide.figure == "causal" else 0
-    if slide.figure == "causal":
-        step = min(step, shown.steps - 1)
-    return Shown(shown.kind, layer, head, step, shown.layers, shown.heads, shown.steps)
+    steps = shown.steps
+    if slide.figure in ("softmax", "decoding"):
+        steps = len(live.greedy().steps)  # decoding steps, not input positions
+    step = min(step, max(0, steps - 1))
+    asked = question if isinstance(question, Question) else None
+    return Shown(shown.kind, layer, head, step, shown.layers, shown.heads, steps, asked)
 
 
 def _decided_head(live: LiveInput, kind: Kind, layer: int) -> int:
@@ -252,7 +262,7 @@ def _qkv(slide: Slide, live: LiveInput, shown: Shown) -> go.Figure:
     kind, layer, head = _khl(shown)
     proj = live.projections(kind, layer, head)
     q_tokens, k_tokens = live.trace.shown(kind)
-    return qkv_view(proj.q, proj.k, proj.v, q_tokens, k_tokens, proj.mask, _row(live, shown))
+    return qkv_view(proj.q, proj.k, proj.v, q_tokens, k_tokens, proj.mask)
 
 
 def _scaling(slide: Slide, live: LiveInput, shown: Shown) -> go.Figure:
@@ -314,7 +324,8 @@ def _heatmap(slide: Slide, live: LiveInput, shown: Shown) -> go.Figure:
 
 def _softmax(slide: Slide, live: LiveInput, shown: Shown) -> go.Figure:
     run = live.greedy()
-    return next_token_bars(run, min(shown.step or 0, len(run.steps) - 1))
+    hide = shown.asked is not None and shown.asked.ask == "greedy-next"
+    return next_token_bars(run, min(shown.step or 0, len(run.steps) - 1), hide=hide)
 
 
 def _decoding(slide: Slide, live: LiveInput, shown: Shown) -> go.Figure:
@@ -323,14 +334,11 @@ def _decoding(slide: Slide, live: LiveInput, shown: Shown) -> go.Figure:
     sample = live.decode(
         "sample", temperature=temperature, top_k=slide.top_k, top_p=slide.top_p, seed=SAMPLE_SEED
     )
-    runs = {
-        "greedy": greedy,
-        f"beam ({beam.params.get('beam_size')})": beam,
-        f"sample (T = {temperature:g})": sample,
-    }
-    step = min(
-        shown.step if shown.step is not None else _split(greedy, beam), len(greedy.steps) - 1
-    )
+    runs = {"greedy": greedy, f"beam ({beam.params.get('beam_size')})": beam,
+            f"sample (T = {temperature:g})": sample}  # fmt: skip
+    if shown.asked is not None and shown.asked.ask == "beam-vs-greedy":
+        runs = {name: run for name, run in runs.items() if not name.startswith("beam")}
+    step = min(shown.step or 0, len(greedy.steps) - 1)
     cands = greedy.steps[step].candidates[0]
     shaped = reshape(
         [c.token for c in cands], [c.prob for c in cands], temperature, slide.top_k, slide.top_p

@@ -1,0 +1,89 @@
+"""A class on screen: the teacher's join code, link and QR code; the student's joining and
+following (README, "Teaching with attnlens")."""
+
+from __future__ import annotations
+
+import os
+import time
+from urllib.parse import urlsplit, urlunsplit
+
+import streamlit as st
+
+from attnlens.app.classroom.names import valid_student_id
+from attnlens.app.classroom.qr import qr_png
+from attnlens.app.classroom.state import ClassState, Student
+from attnlens.app.classroom.store import ClassStore
+from attnlens.app.safe_text import md
+
+PUBLIC_URL_ENV = "ATTNLENS_PUBLIC_URL"
+FOLLOW_SECONDS = 1.0  # a student's screen asks for the class state this often
+SEEN_SECONDS = 10.0  # and tells the store it is still there this often
+
+
+def app_base() -> str:
+    """The address students open: $ATTNLENS_PUBLIC_URL (behind a proxy), else the address
+    the teacher's browser is on, without the page's own path."""
+    public = os.environ.get(PUBLIC_URL_ENV, "").strip()
+    if public:
+        return public.rstrip("/")
+    url = st.context.url or "http://localhost:8501"
+    parts = urlsplit(url)
+    segments = [s for s in parts.path.split("/") if s]
+    if segments and segments[-1] == "lecture":
+        segments = segments[:-1]
+    return urlunsplit((parts.scheme, parts.netloc, "/".join(["", *segments]), "", "")).rstrip("/")
+
+
+def join_link(code: str) -> str:
+    return f"{app_base()}/?class={code}"
+
+
+def class_bar(code: str, store: ClassStore) -> None:
+    """One line the room can read: the code and the link; the QR code a click away."""
+    link = join_link(code)
+    roster = store.roster(code)
+    left, right = st.columns([5, 1], vertical_alignment="center")
+    with left.container(key="lec_class_bar"):
+        st.markdown(f"**Join: {md(link)}** · code **{code}** · {roster.joined} joined")
+    with right.popover("QR code", width="stretch"):
+        st.image(qr_png(link), caption=md(link), width=420)
+
+
+def start_class(store: ClassStore, state: ClassState) -> None:
+    """Create the class and put its code and the teacher's key in this page's address."""
+    made = store.create(state)
+    st.query_params["class"] = made.code
+    st.query_params["key"] = made.key
+
+
+def end_class() -> None:
+    """Leave the class: the lecture goes on alone (students keep their last slide)."""
+    for name in ("class", "key"):
+        if name in st.query_params:
+            del st.query_params[name]
+
+
+def joined(store: ClassStore, code: str) -> Student:
+    """This browser's student: the one its link names (a reload, a server restart), else a new
+    one whose id goes into the link."""
+    held: Student | None = st.session_state.get("_lec_student")
+    if held is not None and st.session_state.get("_lec_student_class") == code:
+        return held
+    given = st.query_params.get("me")
+    student = store.join(code, given if valid_student_id(given) else None)
+    st.session_state["_lec_student"], st.session_state["_lec_student_class"] = student, code
+    if st.query_params.get("me") != student.id:
+        st.query_params["me"] = student.id
+    return student
+
+
+@st.fragment(run_every=FOLLOW_SECONDS)
+def follow(store: ClassStore, code: str, version: int, student: str) -> None:
+    """Every second: is the teacher somewhere new? Then draw the page again."""
+    now = time.monotonic()
+    if now - st.session_state.get("_lec_seen", 0.0) >= SEEN_SECONDS:
+        st.session_state["_lec_seen"] = now
+        store.seen(code, student)
+    state = store.state(code)
+    if state is not None and state.version != version:
+        st.rerun(scope="app")

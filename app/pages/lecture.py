@@ -1,0 +1,199 @@
+"""Lecture: §3 of the paper (or any deck) slide by slide on live models, alone or with a class.
+
+?page=lecture&deck=NAME&slide=N opens a slide; ?class=CODE joins a class as a student; the
+teacher's link also carries key=…, the only thing that can move the class.
+"""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from attnlens.app import urlstate
+from attnlens.app.classroom import panel
+from attnlens.app.classroom.names import normal_code
+from attnlens.app.classroom.state import ClassState
+from attnlens.app.classroom.store import ClassError, ClassStore
+from attnlens.app.lecture import ask, place, screen
+from attnlens.app.lecture.controls import adjust
+from attnlens.app.lecture.deck import Deck, Library
+from attnlens.app.lecture.questions import Question
+from attnlens.app.lecture.screen import Place
+from attnlens.app.lecture.shared import built_slide, library, this_store
+from attnlens.app.lecture.slides import Built
+from attnlens.app.lecture.view import View, input_text, model_name
+from attnlens.app.safe_text import md
+from attnlens.app.state import load_lens
+
+
+def page() -> None:
+    urlstate.remember("page", "lecture")
+    screen.projector_css()
+    decks = library()
+    if not decks.decks:
+        st.error("No deck could be read.")
+        _deck_errors(decks)
+        return
+    code = normal_code(st.query_params.get("class", ""))
+    if st.query_params.get("class") and not code:
+        st.error(md(f"{st.query_params.get('class')!r} is not a join code (6 letters and digits)."))
+        return
+    try:
+        store = this_store() if code else None
+        if store is not None and not store.is_teacher(code, st.query_params.get("key")):
+            student_page(decks, store, code)
+            return
+        lecturer_page(decks, store, code or None)
+    except ClassError as err:  # the store cannot be reached, the class is full, …
+        st.error(md(err))
+
+
+def _deck_errors(decks: Library) -> None:
+    if decks.errors:
+        with st.expander(f"{len(decks.errors)} deck file(s) could not be read"):
+            for message in decks.errors.values():
+                st.text(message)
+
+
+def slide_of(deck: Deck, here: Place) -> tuple[Built, str, str] | None:
+    """The slide built on its model and input (shared by every session), or None with a
+    message when the model cannot be loaded."""
+    slide = deck.slides[here.slide]
+    model = model_name(deck, slide, here.view)
+    lens = load_lens(model)
+    if lens is None:
+        return None
+    text = input_text(deck, slide, here.view, lens.example)
+    view_json = json.dumps(here.view.to_dict(), sort_keys=True)
+    with st.spinner("Running the model…"):
+        return built_slide(deck.name, slide.number, view_json, model, text), model, text
+
+
+def lecturer_page(decks: Library, store: ClassStore | None, code: str | None) -> None:
+    """The lecture on its own, or the teacher of class `code` (this link carries its key)."""
+    here = place.current(decks)
+    place.to_url(here)
+    deck = decks.decks[here.deck]
+    slide = deck.slides[here.slide]
+    made = slide_of(deck, here)
+    if made is None:
+        return
+    built, model, text = made
+    question = built.question if isinstance(built.question, Question) else None
+    state = _sync(store, code, here, question) if store is not None and code else None
+    if state is not None and question is not None:
+        revealed = state.revealed == question.id
+    else:
+        revealed = ask.locally_revealed(built.question)
+    screen.header(deck, slide, f" · {model}")
+    if store is not None and code:
+        panel.class_bar(code, store)
+    words = screen.body(slide, built, revealed)
+    with words:
+        if store is not None and code and state is not None:
+            ask.teacher(built.question, store, code, revealed,
+                        lambda: _reveal(store, code, question))  # fmt: skip
+        else:
+            ask.local(built.question)
+    screen.navigation(here, deck, built, place.go)
+    _tools(here, deck, built, model, text, store, code)
+    _deck_errors(decks)
+
+
+def _tools(here: Place, deck: Deck, built: Built, model: str, text: str,
+           store: ClassStore | None, code: str | None) -> None:  # fmt: skip
+    """The slide's settings, and the class: out of the way, at the bottom."""
+    cols = st.columns([2, 2, 1])
+    with cols[0]:
+        adjust(here, model, text, built, place.go)
+    if code is None:
+        cols[1].button("Start a class", key="lec_start", width="stretch", on_click=_start,
+                       args=(here,))  # fmt: skip
+    else:
+        cols[1].button("Leave the class (it keeps its last slide)", key="lec_end",
+                       width="stretch", on_click=panel.end_class)  # fmt: skip
+    cols[2].link_button("Explore", f"./explore?model={model}", width="stretch")
+
+
+def _start(here: Place) -> None:
+    panel.start_class(this_store(), ClassState(here.deck, here.slide, here.view.to_dict()))
+
+
+def _sync(store: ClassStore, code: str, here: Place, question: Question | None) -> ClassState:
+    """Put the teacher's slide, view and question in the store when they changed; a question
+    stays revealed only while it is the one on screen."""
+    state = store.state(code)
+    if state is None:
+        raise ClassError("this class is no longer in the store; start a new one")
+    qid = question.id if question is not None else None
+    wanted = state.moved(
+        deck=here.deck,
+        slide=here.slide,
+        view=here.view.to_dict(),
+        question=question.to_dict() if question is not None else None,
+        question_id=qid,
+        revealed=state.revealed if state.revealed == qid else None,
+    )
+    if _differs(state, wanted):
+        state = store.update(code, st.query_params.get("key"), wanted)
+    return state
+
+
+def _differs(a: ClassState, b: ClassState) -> bool:
+    fields = ("deck", "slide", "view", "question_id", "revealed")
+    return any(getattr(a, f) != getattr(b, f) for f in fields)
+
+
+def _reveal(store: ClassStore, code: str, question: Question | None) -> None:
+    state = store.state(code)
+    if state is not None and question is not None:
+        store.update(code, st.query_params.get("key"), state.moved(revealed=question.id))
+
+
+def student_page(decks: Library, store: ClassStore, code: str) -> None:
+    """A student's screen: the teacher's slide and view, their own answers; or, stepped away,
+    their own walk through the deck until they rejoin."""
+    state = store.state(code)
+    if state is None:
+        st.error(md(f"No class has the code {code}: check it with your teacher."))
+        return
+    me = panel.joined(store, code)
+    if state.deck not in decks.decks:
+        st.error(md(f"The teacher's deck {state.deck!r} is not on this server."))
+        return
+    following = st.toggle("Follow the teacher", value=True, key="lec_follow")
+    last = len(decks.decks[state.deck].slides) - 1
+    teacher_place = Place(state.deck, min(state.slide, last), View.from_dict(state.view))
+    if following:
+        st.session_state[place.SESSION] = teacher_place
+    here = place.current(decks) if not following else teacher_place
+    deck = decks.decks[here.deck]
+    slide = deck.slides[here.slide]
+    made = slide_of(deck, here)
+    if made is None:
+        return
+    built, model, _ = made
+    asked = Question.from_dict(state.question) if state.question else None
+    same = (
+        asked is not None
+        and isinstance(built.question, Question)
+        and (built.question.id == asked.id)
+    )
+    revealed = following and asked is not None and state.revealed == asked.id
+    screen.header(deck, slide, f" · {model} · class {code} · you are {me.nickname}")
+    words = screen.body(slide, built, revealed and same)
+    with words:
+        if following:
+            ask.student(asked if asked is not None else built.question, store, code, me.id,
+                        revealed)  # fmt: skip
+        else:
+            ask.local(built.question)
+    if following:
+        panel.follow(store, code, state.version, me.id)
+    else:
+        st.caption("You have stepped away: move on your own, and switch Follow back on to rejoin.")
+        screen.navigation(here, deck, built, place.go, prefix="stu")
+
+
+page()
