@@ -6,7 +6,7 @@ STAMP := $(VENV)/.install-stamp
 TORCH := torch==2.13.0
 PORT ?= 8501
 
-.PHONY: install run test lint typecheck unit browser-deps bench models clean
+.PHONY: install run test lint typecheck unit browser-deps service-deps bench models clean
 
 install: $(STAMP)
 
@@ -43,10 +43,17 @@ browser-deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null; fi; }
 
+# The Redis class store is tested against a real redis-server (tests start it themselves).
+service-deps:
+	@command -v redis-server >/dev/null 2>&1 || { \
+	  echo "installing Debian's redis-server for the class-store tests"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq redis-server >/dev/null; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq redis-server >/dev/null; fi; }
+
 unit: install
 	$(BIN)/python -m pytest
 
-test: install browser-deps lint typecheck unit
+test: install browser-deps service-deps lint typecheck unit
 
 bench: install
 	$(BIN)/python -m bench

@@ -74,6 +74,20 @@ def build_parser() -> argparse.ArgumentParser:
     serve = sub.add_parser("serve", help="start the app in the browser")
     serve.add_argument("--port", type=int, default=8501)
     serve.add_argument("--model", help="model to open first (default: reverse)")
+    serve.add_argument(
+        "--class-store",
+        metavar="URL",
+        help="where live classes are kept: sqlite:///PATH (default: a file in "
+        "~/.local/share/attnlens) or redis://HOST:PORT/DB for several replicas "
+        "(or set ATTNLENS_CLASS_STORE)",
+    )
+    serve.add_argument(
+        "--decks",
+        metavar="DIR",
+        action="append",
+        type=Path,
+        help="a folder of lecture decks (*.deck) besides the bundled ones; may be repeated",
+    )
     return parser
 
 
@@ -138,6 +152,7 @@ def cmd_eval(args: argparse.Namespace) -> None:
 def cmd_serve(args: argparse.Namespace) -> None:
     if not 1 <= args.port <= 65535:
         raise attnlens.InputError(f"--port must be between 1 and 65535, got {args.port}")
+    _prepare_teaching(args)
     script = Path(__file__).parent / "main.py"
     command = [
         sys.executable,
@@ -155,6 +170,29 @@ def cmd_serve(args: argparse.Namespace) -> None:
     if args.model:
         command += ["--", "--model", args.model]
     os.execv(sys.executable, command)  # streamlit takes over this process: stopping it stops all
+
+
+def _prepare_teaching(args: argparse.Namespace) -> None:
+    """Check the class store answers and read the decks before the app starts: a store that
+    cannot be reached stops here with its reason; a bad deck is named, and the rest serve."""
+    from attnlens.app.classroom.store import ENV, open_store, store_url
+    from attnlens.app.lecture.deck import DECKS_ENV, read_library
+
+    if args.class_store:
+        os.environ[ENV] = args.class_store
+    store = open_store(store_url())
+    try:
+        store.ping()
+    finally:
+        store.close()
+    if args.decks:
+        for folder in args.decks:
+            if not folder.is_dir():
+                raise attnlens.InputError(f"--decks {folder}: no such folder")
+        os.environ[DECKS_ENV] = os.pathsep.join(str(f.resolve()) for f in args.decks)
+    library = read_library()
+    for message in library.errors.values():
+        print(f"attnlens: warning: {_one_line(message)}", file=sys.stderr)
 
 
 COMMANDS = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -38,6 +39,20 @@ def lm(tiny_lm_dir: Path) -> CausalLens:
     lens = load(str(tiny_lm_dir), device="cpu")
     assert isinstance(lens, CausalLens)
     return lens
+
+
+@pytest.fixture(scope="session", autouse=True)
+def class_store_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Live classes of the tests (and of the servers they start) go to a temporary SQLite
+    file, never to the user's own store."""
+    name = "ATTNLENS_CLASS_STORE"
+    before = os.environ.get(name)
+    os.environ[name] = f"sqlite:///{tmp_path_factory.mktemp('classes') / 'classes.sqlite3'}"
+    yield
+    if before is None:
+        os.environ.pop(name, None)
+    else:
+        os.environ[name] = before
 
 
 @pytest.fixture(scope="session")

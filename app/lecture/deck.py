@@ -18,6 +18,7 @@ Every problem is a DeckError naming the file, the slide, its line and the field.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
@@ -327,3 +328,22 @@ def read_file(path: Path) -> Deck:
     if size > MAX_BYTES:
         raise DeckError(f"{path}: {size} bytes, a deck may hold at most {MAX_BYTES}")
     return parse_deck(path.read_text(encoding="utf-8"), path.stem, str(path))
+
+
+BUNDLED_DECKS = Path(__file__).resolve().parents[1] / "decks"
+DECKS_ENV = "ATTNLENS_DECKS"
+
+
+def deck_folders() -> list[Path]:
+    """The bundled decks, then every folder in $ATTNLENS_DECKS (os.pathsep-separated), which
+    `attnlens serve --decks DIR` sets."""
+    extra = [Path(p) for p in os.environ.get(DECKS_ENV, "").split(os.pathsep) if p.strip()]
+    return [BUNDLED_DECKS, *extra]
+
+
+def read_library() -> Library:
+    """Every deck of every folder; a bad file is kept as a message, the others load."""
+    library = Library()
+    for folder in deck_folders():
+        library = read_folder(folder, library)
+    return library

@@ -4,37 +4,19 @@ records of each input and each slide built on them (built once, drawn for every 
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import plotly.graph_objects as go
 import streamlit as st
 
 from attnlens.app.classroom.store import ClassStore, open_store, store_url
-from attnlens.app.lecture.deck import Deck, Library, read_folder
+from attnlens.app.lecture.deck import Deck, Library, read_library
 from attnlens.app.lecture.live import LiveInput
 from attnlens.app.lecture.slides import Built, build
 from attnlens.app.lecture.view import View
 from attnlens.app.state import shared_lens
 
-BUNDLED_DECKS = Path(__file__).resolve().parents[1] / "decks"
-DECKS_ENV = "ATTNLENS_DECKS"
 FIGURE_HEIGHT = 640  # px: a 1080-line projector keeps room for the title and the buttons
 FONT = 18
-
-
-def deck_folders() -> list[Path]:
-    """The bundled decks, then every folder in $ATTNLENS_DECKS (os.pathsep-separated)."""
-    extra = [Path(p) for p in os.environ.get(DECKS_ENV, "").split(os.pathsep) if p.strip()]
-    return [BUNDLED_DECKS, *extra]
-
-
-def read_library() -> Library:
-    """Every deck of every folder; a bad file is kept as a message, the others load."""
-    library = Library()
-    for folder in deck_folders():
-        library = read_folder(folder, library)
-    return library
 
 
 @st.cache_resource(show_spinner=False)

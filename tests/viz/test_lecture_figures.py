@@ -1,0 +1,165 @@
+"""The lecture's figures, checked by their data: each shows what its section is about."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attnlens.record.trace import ModelInfo
+from attnlens.viz.architecture import ATTENTION_NAMES, HIGHLIGHT, architecture_diagram
+from attnlens.viz.causal_build import causal_build
+from attnlens.viz.heads_row import heads_row
+from attnlens.viz.input_positions import input_positions
+from attnlens.viz.output_softmax import next_token_bars, reshape, strategies_view
+from attnlens.viz.padding_view import padding_masks, padding_view
+from attnlens.viz.qkv_view import qkv_view
+from attnlens.viz.reveal import RIGHT, blank_row, class_answers, head_scores, where_reveal
+from attnlens.viz.saturation import saturation, saturation_view
+from helpers import synth
+
+ENC_DEC = ModelInfo("translate", "encoder-decoder", 2, 4, 64)
+
+
+def texts(fig) -> str:  # type: ignore[no-untyped-def]
+    return " | ".join(a.text or "" for a in fig.layout.annotations)
+
+
+def test_figure_1_names_each_attention_where_it_sits_and_outlines_one() -> None:
+    fig = architecture_diagram(ENC_DEC, "<b>cat</b>", "<s> gat", highlight="cross")
+    words = texts(fig)
+    for part in ("Input Embedding", "Output Embedding (shifted right)", "Masked Multi-Head Attention",
+                 "Feed Forward", "Add & Norm", "Linear", "Softmax", "memory: K and V", "N = 2 ×"):  # fmt: skip
+        assert part in words, part
+    for name in ATTENTION_NAMES.values():
+        assert name.replace(" ", "<br>", 1) in words
+    assert "&lt;b&gt;cat&lt;/b&gt;" in words and "<b>cat</b>" not in words  # text, not markup
+    lit = [s for s in fig.layout.shapes if s.line.color == HIGHLIGHT]
+    assert len(lit) == 1 and lit[0].x0 > 6  # the decoder's second attention block
+    assert "N = 2 layers, h = 4 heads, d_model = 64" in fig.layout.title.text
+
+
+def test_a_decoder_only_model_has_one_stack_and_says_why() -> None:
+    fig = architecture_diagram(ModelInfo("lm", "decoder", 3, 4, 64), "", "<s> T h e")
+    words = texts(fig)
+    assert "Input Embedding" not in words and "memory: K and V" not in words
+    assert "decoder-only: no encoder" in words and "N = 3 ×" in words
+    assert ATTENTION_NAMES["cross"].replace(" ", "<br>", 1) not in words
+
+
+def test_unscaled_dot_products_saturate_the_softmax_as_d_k_grows() -> None:
+    curve = saturation()
+    assert list(curve.unscaled) == sorted(curve.unscaled) and curve.unscaled[-1] > 0.9
+    assert max(curve.scaled) - min(curve.scaled) < 0.1 and max(curve.scaled) < 0.5
+    q = np.random.default_rng(1).normal(size=(3, 16))
+    k = np.random.default_rng(2).normal(size=(4, 16))
+    fig = saturation_view(q, k, 1, "b", ["w", "x", "y", "z"])
+    lines, bars = fig.data[:2], fig.data[2:]
+    assert list(lines[0].x) == list(curve.d_ks)
+    unscaled, scaled = (np.asarray(b.y) for b in bars)
+    assert unscaled.sum() == pytest.approx(1) and scaled.sum() == pytest.approx(1)
+    assert unscaled.max() >= scaled.max()  # dividing by √d_k can only soften the row
+    with pytest.raises(ValueError, match="query 5"):
+        saturation_view(q, k, 5, "b", ["w", "x", "y", "z"])
+
+
+def test_the_qkv_view_computes_the_weights_from_q_k_v() -> None:
+    rng = np.random.default_rng(0)
+    q, k, v = rng.normal(size=(3, 4)), rng.normal(size=(3, 4)), rng.normal(size=(3, 4))
+    mask = np.tril(np.ones((3, 3), bool))
+    fig = qkv_view(q, k, v, ["a", "b", "c"], ["a", "b", "c"], mask, query=2)
+    weights = np.asarray(fig.data[3].z)
+    scores = np.where(mask, q @ k.T / 2.0, -np.inf)
+    expected = np.exp(scores - scores.max(1, keepdims=True))
+    np.testing.assert_allclose(weights, expected / expected.sum(1, keepdims=True), atol=1e-12)
+    assert [t.name for t in fig.data] == ["Q", "K/V", "K/V", "weights", "masked"]
+    assert len(fig.layout.shapes) == 2  # the query's row, in Q and in the weights
+
+
+def test_every_head_of_a_layer_side_by_side() -> None:
+    tr = synth.make_trace(L=2, H=3)
+    fig = heads_row(tr, "encoder_self", 1)
+    assert [t.name for t in fig.data] == ["head 0", "head 1", "head 2"]
+    np.testing.assert_allclose(np.asarray(fig.data[2].z), tr.encoder_self[1, 2], rtol=1e-6)  # type: ignore[index]
+    with pytest.raises(ValueError, match="layer 2"):
+        heads_row(tr, "encoder_self", 2)
+
+
+def test_the_causal_mask_grows_one_row_per_token() -> None:
+    tr = synth.make_trace(tgt=("<s>", "x", "y", "z"), L=1, H=2)
+    fig = causal_build(tr, 0, 1, 2)
+    mask, weights = (np.asarray(t.z, dtype=float) for t in fig.data)
+    assert np.isnan(mask[3]).all() and np.isnan(weights[3]).all()  # not written yet
+    np.testing.assert_array_equal(mask[:3], np.tril(np.ones((4, 4)))[:3])
+    assert np.isnan(weights[1, 2:]).all() and weights[2, :3].sum() == pytest.approx(1, abs=1e-5)
+    assert "positions 0–2" in fig.layout.title.text and "1 later position masked" in fig.layout.title.text
+    with pytest.raises(ValueError, match="step 4"):
+        causal_build(tr, 0, 1, 4)
+
+
+def test_padding_masks_hide_the_pads_from_every_query() -> None:
+    masks = padding_masks([3, 5])
+    assert masks.shape == (2, 5, 5)
+    assert masks[0, :, :3].all() and not masks[0, :, 3:].any() and masks[1].all()
+    fig = padding_view([["a", "b", "</s>"], ["c", "d", "e", "f", "</s>"]], ["this", "that"])
+    assert list(fig.data[0].x)[3:] == ["3 · &lt;pad&gt;", "4 · &lt;pad&gt;"]
+    assert "this: 3 tokens + 2 pad" in texts(fig)
+    with pytest.raises(ValueError, match="at least one token"):
+        padding_masks([0, 2])
+
+
+def test_positions_of_this_input_and_their_likeness() -> None:
+    tr = synth.make_trace(src=("a", "b", "c", "</s>"), d_model=8)
+    fig = input_positions(tr, dims=4)
+    np.testing.assert_allclose(np.asarray(fig.data[0].z), tr.positional_encoding[:4, :4], rtol=1e-6)  # type: ignore[index]
+    similar = np.asarray(fig.data[1].z)
+    np.testing.assert_allclose(np.diag(similar), 1.0, rtol=1e-6)
+    from dataclasses import replace
+
+    with pytest.raises(ValueError, match="scheme: rotary"):
+        input_positions(replace(tr, positional_encoding=None, positional_scheme="rotary"))
+
+
+def test_the_next_token_bars_and_their_hidden_twin() -> None:
+    run = synth.greedy_run()
+    fig = next_token_bars(run, 1)
+    probs = list(fig.data[0].x)
+    assert probs[:2] == [0.6, 0.3] and probs[-1] == pytest.approx(0.1)
+    assert fig.data[0].marker.color[0] == "#d62728"  # greedy took "e"
+    hidden = next_token_bars(run, 1, hide=True)
+    assert list(hidden.data[0].y) == ["&lt;/s&gt;", "e"] and set(hidden.data[0].text) == {"?"}
+
+
+def test_temperature_top_k_and_top_p_reshape_the_distribution() -> None:
+    tokens, p = ["a", "b", "c", "d"], [0.5, 0.3, 0.15, 0.05]
+    assert reshape(tokens, p).after == pytest.approx(tuple(p))
+    cold, hot = reshape(tokens, p, 0.5), reshape(tokens, p, 2.0)
+    assert cold.after[0] > 0.5 > hot.after[0]
+    top2 = reshape(tokens, p, top_k=2)
+    assert top2.kept == (True, True, False, False) and sum(top2.after) == pytest.approx(1)
+    nucleus = reshape(tokens, p, top_p=0.7)
+    assert nucleus.kept == (True, True, False, False)
+    fig = strategies_view({"greedy": synth.greedy_run(), "beam": synth.beam_run()}, 0, top2, "x")
+    assert list(fig.data[0].y) == ["greedy", "beam"] and list(fig.data[2].y) == list(top2.after)
+
+
+def test_the_reveal_marks_the_asked_row_and_the_right_cell() -> None:
+    tr = synth.make_trace()
+    fig = where_reveal(tr, "encoder_self", 1, 2, query=3, answer=1)
+    row, cell = fig.layout.shapes[-2:]
+    assert (row.y0, row.y1, cell.x0, cell.x1) == (2.5, 3.5, 0.55, 1.45)
+    assert cell.line.color == RIGHT
+    hidden = blank_row(where_reveal(tr, "encoder_self", 1, 2, 3, 1), 3, ("weight",))
+    assert np.isnan(np.asarray(hidden.data[0].z, dtype=float)[3]).all()
+    assert not np.isnan(np.asarray(hidden.data[0].z, dtype=float)[2]).any()
+
+
+def test_the_class_histogram_counts_beside_the_truth() -> None:
+    fig = class_answers(["0 · <b>", "1 · b", "2 · c"], [1, 3, 1], 1)
+    bar = fig.data[0]
+    assert list(bar.x) == [1, 3, 1] and bar.marker.color[1] == RIGHT
+    assert bar.y[0] == "A · 0 · &lt;b&gt;" and bar.y[1].endswith("✓")
+    assert fig.layout.title.text == "the class: 3 of 5 right"
+    scores = head_scores([0.1, 0.9, 0.3], 1, "previous")
+    assert scores.data[0].marker.color[1] == RIGHT
+    with pytest.raises(ValueError, match="2 counts"):
+        class_answers(["a", "b", "c"], [1, 2], 0)
