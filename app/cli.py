@@ -178,6 +178,9 @@ def _prepare_teaching(args: argparse.Namespace) -> None:
     from attnlens.app.classroom.store import ENV, open_store, store_url
     from attnlens.app.lecture.deck import DECKS_ENV, read_library
 
+    for folder in args.decks or ():
+        if not folder.is_dir():
+            raise attnlens.InputError(f"--decks {folder}: no such folder")
     if args.class_store:
         os.environ[ENV] = args.class_store
     store = open_store(store_url())
@@ -186,13 +189,10 @@ def _prepare_teaching(args: argparse.Namespace) -> None:
     finally:
         store.close()
     if args.decks:
-        for folder in args.decks:
-            if not folder.is_dir():
-                raise attnlens.InputError(f"--decks {folder}: no such folder")
         os.environ[DECKS_ENV] = os.pathsep.join(str(f.resolve()) for f in args.decks)
     library = read_library()
     for message in library.errors.values():
-        print(f"attnlens: warning: {_one_line(message)}", file=sys.stderr)
+        print(f"attnlens: warning: {' '.join(message.split())}", file=sys.stderr)
 
 
 COMMANDS = {

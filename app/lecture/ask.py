@@ -76,6 +76,10 @@ def result(question: Question, chosen: int | None, whose: str = "You") -> None:
     st.markdown(f"**Why:** {md(question.why)}")
 
 
+def _answer(store: ClassStore, code: str, me: str, question_id: str, choice: int) -> None:
+    store.answer(code, me, question_id, choice)  # refused (False) once revealed: nothing to do
+
+
 def teacher(
     question: Question | NoQuestion | None,
     store: ClassStore,
@@ -129,8 +133,8 @@ def student(
                 key=f"lec_option_{i}",
                 type="primary" if chosen else "secondary",
                 disabled=revealed,
-                on_click=store.answer,
-                args=(code, me, question.id, i),
+                on_click=_answer,
+                args=(store, code, me, question.id, i),
                 width="stretch",
             )
     if not revealed:

@@ -137,9 +137,13 @@ def _resolve(slide: Slide, tr: Trace, kind: Kind | None, view: View, built: Buil
         return Shown(steps=len(tr.tgt_tokens))
     L, H = tr.model.shape(kind)
     wanted = view.layer if view.layer is not None else slide.layer
-    default = 0 if slide.figure in FIRST_LAYER else L - 1
-    layer = {None: default, "first": 0, "last": L - 1}.get(wanted, wanted)  # type: ignore[call-overload]
-    if not 0 <= int(layer) < L:
+    if isinstance(wanted, int):
+        layer = wanted
+    elif wanted is None:
+        layer = 0 if slide.figure in FIRST_LAYER else L - 1
+    else:
+        layer = 0 if wanted == "first" else L - 1
+    if not 0 <= layer < L:
         built.notes.append(f"layer {layer} is past this model's {L} layers: showing layer {L - 1}")
         layer = L - 1
     head = view.head if view.head is not None else slide.head
@@ -152,7 +156,7 @@ def _resolve(slide: Slide, tr: Trace, kind: Kind | None, view: View, built: Buil
         step = T - 1
     head_value = head if isinstance(head, int) else None
     step_value = step if isinstance(step, int) else (T - 1 if step == "last" else None)
-    return Shown(kind, int(layer), head_value, step_value, L, H, T)
+    return Shown(kind, layer, head_value, step_value, L, H, T)
 
 
 def _question(slide: Slide, live: LiveInput, shown: Shown, view: View) -> Question | NoQuestion:

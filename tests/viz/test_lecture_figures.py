@@ -27,8 +27,18 @@ def texts(fig) -> str:  # type: ignore[no-untyped-def]
 def test_figure_1_names_each_attention_where_it_sits_and_outlines_one() -> None:
     fig = architecture_diagram(ENC_DEC, "<b>cat</b>", "<s> gat", highlight="cross")
     words = texts(fig)
-    for part in ("Input Embedding", "Output Embedding (shifted right)", "Masked Multi-Head Attention",
-                 "Feed Forward", "Add & Norm", "Linear", "Softmax", "memory: K and V", "N = 2 ×"):  # fmt: skip
+    parts = (
+        "Input Embedding",
+        "Output Embedding (shifted right)",
+        "Masked Multi-Head Attention",
+        "Feed Forward",
+        "Add & Norm",
+        "Linear",
+        "Softmax",
+        "memory: K and V",
+        "N = 2 ×",
+    )
+    for part in parts:
         assert part in words, part
     for name in ATTENTION_NAMES.values():
         assert name.replace(" ", "<br>", 1) in words
@@ -91,7 +101,10 @@ def test_the_causal_mask_grows_one_row_per_token() -> None:
     assert np.isnan(mask[3]).all() and np.isnan(weights[3]).all()  # not written yet
     np.testing.assert_array_equal(mask[:3], np.tril(np.ones((4, 4)))[:3])
     assert np.isnan(weights[1, 2:]).all() and weights[2, :3].sum() == pytest.approx(1, abs=1e-5)
-    assert "positions 0–2" in fig.layout.title.text and "1 later position masked" in fig.layout.title.text
+    assert (
+        "positions 0–2" in fig.layout.title.text
+        and "1 later position masked" in fig.layout.title.text
+    )
     with pytest.raises(ValueError, match="step 4"):
         causal_build(tr, 0, 1, 4)
 

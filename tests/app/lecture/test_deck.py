@@ -37,8 +37,18 @@ def test_a_deck_reads_its_fields_slides_and_words() -> None:
     deck = parse_deck(GOOD, "heads")
     assert (deck.title, deck.model, len(deck.slides)) == ("Heads", "reverse", 2)
     first = deck.slides[0]
-    assert (first.number, first.title, first.line, first.figure) == (1, "Where does it look?", 4, "heatmap")
-    assert (first.kind, first.layer, first.head, first.ask) == ("encoder_self", "last", "auto", "where")
+    assert (first.number, first.title, first.line, first.figure) == (
+        1,
+        "Where does it look?",
+        4,
+        "heatmap",
+    )
+    assert (first.kind, first.layer, first.head, first.ask) == (
+        "encoder_self",
+        "last",
+        "auto",
+        "where",
+    )
     assert first.words == "Guess **first**."
     assert deck.slides[1].figure == "title" and deck.slides[1].words == ""
 
@@ -46,16 +56,35 @@ def test_a_deck_reads_its_fields_slides_and_words() -> None:
 @pytest.mark.parametrize(
     ("change", "says"),
     [
-        (("figure: heatmap", "figure: heatmapp"), "slide 1 ('Where does it look?', line 4), field 'figure': must be one of"),
-        (("layer: last", "layer: two"), "field 'layer': must be a whole number from 0 or first or last, got 'two' (line 8)"),
+        (
+            ("figure: heatmap", "figure: heatmapp"),
+            "slide 1 ('Where does it look?', line 4), field 'figure': must be one of",
+        ),
+        (
+            ("layer: last", "layer: two"),
+            "field 'layer': must be a whole number from 0 or first or last, got 'two' (line 8)",
+        ),
         (("head: auto", "head: -1"), "field 'head': must be in 0 up, got -1"),
-        (("kind: encoder_self", "kind: self"), "field 'kind': must be one of encoder_self, decoder_self, cross"),
-        (("ask: where", "ask: greedy-next"), "field 'ask': 'greedy-next' is asked on a figure among softmax, decoding, not 'heatmap'"),
+        (
+            ("kind: encoder_self", "kind: self"),
+            "field 'kind': must be one of encoder_self, decoder_self, cross",
+        ),
+        (
+            ("ask: where", "ask: greedy-next"),
+            "field 'ask': 'greedy-next' is asked on a figure among softmax, decoding, "
+            "not 'heatmap'",
+        ),
         (("section: 3.2.1", "sektion: 3.2.1"), "field 'sektion': unknown field (line 5"),
         (("section: 3.2.1", "head: 1"), "field 'head': given twice"),
         (("figure: heatmap\n", ""), "field 'figure': missing"),
-        (("figure: title\n", "temperature: 0\n"), "slide 2 ('The end', line 14), field 'temperature': must be above 0.0"),
-        (("model: reverse", "modell: reverse"), "before the first slide, field 'modell': unknown field"),
+        (
+            ("figure: title\n", "temperature: 0\n"),
+            "slide 2 ('The end', line 14), field 'temperature': must be above 0.0",
+        ),
+        (
+            ("model: reverse", "modell: reverse"),
+            "before the first slide, field 'modell': unknown field",
+        ),
         (("kind: encoder_self", "just some words"), "line 7: expected 'field: value' here"),
     ],
 )
@@ -69,7 +98,7 @@ def test_a_bad_deck_names_the_slide_line_and_field(change: tuple[str, str], says
 def test_decks_without_slides_or_with_bad_names_are_refused() -> None:
     with pytest.raises(DeckError, match="no slides"):
         parse_deck("title: x\n", "empty")
-    with pytest.raises(DeckError, match="=== Its title|needs a title"):
+    with pytest.raises(DeckError, match="needs a title"):
         parse_deck("===\nfigure: title\n", "untitled")
     with pytest.raises(DeckError, match="lower-case letters"):
         parse_deck(GOOD, "My Deck")

@@ -24,7 +24,9 @@ def uniform(L: int, H: int, Q: int, K: int) -> np.ndarray:
     return np.full((L, H, Q, K), 1.0 / K, dtype=np.float32)
 
 
-def with_row(weights: np.ndarray, layer: int, head: int, row: int, key: int, w: float) -> np.ndarray:
+def with_row(
+    weights: np.ndarray, layer: int, head: int, row: int, key: int, w: float
+) -> np.ndarray:
     """weights with one row putting w on key and the rest spread evenly."""
     out = weights.copy()
     K = out.shape[-1]

@@ -20,10 +20,15 @@ from attnlens.viz.saturation import D_KS
 from helpers.apptest import require_bundled
 
 SECTION_FIGURES = {  # what each section of the paper is shown with
-    "3": {"stacks"}, "3.1": {"stacks"}, "3.4–3.5": {"embeddings"}, "3.2.1": {"qkv", "scaling"},
-    "3.2.2": {"heads"}, "3.2.3": {"causal", "padding", "cross"}, "3.4": {"softmax"},
+    "3": {"stacks"},
+    "3.1": {"stacks"},
+    "3.4–3.5": {"embeddings"},
+    "3.2.1": {"qkv", "scaling"},
+    "3.2.2": {"heads"},
+    "3.2.3": {"causal", "padding", "cross"},
+    "3.4": {"softmax"},
     "decoding": {"decoding"},
-}  # fmt: skip
+}
 Check = Callable[[Any, Built, LiveInput], None]
 
 
@@ -81,8 +86,9 @@ CHECKS: dict[str, Check] = {
     "padding": lambda fig, b, live: len(fig.data) == 2 or pytest.fail("two sentences"),
     "cross": _cross,
     "softmax": lambda fig, b, live: fig.data[0].type == "bar" or pytest.fail("bars"),
-    "decoding": lambda fig, b, live: "each strategy" in fig.layout.annotations[0].text
-    or pytest.fail("strategies"),
+    "decoding": lambda fig, b, live: (
+        "each strategy" in fig.layout.annotations[0].text or pytest.fail("strategies")
+    ),
 }
 
 
@@ -99,7 +105,9 @@ def _sharp(question: Question, built: Built, live: LiveInput) -> None:
     elif question.ask == "greedy-next":
         step = live.greedy().steps[question.step]  # type: ignore[index]
         top = step.candidates[0][0]
-        assert top.prob >= SHARP and question.options[question.answer] == top.token.replace(" ", "␣")
+        assert top.prob >= SHARP and question.options[question.answer] == top.token.replace(
+            " ", "␣"
+        )
     else:
         greedy, beam = live.greedy(), live.beam()
         assert (question.answer == 0) == (beam.score > greedy.score + 1e-6)
@@ -141,9 +149,13 @@ def _question_is_fair(slide: Slide, built: Built, live: LiveInput, where: str) -
     assert isinstance(built.question, Question) and built.reveal is not None, where
     _sharp(built.question, built, live)
     if built.question.ask == "where":  # the asked row is not on screen before the reveal
-        blanks = [np.isnan(np.asarray(t.z, dtype=float)[built.question.query]).all()
-                  for t in built.figure.data if t.type == "heatmap" and t.name in  # type: ignore[union-attr]
-                  ("weight", "weights", f"head {built.question.head}")]  # fmt: skip
+        blanks = [
+            np.isnan(np.asarray(t.z, dtype=float)[built.question.query]).all()
+            for t in built.figure.data
+            if t.type == "heatmap"
+            and t.name  # type: ignore[union-attr]
+            in ("weight", "weights", f"head {built.question.head}")
+        ]
         assert blanks and all(blanks), where
     return 1
 

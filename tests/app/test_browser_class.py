@@ -1,0 +1,183 @@
+"""A live class in real browsers: one teacher page and five student pages on `attnlens serve`.
+
+The teacher moves three slides and every student follows within 2 s; five answers arrive and the
+revealed histogram counts five; a student's keys move nothing; the server restarts and the
+answers are still there (SQLite). Playwright drives Debian's Chromium, never a downloaded one.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from attnlens.app.classroom.store import open_store
+from helpers.apptest import require_bundled
+from helpers.server import CHROMIUM_ARGS, free_port, running
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+CHROMIUM = shutil.which("chromium")
+# Each student is a device of their own, in the foreground: no background-tab throttling.
+FOREGROUND = [
+    "--disable-background-timer-throttling",
+    "--disable-renderer-backgrounding",
+    "--disable-backgrounding-occluded-windows",
+]
+STUDENTS = 5
+FOLLOW_LIMIT_MS = 2000
+COUNTER = "() => document.querySelector('.st-key-lec_counter')?.innerText?.trim()"
+WATCH = """() => {
+  window.__shown = {};
+  const note = () => {
+    const el = document.querySelector('.st-key-lec_counter');
+    const text = el && el.innerText.trim();
+    if (text && !(text in window.__shown)) window.__shown[text] = Date.now();
+  };
+  note();
+  new MutationObserver(note).observe(document.body,
+    {subtree: true, childList: true, characterData: true});
+}"""
+HISTOGRAM_TOTAL = """() => {
+  const plots = [...document.querySelectorAll('.js-plotly-plot')];
+  const h = plots.find(p => p.layout && p.layout.title
+    && String(p.layout.title.text).startsWith('the class'));
+  return h ? h.data[0].x.reduce((a, b) => a + b, 0) : null;
+}"""
+
+
+def shows(n: int) -> str:
+    return f"() => ({COUNTER})() === '{n} / 14'"
+
+
+class Server:
+    """`attnlens serve` on one port that outlives a restart (the pages reconnect to it)."""
+
+    def __init__(self, store: str) -> None:
+        self.port = free_port()
+        self.command = [
+            sys.executable,
+            "-m",
+            "attnlens.app.cli",
+            "serve",
+            "--port",
+            str(self.port),
+            "--model",
+            "translate",
+            "--class-store",
+            store,
+        ]
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def run(self) -> Any:
+        return running(self.command, self.port)
+
+
+@pytest.fixture(scope="module")
+def store_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return f"sqlite:///{tmp_path_factory.mktemp('class') / 'classes.sqlite3'}"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed (make test installs it)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS + FOREGROUND)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def test_a_class_of_five_follows_answers_and_survives_a_restart(
+    browser: Any, store_url: str
+) -> None:
+    require_bundled("translate")
+    server = Server(store_url)
+    with server.run():
+        teacher = browser.new_page(viewport={"width": 1920, "height": 1080})
+        teacher.goto(f"{server.url}/?page=lecture&deck=section3&slide=1", timeout=60_000)
+        teacher.wait_for_function(shows(1), timeout=60_000)
+        teacher.get_by_role("button", name="Start a class").click()
+        teacher.wait_for_function("() => location.search.includes('key=')", timeout=30_000)
+        code = parse_qs(urlparse(teacher.url).query)["class"][0]
+        students = [join(browser, server.url, code) for _ in range(STUDENTS)]
+        for page in students:
+            page.evaluate(WATCH)
+        late = follow_three_slides(teacher, students)
+        assert max(late) <= FOLLOW_LIMIT_MS, f"follow latencies (ms): {late}"
+        question_id = answer_all(teacher, students, code, store_url)
+        assert_students_cannot_move(teacher, students, store_url, code)
+    with server.run():  # the same port: every page reconnects by itself
+        teacher.wait_for_function(f"() => ({HISTOGRAM_TOTAL})() === {STUDENTS}", timeout=90_000)
+        assert (
+            open_store(store_url).counts(code, question_id, 4)
+            and sum(open_store(store_url).counts(code, question_id, 4)) == STUDENTS
+        )
+        students[0].wait_for_function(shows(4), timeout=90_000)
+        students[0].wait_for_selector(
+            "[data-testid='stAlertContentSuccess'], [data-testid='stAlertContentWarning']",
+            timeout=60_000,
+        )
+    assert teacher.locator("[data-testid='stException']").count() == 0
+
+
+def join(browser: Any, url: str, code: str) -> Any:
+    """A student on a device of their own (a browser context each)."""
+    page = browser.new_context(viewport={"width": 412, "height": 915}).new_page()
+    page.goto(f"{url}/?class={code}", timeout=90_000, wait_until="commit")
+    page.wait_for_function(shows(1), timeout=90_000)
+    return page
+
+
+def follow_three_slides(teacher: Any, students: list[Any]) -> list[int]:
+    """The teacher presses → three times; each student's counter changes within how long."""
+    late = []
+    for n in (2, 3, 4):
+        pressed = teacher.evaluate("Date.now()")
+        teacher.keyboard.press("ArrowRight")
+        for page in students:
+            page.wait_for_function(shows(n), timeout=30_000)
+            late.append(int(page.evaluate(f"() => window.__shown['{n} / 14']")) - int(pressed))
+    return late
+
+
+def answer_all(teacher: Any, students: list[Any], code: str, store_url: str) -> str:
+    """Slide 4 asks where a head looks: five students answer, the teacher sees five arrive and
+    reveals; the histogram counts five."""
+    for i, page in enumerate(students):
+        page.locator(".st-key-lec_options button").nth(i % 4).click()
+    teacher.wait_for_function(
+        "() => document.querySelector('.st-key-lec_answer_count')?.innerText.startsWith('5 ')",
+        timeout=30_000,
+    )
+    state = open_store(store_url).state(code)
+    assert state is not None and state.question_id is not None
+    assert sum(open_store(store_url).counts(code, state.question_id, 4)) == STUDENTS
+    teacher.get_by_role("button", name="Reveal the answers").click()
+    teacher.wait_for_function(f"() => ({HISTOGRAM_TOTAL})() === {STUDENTS}", timeout=30_000)
+    for page in students:
+        page.wait_for_selector(
+            "[data-testid='stAlertContentSuccess'], [data-testid='stAlertContentWarning']",
+            timeout=30_000,
+        )
+    return state.question_id
+
+
+def assert_students_cannot_move(
+    teacher: Any, students: list[Any], store_url: str, code: str
+) -> None:
+    """Whatever keys a student presses, the class stays where the teacher left it."""
+    for key in ("ArrowRight", "PageDown", "ArrowLeft", "PageUp"):
+        students[0].keyboard.press(key)
+    students[0].wait_for_timeout(2500)
+    state = open_store(store_url).state(code)
+    assert state is not None and state.slide == 3  # slide 4, counted from 0
+    assert teacher.evaluate(COUNTER) == "4 / 14"
+    assert [page.evaluate(COUNTER) for page in students] == ["4 / 14"] * STUDENTS
