@@ -13,7 +13,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from helpers.server import free_port, stop
+from .server import free_port, stop
 
 REDIS_SERVER = shutil.which("redis-server")
 MISSING = "redis-server is not installed (make test installs Debian's redis-server)"
