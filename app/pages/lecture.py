@@ -7,6 +7,7 @@ teacher's link also carries key=…, the only thing that can move the class.
 from __future__ import annotations
 
 import json
+from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -47,6 +48,7 @@ def page() -> None:
         lecturer_page(decks, store, code or None)
     except ClassError as err:  # the store cannot be reached, the class is full, …
         st.error(md(err))
+        st.button("Go on without the class", key="lec_leave", on_click=panel.end_class)
 
 
 def _deck_errors(decks: Library) -> None:
@@ -113,7 +115,16 @@ def _tools(here: Place, deck: Deck, built: Built, model: str, text: str,
     else:
         cols[1].button("Leave the class (it keeps its last slide)", key="lec_end",
                        width="stretch", on_click=panel.end_class)  # fmt: skip
-    cols[2].link_button("Explore", f"./explore?model={model}", width="stretch")
+    cols[2].link_button("Explore this", explore_link(model, text, built), width="stretch")
+
+
+def explore_link(model: str, text: str, built: Built) -> str:
+    """The Explore page on this slide's model, input, attention, layer and head (a new tab)."""
+    shown = built.shown
+    params = {"page": "explore", "model": model, "text": text}
+    if shown.kind is not None:
+        params.update(kind=shown.kind, layer=str(shown.layer), head=str(shown.head))
+    return "./explore?" + urlencode(params)
 
 
 def _start(here: Place) -> None:
@@ -173,7 +184,7 @@ def student_page(decks: Library, store: ClassStore, code: str) -> None:
     made = slide_of(deck, here)
     if made is None:
         return
-    built, model, _ = made
+    built, model, text = made
     asked = Question.from_dict(state.question) if state.question else None
     same = (
         asked is not None
@@ -194,6 +205,7 @@ def student_page(decks: Library, store: ClassStore, code: str) -> None:
     else:
         st.caption("You have stepped away: move on your own, and switch Follow back on to rejoin.")
         screen.navigation(here, deck, built, place.go, prefix="stu")
+    st.link_button("Explore this on your own", explore_link(model, text, built))
 
 
 page()
