@@ -16,12 +16,15 @@ from attnlens.viz.labels import token_text
 CHOSEN, OTHER, DROPPED = "#d62728", "rgb(31,119,180)", "#c0c0c0"
 
 
-def next_token_bars(run: DecodeRun, step: int, hide: bool = False) -> go.Figure:
+def next_token_bars(
+    run: DecodeRun, step: int, hide: bool = False, limit: int | None = None
+) -> go.Figure:
     """The probabilities the linear layer and softmax give the next token at `step`: the most
     likely ones, the rest of the vocabulary as one bar, the token the run took in red.
-    hide: the same tokens in alphabetical order with their probabilities hidden (to predict)."""
+    hide: the same tokens in alphabetical order with their probabilities hidden (to predict);
+    limit: only the `limit` most likely."""
     check_step(run, step)
-    cands = run.steps[step].candidates[followed_row(run, step)]
+    cands = run.steps[step].candidates[followed_row(run, step)][:limit]
     taken = followed(run, step)[step].token
     so_far = "".join(token_text(b.token) + " " for b in followed(run, step)[:step]).strip()
     if hide:

@@ -55,7 +55,9 @@ def where_reveal(
 
 def blank_row(fig: go.Figure, row: int, names: Sequence[str]) -> go.Figure:
     """Predict before you see: the figure with one query row of its weight heatmaps (traces
-    named in `names`) left empty and outlined, so the asked answer is not on screen."""
+    named in `names`) left empty and outlined, so the asked answer is not on screen; a true
+    source circled on that row, and the title's count of hits, go too."""
+    _hide_true_source(fig, row)
     for trace in fig.data:
         if trace.type != "heatmap" or trace.name not in names or trace.z is None:
             continue
@@ -74,6 +76,16 @@ def blank_row(fig: go.Figure, row: int, names: Sequence[str]) -> go.Figure:
         fig.add_annotation(x=(z.shape[1] - 1) / 2, y=row, text="?", showarrow=False,
                            font={"size": 22, "color": ROW}, **axes)  # fmt: skip
     return fig
+
+
+def _hide_true_source(fig: go.Figure, row: int) -> None:
+    for trace in fig.data:
+        if trace.type == "scatter" and trace.name == "true source" and trace.y is not None:
+            keep = [i for i in range(len(trace.y)) if i != row]
+            trace.x = [trace.x[i] for i in keep]
+            trace.y = [trace.y[i] for i in keep]
+            title = fig.layout.title.text or ""
+            fig.update_layout(title_text=title.split("<br>argmax on the true source")[0])
 
 
 def head_scores(scores: Sequence[float], answer: int, what: str) -> go.Figure:

@@ -17,6 +17,7 @@ from attnlens.app.state import shared_lens
 
 FIGURE_HEIGHT = 640  # px: a 1080-line projector keeps room for the title and the buttons
 FONT = 18
+TICKS = 15
 
 
 @st.cache_resource(show_spinner=False)
@@ -63,6 +64,8 @@ def projected(fig: go.Figure) -> go.Figure:
         paper_bgcolor="rgba(0,0,0,0)",
         plot_bgcolor="rgba(0,0,0,0)",
     )
+    fig.update_xaxes(tickfont_size=TICKS)
+    fig.update_yaxes(tickfont_size=TICKS)
     for note in fig.layout.annotations:  # subplot titles and labels: a size up, in proportion
         note.font.size = round((note.font.size or FONT - 2) * 1.25)
     return fig

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 from attnlens.app.lecture.deck import Slide
 from attnlens.app.lecture.live import LiveInput
 from attnlens.app.lecture.questions import (
+    N_OPTIONS,
     NoQuestion,
     Question,
     beam_question,
@@ -256,9 +257,14 @@ def _reveal(question: Question, live: LiveInput) -> go.Figure:
 
 
 def _stacks(slide: Slide, live: LiveInput, shown: Shown) -> go.Figure:
+    """Figure 1 with this input going in: the text, and the decoder's shifted-right input."""
     tr = live.trace
-    target = " ".join(tr.shown("decoder_self")[0]) if tr.tgt_tokens else ""
-    source = " ".join(tr.shown("encoder_self")[0][:-1]) if tr.src_tokens else ""
+    if tr.model.architecture == "decoder":
+        source, target = "", f"{tr.tgt_tokens[0]} {live.text}"
+    elif tr.tgt_tokens:
+        source, target = live.text, f"{tr.tgt_tokens[0]} {live.lens.text_of(tr.tgt_tokens[1:])}"
+    else:
+        source, target = live.text, ""
     return architecture_diagram(tr.model, source, target, slide.highlight)
 
 
@@ -329,7 +335,8 @@ def _heatmap(slide: Slide, live: LiveInput, shown: Shown) -> go.Figure:
 def _softmax(slide: Slide, live: LiveInput, shown: Shown) -> go.Figure:
     run = live.greedy()
     hide = shown.asked is not None and shown.asked.ask == "greedy-next"
-    return next_token_bars(run, min(shown.step or 0, len(run.steps) - 1), hide=hide)
+    step = min(shown.step or 0, len(run.steps) - 1)
+    return next_token_bars(run, step, hide=hide, limit=N_OPTIONS if hide else None)
 
 
 def _decoding(slide: Slide, live: LiveInput, shown: Shown) -> go.Figure:
