@@ -166,6 +166,13 @@ def cmd_serve(args: argparse.Namespace) -> None:
         "true",
         "--browser.gatherUsageStats",
         "false",
+        # After every rerun Streamlit would stat the file of every loaded module (torch's
+        # thousands) and force a full garbage collection: with a class of students following a
+        # teacher, that was most of the server's CPU (bench/class_capacity.py).
+        "--server.fileWatcherType",
+        "none",
+        "--runner.postScriptGC",
+        "false",
     ]
     if args.model:
         command += ["--", "--model", args.model]

@@ -54,10 +54,14 @@ WATCH = """() => {
 }"""
 
 
-def in_threads(n_threads: int, work: list[Any], one: Callable[[Any], None]) -> float:
+def in_threads(n_threads: int, work: list[Any], one: Callable[[Any], object]) -> float:
     """Seconds for n_threads threads to do every item of work once, split evenly."""
-    threads = [threading.Thread(target=lambda part=work[i::n_threads]: [one(x) for x in part])
-               for i in range(n_threads)]  # fmt: skip
+
+    def run(part: list[Any]) -> None:
+        for item in part:
+            one(item)
+
+    threads = [threading.Thread(target=run, args=(work[i::n_threads],)) for i in range(n_threads)]
     start = time.perf_counter()
     for t in threads:
         t.start()
@@ -212,8 +216,10 @@ def capacity_table(sizes: list[int], moves: int, budget: float) -> None:
                     break
                 largest = n
             browser.close()
-    print(f"largest class with follow p95 ≤ {LIMIT_S} s: {largest} students"
-          + ("" if largest else " (none of the sizes tried)"))
+    print(
+        f"largest class with follow p95 ≤ {LIMIT_S} s: {largest} students"
+        + ("" if largest else " (none of the sizes tried)")
+    )
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -4,11 +4,13 @@ following (README, "Teaching with attnlens")."""
 from __future__ import annotations
 
 import os
-import time
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import streamlit as st
 
+from attnlens.app.classroom.board import BROWSER_POLL_MS, VersionBoard
 from attnlens.app.classroom.names import valid_student_id
 from attnlens.app.classroom.qr import qr_png
 from attnlens.app.classroom.state import ClassState, Student
@@ -16,8 +18,7 @@ from attnlens.app.classroom.store import ClassStore
 from attnlens.app.safe_text import md
 
 PUBLIC_URL_ENV = "ATTNLENS_PUBLIC_URL"
-FOLLOW_SECONDS = 1.0  # a student's screen asks for the class state this often
-SEEN_SECONDS = 10.0  # and tells the store it is still there this often
+SEEN_SECONDS = 10.0  # a student's page tells the store it is still open this often
 
 
 def app_base() -> str:
@@ -77,13 +78,23 @@ def joined(store: ClassStore, code: str) -> Student:
     return student
 
 
-@st.fragment(run_every=FOLLOW_SECONDS)
-def follow(store: ClassStore, code: str, version: int, student: str) -> None:
-    """Every second: is the teacher somewhere new? Then draw the page again."""
-    now = time.monotonic()
-    if now - st.session_state.get("_lec_seen", 0.0) >= SEEN_SECONDS:
-        st.session_state["_lec_seen"] = now
-        store.seen(code, student)
-    state = store.state(code)
-    if state is not None and state.version != version:
-        st.rerun(scope="app")
+def follow(
+    store: ClassStore,
+    code: str,
+    version: int,
+    student: str,
+    board: VersionBoard,
+    signal: Callable[..., Any],
+) -> None:
+    """Rerun this page as soon as the class's version passes `version`: the board keeps the
+    version in a file, the invisible component in the browser reads it (board.py says why)."""
+    board.watch(code)
+    signal(code=code, version=version, every_ms=BROWSER_POLL_MS, key="lec_follow_signal",
+           default=None)  # fmt: skip
+    still_here(store, code, student)
+
+
+@st.fragment(run_every=SEEN_SECONDS)
+def still_here(store: ClassStore, code: str, student: str) -> None:
+    """Tell the store now and then that this student's page is open (the teacher's count)."""
+    store.seen(code, student)

@@ -4,13 +4,18 @@ records of each input and each slide built on them (built once, drawn for every 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
+import streamlit.components.v1 as components
 
+from attnlens.app.classroom.board import VersionBoard
 from attnlens.app.classroom.store import ClassStore, open_store, store_url
 from attnlens.app.lecture.deck import Deck, Library, read_library
 from attnlens.app.lecture.live import LiveInput
+from attnlens.app.lecture.prefetch import SlideCache
 from attnlens.app.lecture.slides import Built, build
 from attnlens.app.lecture.view import View
 from attnlens.app.state import shared_lens
@@ -36,19 +41,49 @@ def this_store() -> ClassStore:
     return class_store(store_url())
 
 
+@st.cache_resource(show_spinner=False)
+def version_board(url: str) -> VersionBoard:
+    """The process's board of class versions (one thread), for students' browsers to poll."""
+    return VersionBoard(class_store(url))
+
+
+@st.cache_resource(show_spinner=False)
+def follow_signal(url: str) -> Callable[..., Any]:
+    """The invisible component that reruns a student's page when the class moves."""
+    return components.declare_component("attnlens_follow", path=str(version_board(url).folder))
+
+
 @st.cache_resource(show_spinner=False, max_entries=32)
 def live_input(model: str, text: str) -> LiveInput:
     """An input's records, shared by every session looking at it."""
     return LiveInput(shared_lens(model), text)
 
 
-@st.cache_resource(show_spinner=False, max_entries=128)
-def built_slide(deck_name: str, number: int, view_json: str, model: str, text: str) -> Built:
+SLIDES = SlideCache()
+
+
+def slide_key(deck_name: str, number: int, view: View, model: str, text: str) -> tuple[str, ...]:
+    return (deck_name, str(number), json.dumps(view.to_dict(), sort_keys=True), model, text)
+
+
+def built_slide(deck_name: str, number: int, view: View, model: str, text: str) -> Built:
     """A slide built once per view and process: every student of a class gets the same figure
     objects (never changed after this, so sharing them is safe)."""
-    deck = library().decks[deck_name]
-    slide = deck.slides[number - 1]
-    built = build(slide, live_input(model, text), View.from_dict(json.loads(view_json)))
+    live = live_input(model, text)
+    return SLIDES.get(slide_key(deck_name, number, view, model, text),
+                      lambda: _build(deck_name, number, view, live))  # fmt: skip
+
+
+def prefetch_slide(deck_name: str, number: int, view: View, model: str, text: str) -> None:
+    """Build a slide in the background (the next one, while the class looks at this one)."""
+    live = live_input(model, text)
+    SLIDES.prefetch(slide_key(deck_name, number, view, model, text),
+                    lambda: _build(deck_name, number, view, live))  # fmt: skip
+
+
+def _build(deck_name: str, number: int, view: View, live: LiveInput) -> Built:
+    slide = library().decks[deck_name].slides[number - 1]
+    built = build(slide, live, view)
     for fig in (built.figure, built.reveal):
         if fig is not None:
             projected(fig)

@@ -6,7 +6,6 @@ teacher's link also carries key=…, the only thing that can move the class.
 
 from __future__ import annotations
 
-import json
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -15,13 +14,20 @@ from attnlens.app import urlstate
 from attnlens.app.classroom import panel
 from attnlens.app.classroom.names import normal_code
 from attnlens.app.classroom.state import ClassState
-from attnlens.app.classroom.store import ClassError, ClassStore
+from attnlens.app.classroom.store import ClassError, ClassStore, store_url
 from attnlens.app.lecture import ask, place, screen
 from attnlens.app.lecture.controls import adjust
 from attnlens.app.lecture.deck import Deck, Library
 from attnlens.app.lecture.questions import Question
 from attnlens.app.lecture.screen import Place
-from attnlens.app.lecture.shared import built_slide, library, this_store
+from attnlens.app.lecture.shared import (
+    built_slide,
+    follow_signal,
+    library,
+    prefetch_slide,
+    this_store,
+    version_board,
+)
 from attnlens.app.lecture.slides import Built
 from attnlens.app.lecture.view import View, input_text, model_name
 from attnlens.app.safe_text import md
@@ -67,9 +73,22 @@ def slide_of(deck: Deck, here: Place) -> tuple[Built, str, str] | None:
     if lens is None:
         return None
     text = input_text(deck, slide, here.view, lens.example)
-    view_json = json.dumps(here.view.to_dict(), sort_keys=True)
     with st.spinner("Running the model…"):
-        return built_slide(deck.name, slide.number, view_json, model, text), model, text
+        built = built_slide(deck.name, slide.number, here.view, model, text)
+    _prefetch_next(deck, here, model, text)
+    return built, model, text
+
+
+def _prefetch_next(deck: Deck, here: Place, model: str, text: str) -> None:
+    """Build the next slide in the background when it runs on the same model and input."""
+    ahead = here.moved(deck, 1)
+    if ahead.slide == here.slide:
+        return
+    slide = deck.slides[ahead.slide]
+    if model_name(deck, slide, ahead.view) == model:
+        ahead_text = input_text(deck, slide, ahead.view, "")
+        if ahead_text in ("", text):
+            prefetch_slide(deck.name, slide.number, ahead.view, model, text)
 
 
 def lecturer_page(decks: Library, store: ClassStore | None, code: str | None) -> None:
@@ -201,7 +220,8 @@ def student_page(decks: Library, store: ClassStore, code: str) -> None:
         else:
             ask.local(built.question)
     if following:
-        panel.follow(store, code, state.version, me.id)
+        url = store_url()
+        panel.follow(store, code, state.version, me.id, version_board(url), follow_signal(url))
     else:
         st.caption("You have stepped away: move on your own, and switch Follow back on to rejoin.")
         screen.navigation(here, deck, built, place.go, prefix="stu")
