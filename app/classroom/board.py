@@ -69,6 +69,7 @@ class VersionBoard:
     def __init__(self, store: ClassStore, folder: Path | None = None) -> None:
         self.store = store
         self.folder = folder or Path(tempfile.mkdtemp(prefix="attnlens-follow-"))
+        self.folder.mkdir(parents=True, exist_ok=True)
         (self.folder / "index.html").write_text(FOLLOW_HTML, encoding="utf-8")
         self._asked: dict[str, float] = {}  # code -> when a page last asked to follow it
         self._written: dict[str, int] = {}
