@@ -35,11 +35,25 @@ from tests.helpers.redis_server import REDIS_SERVER, redis_server
 from tests.helpers.server import CHROMIUM_ARGS, free_port, running
 
 LIMIT_S = 2.0
-QUESTION = {"ask": "where", "prompt": "?", "options": ["a", "b", "c", "d"], "answer": 0,
-            "why": "", "kind": None, "layer": None, "head": None, "query": None, "key": None,
-            "step": None, "scores": []}  # fmt: skip
-FOREGROUND = ["--disable-background-timer-throttling", "--disable-renderer-backgrounding",
-              "--disable-backgrounding-occluded-windows"]  # fmt: skip
+QUESTION = {
+    "ask": "where",
+    "prompt": "?",
+    "options": ["a", "b", "c", "d"],
+    "answer": 0,
+    "why": "",
+    "kind": None,
+    "layer": None,
+    "head": None,
+    "query": None,
+    "key": None,
+    "step": None,
+    "scores": [],
+}
+FOREGROUND = [
+    "--disable-background-timer-throttling",
+    "--disable-renderer-backgrounding",
+    "--disable-backgrounding-occluded-windows",
+]
 COUNTER = "() => document.querySelector('.st-key-lec_counter')?.innerText?.trim()"
 WATCH = """() => {
   window.__shown = {};
@@ -90,14 +104,18 @@ def sqlite_reference(path: Path, answers: int, threads: int) -> float:
     db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
-    db.execute("CREATE TABLE a (code, question, student, choice, at, "
-               "PRIMARY KEY (code, question, student))")  # fmt: skip
+    db.execute(
+        "CREATE TABLE a (code, question, student, choice, at, "
+        "PRIMARY KEY (code, question, student))"
+    )
     lock = threading.Lock()
 
     def one(i: int) -> None:
         with lock:
-            db.execute("INSERT OR REPLACE INTO a VALUES ('C', 'q', ?, ?, ?)",
-                       (f"s{i % 200}", i % 4, time.time()))  # fmt: skip
+            db.execute(
+                "INSERT OR REPLACE INTO a VALUES ('C', 'q', ?, ?, ?)",
+                (f"s{i % 200}", i % 4, time.time()),
+            )
 
     rate = answers / in_threads(threads, list(range(answers)), one)
     db.close()
@@ -109,16 +127,19 @@ def redis_reference(url: str, answers: int, threads: int) -> float:
     import redis
 
     client = redis.Redis.from_url(url)
-    rate = answers / in_threads(threads, list(range(answers)),
-                                lambda i: client.hset("ref:answers", f"s{i % 200}", i % 4))  # fmt: skip
+    rate = answers / in_threads(
+        threads, list(range(answers)), lambda i: client.hset("ref:answers", f"s{i % 200}", i % 4)
+    )
     client.close()
     return rate
 
 
 def answers_table(answers: int, threads: int, rounds: int = 3) -> None:
     """Ours and the bare write in alternation, `rounds` times each; the medians."""
-    print(f"\nAnswers per second through the class store ({answers} answers, {threads} threads, "
-          f"median of {rounds} alternating rounds)")  # fmt: skip
+    print(
+        f"\nAnswers per second through the class store ({answers} answers, {threads} threads, "
+        f"median of {rounds} alternating rounds)"
+    )
     print(f"{'store':<8} {'ours /s':>9} {'bare write /s':>14} {'ratio':>6}")
     with tempfile.TemporaryDirectory() as folder:
         base = Path(folder)
@@ -166,8 +187,7 @@ class Class:
         while len(self.students) < n:
             page = self.browser.new_context(viewport={"width": 412, "height": 915}).new_page()
             page.goto(f"{self.url}/?class={self.code}", timeout=180_000, wait_until="commit")
-            page.wait_for_function(f"() => ({COUNTER})() === '{self.slide} / 14'",
-                                   timeout=180_000)  # fmt: skip
+            page.wait_for_function(f"() => ({COUNTER})() === '{self.slide} / 14'", timeout=180_000)
             self.students.append(page)
 
     def move(self) -> list[float]:
@@ -181,8 +201,9 @@ class Class:
         self.teacher.keyboard.press("ArrowRight" if forward else "ArrowLeft")
         late = []
         for page in self.students:
-            page.wait_for_function(f"() => window.__shown && window.__shown['{shown}']",
-                                   timeout=60_000)  # fmt: skip
+            page.wait_for_function(
+                f"() => window.__shown && window.__shown['{shown}']", timeout=60_000
+            )
             late.append((page.evaluate(f"() => window.__shown['{shown}']") - pressed) / 1000)
         return late
 
@@ -190,17 +211,30 @@ class Class:
 def capacity_table(sizes: list[int], moves: int, budget: float) -> None:
     from playwright.sync_api import sync_playwright
 
-    print(f"\nClass size on one `attnlens serve` (translate; {moves} slide moves per size; "
-          f"limit: p95 ≤ {LIMIT_S} s)")  # fmt: skip
+    print(
+        f"\nClass size on one `attnlens serve` (translate; {moves} slide moves per size; "
+        f"limit: p95 ≤ {LIMIT_S} s)"
+    )
     print(f"{'students':>8} {'moves':>6} {'median s':>9} {'p95 s':>7} {'max s':>7}")
     start, largest = time.monotonic(), 0
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:
-        command = [sys.executable, "-m", "attnlens.app.cli", "serve", "--port", str(port),
-                   "--model", "translate", "--class-store", f"sqlite:///{folder}/c.sqlite3"]  # fmt: skip
+        command = [
+            sys.executable,
+            "-m",
+            "attnlens.app.cli",
+            "serve",
+            "--port",
+            str(port),
+            "--model",
+            "translate",
+            "--class-store",
+            f"sqlite:///{folder}/c.sqlite3",
+        ]
         with running(command, port) as url, sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=shutil.which("chromium"),
-                                        args=CHROMIUM_ARGS + FOREGROUND)  # fmt: skip
+            browser = p.chromium.launch(
+                executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS + FOREGROUND
+            )
             room = Class(browser, url)
             for n in sizes:
                 if time.monotonic() - start > budget:
@@ -210,8 +244,10 @@ def capacity_table(sizes: list[int], moves: int, budget: float) -> None:
                 room.move()  # every new page settles once, unmeasured
                 late = [x for _ in range(moves) for x in room.move()]
                 p95 = percentile(late, 0.95)
-                print(f"{n:>8} {moves:>6} {statistics.median(late):>9.2f} {p95:>7.2f} "
-                      f"{max(late):>7.2f}")  # fmt: skip
+                print(
+                    f"{n:>8} {moves:>6} {statistics.median(late):>9.2f} {p95:>7.2f} "
+                    f"{max(late):>7.2f}"
+                )
                 if p95 > LIMIT_S:
                     break
                 largest = n
