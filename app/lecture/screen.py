@@ -15,7 +15,8 @@ from attnlens.app.safe_text import md
 
 # Fixed CSS (never user text): no sidebar, little padding, type a back row can read.
 PROJECTOR_CSS = """<style>
-[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"] { display: none; }
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
+[data-testid="stExpandSidebarButton"] { display: none; }
 [data-testid="stMainBlockContainer"], .block-container
   { padding-top: 3.4rem; padding-bottom: 1rem; max-width: 100%; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li

@@ -212,12 +212,12 @@ def student_page(decks: Library, store: ClassStore, code: str) -> None:
     )
     revealed = following and asked is not None and state.revealed == asked.id
     screen.header(deck, slide, f" · {model} · class {code} · you are {me.nickname}")
+    if following:  # on a phone the answer buttons come first, the slide below them
+        ask.student(asked if asked is not None else built.question, store, code, me.id,
+                    revealed)  # fmt: skip
     words = screen.body(slide, built, revealed and same)
-    with words:
-        if following:
-            ask.student(asked if asked is not None else built.question, store, code, me.id,
-                        revealed)  # fmt: skip
-        else:
+    if not following:
+        with words:
             ask.local(built.question)
     if following:
         url = store_url()
