@@ -45,7 +45,8 @@ def class_bar(code: str, store: ClassStore) -> None:
     roster = store.roster(code)
     left, right = st.columns([5, 1], vertical_alignment="center")
     with left.container(key="lec_class_bar"):
-        st.markdown(f"**Join: {md(link)}** · code **{code}** · {roster.joined} joined")
+        line = f"**Join: {md(link)}** · code **{code}** · {roster.joined} joined"
+        st.markdown(line)  # fixed words: an escaped link, a code of letters and digits
     with right.popover("QR code", width="stretch"):
         st.image(qr_png(link), caption=md(link), width=420)
 

@@ -66,14 +66,14 @@ def result(question: Question, chosen: int | None, whose: str = "You") -> None:
     """Right or not, the right option, and one line of why."""
     right = option(question, question.answer)
     if chosen is None:
-        st.info(f"The answer: {right}")
+        st.info(f"The answer: {right}")  # fixed words around md() text
     elif chosen == question.answer:
-        st.success(f"Right: {right}")
+        st.success(f"Right: {right}")  # fixed words around md() text
     else:
         st.warning(
             f"Not quite: the answer is {right} ({whose.lower()} chose {option(question, chosen)})"
         )
-    st.markdown(f"**Why:** {md(question.why)}")
+    st.markdown(f"**Why:** {md(question.why)}")  # fixed words around md() text
 
 
 def _answer(store: ClassStore, code: str, me: str, question_id: str, choice: int) -> None:
@@ -111,7 +111,8 @@ def arriving(store: ClassStore, code: str, question: Question) -> None:
     answered = sum(store.counts(code, question.id, len(question.options)))
     roster = store.roster(code)
     with st.container(key="lec_answer_count"):
-        st.markdown(f"**{answered}** answered · {roster.active} of {roster.joined} joined here now")
+        counts = f"**{answered}** answered · {roster.active} of {roster.joined} joined here now"
+        st.markdown(counts)  # fixed words: numbers
 
 
 def student(

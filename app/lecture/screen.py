@@ -55,7 +55,7 @@ def header(deck: Deck, slide: Slide, extra: str = "") -> None:
     left, right = st.columns([5, 1], vertical_alignment="bottom")
     left.title(slide.title, anchor=False)
     with right.container(key="lec_counter"):
-        st.markdown(f"{slide.number} / {len(deck.slides)}")
+        st.markdown(f"{slide.number} / {len(deck.slides)}")  # fixed words: two numbers
     section = f"§{slide.section} · " if slide.section and slide.section[0].isdigit() else ""
     st.caption(md(f"{section}{deck.title}{extra}"))
 
@@ -75,13 +75,8 @@ def body(slide: Slide, built: Built, revealed: bool = False) -> st.delta_generat
         for note in built.notes:
             st.caption(md(note))
     with words_col:
-        st.markdown(slide.words)  # the deck author's Markdown; HTML is not rendered
+        st.markdown(slide.words)  # fixed words: the deck author's Markdown (no HTML)
     return words_col
-
-
-def words_only(slide: Slide) -> None:
-    """A slide without a figure: its words, large."""
-    st.markdown(slide.words)
 
 
 def navigation(
