@@ -56,8 +56,15 @@ window.addEventListener("message", (event) => {
   if (timer) clearInterval(timer);
   timer = setInterval(poll, data.args.every_ms || 400);
 });
-send("streamlit:componentReady", {apiVersion: 1});
-send("streamlit:setFrameHeight", {height: 0});
+// Say "ready" until the page answers with the arguments: a ready sent before the page
+// listens (an iframe served from the cache loads that fast) would be lost.
+function ready() {
+  if (timer) return;
+  send("streamlit:componentReady", {apiVersion: 1});
+  send("streamlit:setFrameHeight", {height: 0});
+  setTimeout(ready, 250);
+}
+ready();
 </script>
 </body></html>
 """

@@ -193,6 +193,9 @@ def student_page(decks: Library, store: ClassStore, code: str) -> None:
         st.error(md(f"The teacher's deck {state.deck!r} is not on this server."))
         return
     following = st.toggle("Follow the teacher", value=True, key="lec_follow")
+    if following:  # first on the page: its place never changes, so it is never mounted again
+        url = store_url()
+        panel.follow(store, code, state.version, me.id, version_board(url), follow_signal(url))
     last = len(decks.decks[state.deck].slides) - 1
     teacher_place = Place(state.deck, min(state.slide, last), View.from_dict(state.view))
     if following:
@@ -219,10 +222,6 @@ def student_page(decks: Library, store: ClassStore, code: str) -> None:
     if not following:
         with words:
             ask.local(built.question)
-    if following:
-        url = store_url()
-        panel.follow(store, code, state.version, me.id, version_board(url), follow_signal(url))
-    else:
         st.caption("You have stepped away: move on your own, and switch Follow back on to rejoin.")
         screen.navigation(here, deck, built, place.go, prefix="stu")
     st.link_button("Explore this on your own", explore_link(model, text, built))

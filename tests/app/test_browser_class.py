@@ -50,6 +50,18 @@ HISTOGRAM_TOTAL = """() => {
 }"""
 
 
+RESULT = "[data-testid='stAlertContentSuccess'], [data-testid='stAlertContentWarning']"
+
+
+def sees_result(page: Any, timeout: int = 30_000) -> None:
+    """The student's own result (right or not quite); else fail with what the page shows."""
+    try:
+        page.wait_for_selector(RESULT, timeout=timeout)
+    except Exception as err:
+        shown = page.evaluate("() => document.body.innerText.slice(0, 1500)")
+        raise AssertionError(f"no result on the student's page; it shows:\n{shown}") from err
+
+
 def shows(n: int) -> str:
     return f"() => ({COUNTER})() === '{n} / 14'"
 
@@ -123,10 +135,7 @@ def test_a_class_of_five_follows_answers_and_survives_a_restart(
             and sum(open_store(store_url).counts(code, question_id, 4)) == STUDENTS
         )
         students[0].wait_for_function(shows(4), timeout=90_000)
-        students[0].wait_for_selector(
-            "[data-testid='stAlertContentSuccess'], [data-testid='stAlertContentWarning']",
-            timeout=60_000,
-        )
+        sees_result(students[0], 60_000)
     assert teacher.locator("[data-testid='stException']").count() == 0
 
 
@@ -167,10 +176,7 @@ def answer_all(teacher: Any, students: list[Any], code: str, store_url: str) -> 
     teacher.get_by_role("button", name="Reveal the answers").click()
     teacher.wait_for_function(f"() => ({HISTOGRAM_TOTAL})() === {STUDENTS}", timeout=30_000)
     for page in students:
-        page.wait_for_selector(
-            "[data-testid='stAlertContentSuccess'], [data-testid='stAlertContentWarning']",
-            timeout=30_000,
-        )
+        sees_result(page)
     return state.question_id
 
 
@@ -209,9 +215,6 @@ def test_two_replicas_share_one_class_through_redis(browser: Any, redis_url: str
             timeout=30_000,
         )
         teacher.get_by_role("button", name="Reveal the answers").click()
-        student.wait_for_selector(
-            "[data-testid='stAlertContentSuccess'], [data-testid='stAlertContentWarning']",
-            timeout=30_000,
-        )
+        sees_result(student)
         state = open_store(redis_url).state(code)
         assert state is not None and state.revealed == state.question_id

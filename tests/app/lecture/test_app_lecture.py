@@ -133,3 +133,21 @@ def test_a_class_follows_its_teacher_and_only_the_teacher(
 
 def _has(at: AppTest, key: str) -> bool:
     return any(getattr(b, "key", None) == key for b in at.button)
+
+
+def test_a_student_can_step_away_and_rejoin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ATTNLENS_CLASS_STORE", f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    teacher = lecture(deck=DECK, slide="2")
+    teacher.button(key="lec_start").click().run()
+    student = lecture(**{"class": teacher.query_params["class"]})
+    assert not _has(student, "stu_next") and counter(student) == "2 / 14"
+    student.toggle(key="lec_follow").set_value(False).run()
+    student.button(key="stu_next").click().run()
+    student.button(key="stu_next").click().run()
+    clean(student)
+    assert counter(student) == "4 / 14"  # on their own
+    assert counter(teacher.run()) == "2 / 14"  # the class did not move
+    student.toggle(key="lec_follow").set_value(True).run()
+    assert counter(student) == "2 / 14" and not _has(student, "stu_next")
