@@ -60,9 +60,11 @@ def header(deck: Deck, slide: Slide, extra: str = "") -> None:
     st.caption(md(f"{section}{deck.title}{extra}"))
 
 
-def body(slide: Slide, built: Built, revealed: bool = False) -> st.delta_generator.DeltaGenerator:
-    """Figure first (or the reveal once revealed), the words beside it; returns the words'
-    column so the question can go under them."""
+def body(
+    slide: Slide, built: Built, revealed: bool = False, words: bool = True
+) -> st.delta_generator.DeltaGenerator:
+    """Figure first (or the reveal once revealed), the words beside it (unless `words` is off:
+    the class's answers need the room); returns the words' column for the question."""
     if slide.figure == "title":
         return st.container()
     fig_col, words_col = st.columns([0.64, 0.36], gap="large")
@@ -74,8 +76,9 @@ def body(slide: Slide, built: Built, revealed: bool = False) -> st.delta_generat
             st.info(md(built.problem))
         for note in built.notes:
             st.caption(md(note))
-    with words_col:
-        st.markdown(slide.words)  # fixed words: the deck author's Markdown (no HTML)
+    if words:
+        with words_col:
+            st.markdown(slide.words)  # fixed words: the deck author's Markdown (no HTML)
     return words_col
 
 

@@ -110,7 +110,8 @@ def lecturer_page(decks: Library, store: ClassStore | None, code: str | None) ->
     screen.header(deck, slide, f" · {model}")
     if store is not None and code:
         panel.class_bar(code, store)
-    words = screen.body(slide, built, revealed)
+    in_class = store is not None and code is not None and state is not None
+    words = screen.body(slide, built, revealed, words=not (in_class and revealed))
     with words:
         if store is not None and code and state is not None:
             ask.teacher(built.question, store, code, revealed,
