@@ -4,18 +4,21 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 import numpy as np
 import pandas as pd
 
+from attnlens.record.export import frame_chunks, json_chunks, plain, write_npz
 from attnlens.record.schema import check_schema
 
 SCHEMA = "attnlens.trace/1"
 KINDS = ("encoder_self", "decoder_self", "cross")
 Kind = Literal["encoder_self", "decoder_self", "cross"]
 Architecture = Literal["encoder-decoder", "encoder", "decoder"]
+FRAME_PIECE_ROWS = 1 << 16  # rows per piece of the long table: a few MB, whatever the record
 PositionalScheme = Literal["sinusoidal", "learned", "rotary", "alibi", "relative", "none"]
 
 
@@ -105,15 +108,20 @@ class Trace:
 
     def to_dict(self) -> dict[str, Any]:
         """The attnlens.trace/1 JSON object."""
+        return plain(self.json_tree())
+
+    def json_tree(self) -> dict[str, Any]:
+        """The attnlens.trace/1 object with its arrays kept as numpy arrays, for writers that
+        stream them (record.export) instead of building nested lists."""
         out: dict[str, Any] = {
             "schema": SCHEMA,
             "model": self.model.to_dict(),
             "src_tokens": list(self.src_tokens),
             "tgt_tokens": list(self.tgt_tokens),
-            "attention": {k: _list(getattr(self, k)) for k in KINDS},
-            "masks": {k: _list(getattr(self, f"{k}_mask")) for k in KINDS},
-            "positional_encoding": _list(self.positional_encoding),
-            "tgt_logprobs": _list(self.tgt_logprobs),
+            "attention": {k: getattr(self, k) for k in KINDS},
+            "masks": {k: getattr(self, f"{k}_mask") for k in KINDS},
+            "positional_encoding": self.positional_encoding,
+            "tgt_logprobs": self.tgt_logprobs,
         }
         if self.warnings:
             out["warnings"] = list(self.warnings)
@@ -131,7 +139,11 @@ class Trace:
         return out
 
     def to_json(self, indent: int | None = None) -> str:
-        return json.dumps(self.to_dict(), indent=indent)
+        """The record as JSON text (float32 numbers in their shortest exact form; see
+        record.export, whose write_json writes the same text to a file piece by piece)."""
+        if indent is not None:
+            return json.dumps(self.to_dict(), indent=indent)
+        return "".join(json_chunks(self.json_tree()))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Trace:
@@ -156,12 +168,15 @@ class Trace:
 
     def to_npz(self) -> bytes:
         """Arrays as .npz entries, everything else as a JSON entry named 'meta'."""
-        arrays = {k: v for k, v in self._arrays().items() if v is not None}
-        meta = {k: v for k, v in self.to_dict().items() if k not in ("attention", "masks")}
-        meta.pop("positional_encoding"), meta.pop("tgt_logprobs")
         buffer = io.BytesIO()
-        np.savez_compressed(buffer, meta=np.array(json.dumps(meta)), **arrays)  # type: ignore[arg-type]
+        self.write_npz(buffer)
         return buffer.getvalue()
+
+    def write_npz(self, handle: IO[bytes]) -> None:
+        """What to_npz returns, written into an open binary file one array at a time."""
+        arrays = {k: v for k, v in self._arrays().items() if v is not None}
+        meta = {k: v for k, v in self.json_tree().items() if k not in _NOT_META}
+        write_npz(arrays, meta, handle)
 
     @classmethod
     def from_npz(cls, blob: bytes) -> Trace:
@@ -177,29 +192,73 @@ class Trace:
             **arrays,
         )
 
-    def to_frame(self) -> pd.DataFrame:
-        """Long format: one row per (kind, layer, head, query, key) with tokens and weight."""
-        frames = [self._kind_frame(k) for k in self.kinds]
+    def to_frame(
+        self, kind: Kind | None = None, layer: int | None = None, head: int | None = None
+    ) -> pd.DataFrame:
+        """Long format: one row per (kind, layer, head, query, key) with tokens and weight;
+        only one kind, layer or head when given."""
+        frames = list(self.frame_pieces(kind, layer, head))
         if not frames:
             return pd.DataFrame(columns=list(FRAME_COLUMNS))
         return pd.concat(frames, ignore_index=True)
 
-    def _kind_frame(self, kind: Kind) -> pd.DataFrame:
+    def frame_pieces(
+        self,
+        kind: Kind | None = None,
+        layer: int | None = None,
+        head: int | None = None,
+        rows: int = FRAME_PIECE_ROWS,
+    ) -> Iterator[pd.DataFrame]:
+        """to_frame's rows in order, as tables of at most about `rows` rows each (a whole
+        query row at least), so a writer never holds the whole table."""
+        for k in self.kinds if kind is None else (kind,):
+            weights = self.attention(k)
+            if weights is None:
+                continue
+            L, H, Q, K = weights.shape
+            step = max(1, rows // max(1, K))
+            for lay in range(L) if layer is None else (layer,):
+                for hd in range(H) if head is None else (head,):
+                    for start in range(0, Q, step):
+                        yield self._block(k, lay, hd, start, min(Q, start + step))
+
+    def csv_chunks(
+        self, kind: Kind | None = None, layer: int | None = None, head: int | None = None
+    ) -> Iterator[str]:
+        """to_frame(kind, layer, head).to_csv(index=False), in pieces of a few MB."""
+        return frame_chunks(self.frame_pieces(kind, layer, head), FRAME_COLUMNS)
+
+    def frame_rows(
+        self, kind: Kind | None = None, layer: int | None = None, head: int | None = None
+    ) -> int:
+        """How many rows to_frame would have, without building it."""
+        total = 0
+        for k in self.kinds if kind is None else (kind,):
+            weights = self.attention(k)
+            if weights is not None:
+                L, H, Q, K = weights.shape
+                total += (L if layer is None else 1) * (H if head is None else 1) * Q * K
+        return total
+
+    def _block(self, kind: Kind, layer: int, head: int, start: int, stop: int) -> pd.DataFrame:
+        """Query rows start..stop-1 of one head in long format."""
         weights = self.attention(kind)
         assert weights is not None
-        L, H, Q, K = weights.shape
-        layer, head, query, key = (a.ravel() for a in np.indices((L, H, Q, K)))
+        K = weights.shape[-1]
+        query, key = (a.ravel() for a in np.indices((stop - start, K)))
+        query = query + start
         q_tokens, k_tokens = self.tokens(kind)
+        n = query.size
         return pd.DataFrame(
             {
-                "kind": np.full(layer.size, kind),
-                "layer": layer,
-                "head": head,
-                "query": query,
-                "key": key,
+                "kind": np.full(n, kind),
+                "layer": np.full(n, layer, dtype=np.int64),
+                "head": np.full(n, head, dtype=np.int64),
+                "query": query.astype(np.int64),
+                "key": key.astype(np.int64),
                 "query_token": np.asarray(q_tokens, dtype=object)[query],
                 "key_token": np.asarray(k_tokens, dtype=object)[key],
-                "weight": weights.ravel(),
+                "weight": weights[layer, head, start:stop].ravel(),
             }
         )
 
@@ -224,10 +283,7 @@ class Trace:
 
 
 FRAME_COLUMNS = ("kind", "layer", "head", "query", "key", "query_token", "key_token", "weight")
-
-
-def _list(a: np.ndarray | None) -> Any:
-    return None if a is None else a.tolist()
+_NOT_META = ("attention", "masks", "positional_encoding", "tgt_logprobs")
 
 
 def _array(value: Any, dtype: type) -> np.ndarray | None:
