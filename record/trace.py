@@ -11,7 +11,14 @@ from typing import IO, Any, Literal
 import numpy as np
 import pandas as pd
 
-from attnlens.record.export import frame_chunks, json_chunks, plain, write_npz
+from attnlens.record.export import (
+    NUMBER_CHARS,
+    csv_cell_bytes,
+    frame_chunks,
+    json_chunks,
+    plain,
+    write_npz,
+)
 from attnlens.record.schema import check_schema
 
 SCHEMA = "attnlens.trace/1"
@@ -228,16 +235,28 @@ class Trace:
         """to_frame(kind, layer, head).to_csv(index=False), in pieces of a few MB."""
         return frame_chunks(self.frame_pieces(kind, layer, head), FRAME_COLUMNS)
 
-    def frame_rows(
+    def csv_bound(
         self, kind: Kind | None = None, layer: int | None = None, head: int | None = None
     ) -> int:
-        """How many rows to_frame would have, without building it."""
-        total = 0
+        """At most how many bytes csv_chunks(kind, layer, head) writes, counted without
+        writing it (so a front end can refuse a file too large before making it)."""
+        total = len(",".join(FRAME_COLUMNS)) + 1
         for k in self.kinds if kind is None else (kind,):
             weights = self.attention(k)
-            if weights is not None:
-                L, H, Q, K = weights.shape
-                total += (L if layer is None else 1) * (H if head is None else 1) * Q * K
+            if weights is None:
+                continue
+            L, H, Q, K = weights.shape
+            layers = range(L) if layer is None else range(layer, layer + 1)
+            heads = range(H) if head is None else range(head, head + 1)
+            pairs = len(layers) * len(heads)
+            numbers = sum(len(str(i)) + 1 for i in layers) * len(heads) + sum(
+                len(str(i)) + 1 for i in heads
+            ) * len(layers)
+            q_tokens, k_tokens = self.tokens(k)
+            per_q = sum(len(str(i)) + 1 + csv_cell_bytes(t) for i, t in enumerate(q_tokens))
+            per_k = sum(len(str(i)) + 1 + csv_cell_bytes(t) for i, t in enumerate(k_tokens))
+            fixed = len(k) + 1 + NUMBER_CHARS  # kind, and the weight with its line end
+            total += pairs * Q * K * fixed + numbers * Q * K + pairs * (K * per_q + Q * per_k)
         return total
 
     def _block(self, kind: Kind, layer: int, head: int, start: int, stop: int) -> pd.DataFrame:

@@ -18,6 +18,7 @@ BYTES_PER_WEIGHT = 4  # float32
 DEFAULT_MB = 512.0
 RECORD_VAR, MODEL_VAR = "ATTNLENS_MAX_RECORD_MB", "ATTNLENS_MAX_MODEL_MB"
 LARGEST_MB = 2.0**40  # a megabyte count beyond any machine: a typo, not a setting
+MAX_LAYERS = 1024  # deeper than any published model; building more modules takes minutes
 
 
 class RecordTooLargeError(InputError):
@@ -99,10 +100,20 @@ def check_model_size(n_bytes: int, name: str, env: Mapping[str, str] | None = No
     if n_bytes > limit:
         raise InputError(
             f"{name} would take {_size(n_bytes)} of memory, above the limit of {_size(limit)} "
-            f"({MODEL_VAR}); its config asks for more than this server can hold"
+            f"({MODEL_VAR})"
         )
 
 
 def _size(n_bytes: int | float) -> str:
     mb = n_bytes / 2**20
-    return f"{mb / 1024:.3g} GB" if mb >= 1024 else f"{mb:.3g} MB"
+    if mb < 1024:
+        return f"{mb:.3g} MB"
+    return f"{mb / 1024:,.0f} GB" if mb >= 100 * 1024 else f"{mb / 1024:.3g} GB"
+
+
+def check_layers(n_layers: int, name: str) -> None:
+    """Refuse a stack deeper than MAX_LAYERS (its modules alone take minutes to build)."""
+    if n_layers > MAX_LAYERS:
+        raise InputError(
+            f"{name} has {n_layers} layers; attnlens loads models of at most {MAX_LAYERS}"
+        )

@@ -20,7 +20,7 @@ from attnlens.model.lenses.lens import Lens
 from attnlens.model.net import checkpoint
 from attnlens.model.net.attention import QKV
 from attnlens.model.net.config import TransformerConfig
-from attnlens.model.net.tokenizer import Encoding, Tokenizer, WordTokenizer, tokenizer_from_dict
+from attnlens.model.net.tokenizer import Encoding, Tokenizer, WordTokenizer
 from attnlens.model.training import snapshots as kept
 from attnlens.model.training.snapshots import Snapshot, SnapshotScore
 from attnlens.record.decode import DecodeRun
@@ -38,9 +38,10 @@ class OwnLens(Lens, Generic[NetT]):
 
     def __init__(self, folder: Path, device: torch.device, name: str | None = None) -> None:
         self.folder, self.device = folder, device
-        self.meta: dict[str, Any] = checkpoint.read_description(folder)
-        self.tokenizer: Tokenizer = tokenizer_from_dict(self.meta["tokenizer"])
-        self.net: NetT = self.build(TransformerConfig.from_dict(self.meta["transformer"]))
+        described = checkpoint.describe(folder)  # checked, and within the model budget
+        self.meta: dict[str, Any] = described.meta
+        self.tokenizer: Tokenizer = described.tokenizer
+        self.net: NetT = self.build(described.config)
         checkpoint.load_weights(self.net, folder / checkpoint.WEIGHTS, device)
         c = self.config
         shown_name = name or str(self.meta.get("name", folder.name))
