@@ -25,7 +25,7 @@ SCHEMA = "attnlens.trace/1"
 KINDS = ("encoder_self", "decoder_self", "cross")
 Kind = Literal["encoder_self", "decoder_self", "cross"]
 Architecture = Literal["encoder-decoder", "encoder", "decoder"]
-FRAME_PIECE_ROWS = 1 << 16  # rows per piece of the long table: a few MB, whatever the record
+FRAME_PIECE_ROWS = 1 << 14  # rows per piece of the long table: a few MB, whatever the record
 PositionalScheme = Literal["sinusoidal", "learned", "rotary", "alibi", "relative", "none"]
 
 

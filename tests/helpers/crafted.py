@@ -51,6 +51,14 @@ def _drop(key: str) -> Edit:
     return edit
 
 
+def _set_both_vocabs(n: int) -> Edit:
+    def edit(folder: Path) -> None:
+        _set(("transformer", "src_vocab"), n)(folder)
+        _set(("transformer", "tgt_vocab"), n)(folder)
+
+    return edit
+
+
 def _replace_config(text: str | bytes) -> Edit:
     def edit(folder: Path) -> None:
         path = folder / "config.json"
@@ -137,11 +145,7 @@ OWN: dict[str, Edit] = {
     "N is true": _set(("transformer", "N"), True),
     "dropout is text": _set(("transformer", "dropout"), "x"),
     "src_vocab=4e7": _set(("transformer", "src_vocab"), 4e7),
-    "vocab 4e7 both": lambda f: (
-        _set(("transformer", "src_vocab"), 40_000_000)(f),
-        _set(("transformer", "tgt_vocab"), 40_000_000)(f),
-        None,
-    )[-1],
+    "vocab 4e7 both": _set_both_vocabs(40_000_000),
     "max_len=1e10": _set(("transformer", "max_len"), 10_000_000_000),
     "N=1e7": _set(("transformer", "N"), 10_000_000),
     "d_ff=1e12": _set(("transformer", "d_ff"), 10**12),
