@@ -26,7 +26,7 @@ from attnlens.model.training.snapshots import Snapshot, SnapshotScore
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError
 from attnlens.record.projections import HeadProjections
-from attnlens.record.trace import Architecture, Kind, ModelInfo, Trace
+from attnlens.record.trace import KINDS, Architecture, Kind, ModelInfo, Trace
 
 NetT = TypeVar("NetT", bound=nn.Module)
 
@@ -122,6 +122,10 @@ class OwnLens(Lens, Generic[NetT]):
         """Re-run the model on the tokens trace saw, keeping each attention's Q, K and V: the
         very tensors the attention computed with, returned by value."""
         n_layers, n_heads = self.info.n_layers, self.info.n_heads
+        if kind not in KINDS:
+            raise InputError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        if not all(isinstance(i, int) and not isinstance(i, bool) for i in (layer, head)):
+            raise InputError(f"layer and head must be whole numbers, got {layer!r} and {head!r}")
         if not (0 <= layer < n_layers and 0 <= head < n_heads):
             raise InputError(
                 f"layer {layer}, head {head} does not exist: the model has layers "

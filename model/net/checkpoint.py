@@ -107,7 +107,7 @@ def describe(folder: Path) -> Description:
             f"{where}: architecture {architecture!r} is not one of {', '.join(ARCHITECTURES)}"
         )
     check_layers(config.N, f"model {folder.name!r}")
-    check_model_size(model_bytes(config), f"model {folder.name!r}")
+    check_model_size(model_bytes(config, architecture), f"model {folder.name!r}")
     vocab = {config.src_vocab, config.tgt_vocab}
     if vocab != {len(tokenizer)}:
         raise CheckpointError(
@@ -117,17 +117,20 @@ def describe(folder: Path) -> Description:
     return Description(config, tokenizer, meta)
 
 
-def model_bytes(config: TransformerConfig) -> int:
-    """Memory for the parameters and the positional table of an encoder-decoder of this
-    config (a decoder-only model of the same config takes less), float32."""
+def model_bytes(config: TransformerConfig, architecture: str = "encoder-decoder") -> int:
+    """Memory for the parameters and the positional table of a model of this config and
+    architecture, float32: what it will take before it is built."""
     d, f, N = config.d_model, config.d_ff, config.N
-    embeddings = config.src_vocab * d + (0 if config.share_embeddings else config.tgt_vocab * d)
+    # one matrix when shared (§3.4; always, decoder-only); else source, target and projection
+    embeddings = config.src_vocab * d + (0 if config.share_embeddings else 2 * config.tgt_vocab * d)
+    if architecture == "decoder":
+        embeddings = config.tgt_vocab * d
     feed_forward = 2 * d * f + f + d
-    encoder_layer = 4 * (d * d + d) + feed_forward + 4 * d  # attention, FFN, two norms
-    decoder_layer = 8 * (d * d + d) + feed_forward + 6 * d  # two attentions, FFN, three norms
+    self_layer = 4 * (d * d + d) + feed_forward + 4 * d  # attention, FFN, two norms
+    cross_layer = 8 * (d * d + d) + feed_forward + 6 * d  # two attentions, FFN, three norms
+    layers = N * self_layer if architecture == "decoder" else N * (self_layer + cross_layer)
     table = config.max_len * d  # the sinusoidal positions, a buffer
-    params = embeddings + config.tgt_vocab + N * (encoder_layer + decoder_layer) + table
-    return params * BYTES_PER_WEIGHT
+    return (embeddings + config.tgt_vocab + layers + table) * BYTES_PER_WEIGHT
 
 
 def load(
