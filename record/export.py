@@ -138,8 +138,10 @@ def write_npz(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], handle:
 
 
 def megabytes(n_bytes: float) -> str:
-    """A size for a message: '898 MB', '4.1 MB', '0.2 MB'."""
+    """A size for a message: '898 MB', '4.1 MB', '12 KB'."""
     mb = n_bytes / 2**20
+    if mb < 1:
+        return f"{max(1.0, n_bytes / 2**10):.0f} KB"
     return f"{mb:.0f} MB" if mb >= 10 else f"{mb:.1f} MB"
 
 
