@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -174,7 +176,21 @@ COMMANDS = {
 }
 
 
+def _interrupted(signum: int, frame: object) -> NoReturn:
+    raise KeyboardInterrupt  # SIGTERM ends a command like Ctrl-C: a half-written --out goes
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if threading.current_thread() is not threading.main_thread():
+        return _run(argv)  # only the main thread may set a signal handler
+    previous = signal.signal(signal.SIGTERM, _interrupted)
+    try:
+        return _run(argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
         check_settings()  # a bad limit in the environment stops every command at once

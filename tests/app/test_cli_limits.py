@@ -19,7 +19,6 @@ COMMANDS = [
     ["train", "--list"],
     ["serve", "--port", "0"],  # a port it refuses: a regression must not start a server
 ]
-MINILM_508 = " ".join(["the", "cat", "sat", "on", "mat", "and", "a", "dog"] * 64)[: 508 * 4]
 
 
 def one_line_refusal(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
