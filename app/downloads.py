@@ -71,7 +71,7 @@ def spooled(write: Writer, bound: int) -> Callable[[], BinaryIO]:
         with tempfile.NamedTemporaryFile(prefix="attnlens-", delete=False) as spool:
             path = spool.name
             try:
-                write(_Bounded(spool, bound))
+                write(_Bounded(spool, bound))  # type: ignore[arg-type]  # write, flush, tell
             except BaseException:
                 os.unlink(path)
                 raise

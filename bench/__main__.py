@@ -1,9 +1,10 @@
 """`make bench`: every benchmark, each printing its own table."""
 
-from bench import app_latency, decode_speed, load_check, viz_speed
+from bench import app_latency, decode_speed, load_check, memory_load, viz_speed
 
 if __name__ == "__main__":
     decode_speed.main()
     viz_speed.main()
     app_latency.main([])
     load_check.main([])
+    memory_load.main([])

@@ -136,7 +136,8 @@ class DecodeRun:
 
     def to_dict(self) -> dict[str, Any]:
         """The attnlens.decode/2 JSON object."""
-        return plain(self.json_tree())
+        out: dict[str, Any] = plain(self.json_tree())
+        return out
 
     def json_tree(self) -> dict[str, Any]:
         """The attnlens.decode/2 object with each step's attention kept as numpy arrays, for

@@ -115,7 +115,8 @@ class Trace:
 
     def to_dict(self) -> dict[str, Any]:
         """The attnlens.trace/1 JSON object."""
-        return plain(self.json_tree())
+        out: dict[str, Any] = plain(self.json_tree())
+        return out
 
     def json_tree(self) -> dict[str, Any]:
         """The attnlens.trace/1 object with its arrays kept as numpy arrays, for writers that

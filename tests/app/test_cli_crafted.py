@@ -77,7 +77,7 @@ def test_a_crafted_hugging_face_folder_is_one_line(
     [("N=1e7", "has 10000000 layers; attnlens loads models of at most 1024"),
      ("max_len=1e10", "would take 596 GB"), ("vocab 4e7 both", "would take 2.53 GB"),
      ("d_ff=1e12", "above the limit of 256 MB (ATTNLENS_MAX_MODEL_MB)"),
-     ("tokenizer smaller than the vocabulary", "the tokenizer has 7 tokens but the model's vocabulary has 13"),
+     ("tokenizer smaller than the vocabulary", "has 7 tokens but the model's vocabulary has 13"),
      ("shape mismatch", "is 64 but the config makes it 32"),
      ("h=0", "h must be at least 1, got 0")],
 )  # fmt: skip

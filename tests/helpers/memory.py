@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from helpers.server import ROOT, free_port, stop, wait_for_port
+from .server import ROOT, free_port, stop, wait_for_port
 
 WORDS = ("the", "cat", "sat", "on", "mat", "and", "a", "dog", "saw", "it")
 HEATMAP_READY = (

@@ -12,8 +12,11 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-import huggingface_hub.utils as hub_utils
 import transformers.utils.logging as hf_logging
+from huggingface_hub.utils import (  # type: ignore[attr-defined]  # exported, not re-declared
+    disable_progress_bars,
+    enable_progress_bars,
+)
 from safetensors import SafetensorError, safe_open
 from transformers import PretrainedConfig
 
@@ -121,7 +124,7 @@ def quiet_loading() -> Iterator[None]:
         _depth += 1
         if _depth == 1:
             hf_logging.disable_progress_bar()
-            hub_utils.disable_progress_bars()
+            disable_progress_bars()
             hf_logging.disable_default_handler()
         logger.addHandler(caught)
     try:
@@ -133,7 +136,7 @@ def quiet_loading() -> Iterator[None]:
             if _depth == 0:
                 hf_logging.enable_default_handler()
                 hf_logging.enable_progress_bar()
-                hub_utils.enable_progress_bars()
+                enable_progress_bars()
     for line in caught.lines:  # reached only when loading succeeded
         print(line, file=sys.stderr)
 
