@@ -63,7 +63,8 @@ def resolve(name_or_path: str, allow_pickle: bool = False, cache_dir: Path | Non
         return folder
     if not looks_like_hub_id(name_or_path):
         raise ModelNotFoundError(f"no model {name_or_path!r}: not a folder nor a hub id")
-    return _from_hub(name_or_path, allow_pickle, cache_dir)
+    with quiet_loading():  # the hub's download bars only once the download succeeded
+        return _from_hub(name_or_path, allow_pickle, cache_dir)
 
 
 def _hub_patterns(allow_pickle: bool) -> list[str]:
