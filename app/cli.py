@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -15,10 +17,12 @@ from typing import NoReturn
 import attnlens
 from attnlens.app.cli_decode import add_decode_parser, cmd_decode
 from attnlens.app.experiment_command import add_experiment_parser, cmd_experiment
-from attnlens.app.output import write_bytes, write_text
+from attnlens.app.output import binary_out, text_out
 from attnlens.app.plot_command import add_plot_parser, cmd_plot
 from attnlens.app.trace_inputs import add_trace_inputs, trace_of
+from attnlens.model.lenses.budget import check_settings
 from attnlens.model.training.config import TrainConfig
+from attnlens.record.export import write_chunks, write_json
 
 
 class UsageError(Exception):
@@ -105,12 +109,21 @@ def cmd_trace(args: argparse.Namespace) -> None:
     tr = trace_of(lens, args)
     for warning in tr.warnings:
         print(f"attnlens: warning: {warning}", file=sys.stderr)
-    if args.format == "npz":
-        write_bytes(tr.to_npz(), args.out)
-    elif args.format == "csv":
-        write_text(tr.to_frame().to_csv(index=False), args.out)
+    write_trace(tr, args.format, args.out)
+
+
+def write_trace(tr: attnlens.Trace, fmt: str, out: Path | None) -> None:
+    """The record as JSON, CSV or NPZ, written piece by piece: memory for one piece at a time,
+    whatever the record's size (the CSV of a 510-token MiniLM trace is about 900 MB)."""
+    if fmt == "npz":
+        with binary_out(out) as handle:
+            tr.write_npz(handle)
+    elif fmt == "csv":
+        with text_out(out) as handle:
+            write_chunks(tr.csv_chunks(), handle)
     else:
-        write_text(tr.to_json() + "\n", args.out)
+        with text_out(out) as handle:
+            write_json(tr.json_tree(), handle)
 
 
 def cmd_train(args: argparse.Namespace) -> None:
@@ -214,9 +227,24 @@ COMMANDS = {
 }
 
 
+def _interrupted(signum: int, frame: object) -> NoReturn:
+    raise KeyboardInterrupt  # SIGTERM ends a command like Ctrl-C: a half-written --out goes
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    if threading.current_thread() is not threading.main_thread():
+        return _run(argv)  # only the main thread may set a signal handler
+    previous = signal.signal(signal.SIGTERM, _interrupted)
+    try:
+        return _run(argv)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _run(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
+        check_settings()  # a bad limit in the environment stops every command at once
         COMMANDS[args.command](args)
     except UsageError as err:
         print(_one_line(err), file=sys.stderr)

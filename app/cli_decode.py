@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 import attnlens
-from attnlens.app.output import write_text
+from attnlens.app.output import text_out
 from attnlens.model.decoding.heads import ABLATE_HELP
 from attnlens.model.decoding.request import DEFAULT_STRATEGY, STRATEGIES, DecodeRequest
+from attnlens.record.export import write_json
 
 
 def add_decode_parser(sub: Any) -> None:
@@ -81,7 +82,8 @@ def cmd_decode(args: argparse.Namespace) -> None:
     run = lens.decode(args.text, **settings)
     for warning in run.warnings:
         print(f"attnlens: warning: {warning}", file=sys.stderr)
-    write_text(run.to_json() + "\n", args.out)
+    with text_out(args.out) as handle:  # piece by piece: a long beam search is a large record
+        write_json(run.json_tree(), handle)
 
 
 def _force_item(text: str) -> tuple[int, str]:

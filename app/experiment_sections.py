@@ -10,6 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from attnlens.app import show
+from attnlens.app.downloads import button, text_writer
 from attnlens.app.experiment_figures import two_heads
 from attnlens.app.experiment_runs import TITLES, Outcome, explain_input, peek, run_experiment
 from attnlens.app.inputs import memo
@@ -64,12 +65,11 @@ def provenance(outcome: Outcome) -> None:
 def downloads(outcome: Outcome, key: str) -> None:
     r = outcome.result
     show.table(r.heads, f"{key}_heads", f"{r.experiment}-{r.model}-heads")
-    show.record(
-        lambda: r.to_json(indent=2),
-        f"{key}_json",
-        f"{r.experiment}-{r.model}",
-        "Download result (JSON)",
-    )
+    text = r.to_json(indent=2)  # a result is a few kilobytes: heads × a few numbers
+    button(
+        "Download result (JSON)", text_writer(lambda: [text]), len(text.encode()),
+        f"{r.experiment}-{r.model}.json", "application/json", f"{key}_json",
+    )  # fmt: skip
 
 
 def summary_lines(outcome: Outcome) -> None:

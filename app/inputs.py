@@ -8,7 +8,7 @@ from typing import TypeVar
 import streamlit as st
 
 import attnlens
-from attnlens.app import urlstate
+from attnlens.app import session_records, urlstate
 from attnlens.app.safe_text import md
 from attnlens.record.trace import Kind, Trace
 
@@ -22,12 +22,15 @@ LIVE = "300ms"  # the text boxes commit after this pause in typing, so figures f
 
 
 def memo(slot: str, key: Hashable, compute: Callable[[], T]) -> T:
-    """The last result of one computation in this session, recomputed only when key changes."""
-    held = st.session_state.get("_memo_" + slot)
-    if held is not None and held[0] == key:
-        return held[1]  # type: ignore[no-any-return]
+    """The last result of one computation in this session, recomputed only when key changes
+    (kept while the session is connected: session_records)."""
+    records = session_records.held()
+    last = records.get(slot)
+    if last is not None and last[0] == key:
+        return last[1]  # type: ignore[no-any-return]
+    records.pop(slot, None)  # the old record goes before the new one is computed
     value = compute()
-    st.session_state["_memo_" + slot] = (key, value)
+    records[slot] = (key, value)
     return value
 
 

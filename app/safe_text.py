@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import re
 
+WORD_JOINER = "\u2060"  # zero width, no break: keeps ':name:' from reading as a shortcode
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:&=\"'])")
 
 
 def md(text: object) -> str:
     """`text` as literal Markdown: every punctuation character Markdown might act on escaped,
-    newlines kept as line breaks."""
+    newlines kept as line breaks. Streamlit reads `:name:` shortcodes (`:material/warning:`,
+    `:streamlit:`) after unescaping, so an invisible word joiner follows each colon."""
     escaped = _SPECIAL.sub(r"\\\1", str(text))
-    return escaped.replace("\n", "  \n")
+    return escaped.replace("\\:", "\\:" + WORD_JOINER).replace("\n", "  \n")

@@ -12,6 +12,11 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from attnlens.app import downloads
+from attnlens.record.decode import DecodeRun
+from attnlens.record.export import json_bound, json_chunks
+from attnlens.record.trace import Trace
+
 LARGE_FONT = 22
 
 
@@ -52,25 +57,18 @@ def figure(
             shown, key=key, width="stretch", on_select=on_click, selection_mode="points"
         )
     with st.container(horizontal=True):
-        st.download_button(
-            "Figure (HTML)",
-            data=_html(fig),
-            file_name=f"{file_name}.html",
-            mime="text/html",
-            key=f"{key}_download",
-            on_click="ignore",
-        )
+        bound = downloads.figure_bound(fig)
+        downloads.button(
+            "Figure (HTML)", downloads.html_writer(fig), bound + downloads.PLOTLY_JS_BYTES,
+            f"{file_name}.html", "text/html", f"{key}_download",
+        )  # fmt: skip
         if can_export_images():
             for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml")):
-                st.download_button(
-                    f"{fmt.upper()}",
-                    data=_image(fig, fmt),
-                    file_name=f"{file_name}.{fmt}",
-                    mime=mime,
-                    key=f"{key}_{fmt}",
-                    on_click="ignore",
+                downloads.button(
+                    fmt.upper(), downloads.image_writer(fig, fmt), downloads.IMAGE_BYTES,
+                    f"{file_name}.{fmt}", mime, f"{key}_{fmt}",
                     help="drawn by kaleido with the system's Chromium: a few seconds",
-                )
+                )  # fmt: skip
 
 
 @functools.cache
@@ -80,37 +78,23 @@ def can_export_images() -> bool:
     return has_browser and importlib.util.find_spec("kaleido") is not None
 
 
-def _image(fig: go.Figure, fmt: str) -> Callable[[], bytes]:
-    """Built only when clicked (kaleido starts a browser: seconds, not milliseconds)."""
-    return lambda: bytes(fig.to_image(format=fmt, scale=2 if fmt == "png" else 1))
-
-
-def _html(fig: go.Figure) -> Callable[[], str]:
-    """Built only when clicked: the figure with plotly.js inside, so it opens offline."""
-    return lambda: str(fig.to_html(include_plotlyjs=True, full_html=True))
-
-
 def table(frame: pd.DataFrame, key: str, file_name: str) -> None:
     """A dataframe (token text stays text; numbers shown to 4 decimals) and a CSV download of
-    it at full precision."""
+    it at full precision, written when clicked."""
     st.dataframe(frame.round(4), hide_index=True, width="stretch", key=key)
-    st.download_button(
+    bound = int(frame.memory_usage(deep=True).sum()) * 2 + 4096  # text is at most twice that
+    downloads.button(
         "Download table (CSV)",
-        data=frame.to_csv(index=False),
-        file_name=f"{file_name}.csv",
-        mime="text/csv",
-        key=f"{key}_download",
-        on_click="ignore",
-    )
+        downloads.text_writer(lambda: [frame.to_csv(index=False)]),
+        bound, f"{file_name}.csv", "text/csv", f"{key}_download",
+    )  # fmt: skip
 
 
-def record(json_text: Callable[[], str], key: str, file_name: str, label: str) -> None:
-    """A download of a record as JSON, serialised only when clicked."""
-    st.download_button(
-        label,
-        data=json_text,
-        file_name=f"{file_name}.json",
-        mime="application/json",
-        key=key,
-        on_click="ignore",
-    )
+def record(rec: Trace | DecodeRun, key: str, file_name: str, label: str) -> None:
+    """A download of a record as JSON, written piece by piece when clicked; refused, with
+    its size, above the budget."""
+    bound = json_bound(rec.json_tree())
+    downloads.button(
+        label, downloads.text_writer(lambda: json_chunks(rec.json_tree())), bound,
+        f"{file_name}.json", "application/json", key,
+    )  # fmt: skip

@@ -6,6 +6,7 @@ import streamlit as st
 
 import attnlens
 from attnlens.app.safe_text import md
+from attnlens.model.lenses.registry import check_allowed
 from attnlens.model.training.snapshots import SnapshotScore
 
 DEFAULT_MODEL = "reverse"
@@ -32,7 +33,14 @@ def snapshot_scores(name: str) -> list[SnapshotScore]:
 
 def load_lens(name: str) -> attnlens.Lens | None:
     """The lens for name, with a spinner while it loads; an error message in place if it fails."""
-    return _loaded(lambda: shared_lens(name), name)
+    return _loaded(lambda: _allowed_lens(name), name)
+
+
+def _allowed_lens(name: str) -> attnlens.Lens:
+    """The shared lens, once this deployment allows the name (the cache alone would hand out a
+    model loaded before the policy changed)."""
+    check_allowed(name)
+    return shared_lens(name)
 
 
 def load_snapshot(name: str, step: int) -> attnlens.Lens | None:

@@ -1,6 +1,6 @@
 """`make bench`: every benchmark, each printing its own table."""
 
-from bench import app_latency, class_capacity, decode_speed, load_check, viz_speed
+from bench import app_latency, class_capacity, decode_speed, load_check, memory_load, viz_speed
 
 if __name__ == "__main__":
     decode_speed.main()
@@ -8,3 +8,4 @@ if __name__ == "__main__":
     app_latency.main([])
     load_check.main([])
     class_capacity.main([])
+    memory_load.main([])

@@ -15,6 +15,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from attnlens.record.export import json_chunks, plain
 from attnlens.record.schema import check_schema
 from attnlens.record.trace import HTML_ITEMS, ModelInfo, html_table, model_line, token_line
 
@@ -135,6 +136,12 @@ class DecodeRun:
 
     def to_dict(self) -> dict[str, Any]:
         """The attnlens.decode/2 JSON object."""
+        out: dict[str, Any] = plain(self.json_tree())
+        return out
+
+    def json_tree(self) -> dict[str, Any]:
+        """The attnlens.decode/2 object with each step's attention kept as numpy arrays, for
+        writers that stream them (record.export)."""
         out: dict[str, Any] = {
             "schema": SCHEMA,
             "strategy": self.strategy,
@@ -154,7 +161,10 @@ class DecodeRun:
         return out
 
     def to_json(self, indent: int | None = None) -> str:
-        return json.dumps(self.to_dict(), indent=indent)
+        """The record as JSON text (float32 attention in its shortest exact form)."""
+        if indent is not None:
+            return json.dumps(self.to_dict(), indent=indent)
+        return "".join(json_chunks(self.json_tree()))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> DecodeRun:
@@ -246,8 +256,8 @@ def _step_out(s: StepRecord) -> dict[str, Any]:
         "step": s.step,
         "beams": [dict(b.__dict__) for b in s.beams],
         "candidates": [[dict(c.__dict__) for c in row] for row in s.candidates],
-        "cross_attention": None if s.cross_attention is None else s.cross_attention.tolist(),
-        "decoder_self_attention": s.decoder_self_attention.tolist(),
+        "cross_attention": s.cross_attention,
+        "decoder_self_attention": s.decoder_self_attention,
     }
 
 

@@ -5,18 +5,28 @@ from __future__ import annotations
 import html
 import io
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import IO, Any, Literal
 
 import numpy as np
 import pandas as pd
 
+from attnlens.record.export import (
+    NUMBER_CHARS,
+    csv_cell_bytes,
+    frame_chunks,
+    json_chunks,
+    plain,
+    write_npz,
+)
 from attnlens.record.schema import check_schema
 
 SCHEMA = "attnlens.trace/1"
 KINDS = ("encoder_self", "decoder_self", "cross")
 Kind = Literal["encoder_self", "decoder_self", "cross"]
 Architecture = Literal["encoder-decoder", "encoder", "decoder"]
+FRAME_PIECE_ROWS = 1 << 14  # rows per piece of the long table: a few MB, whatever the record
 PositionalScheme = Literal["sinusoidal", "learned", "rotary", "alibi", "relative", "none"]
 
 
@@ -120,15 +130,21 @@ class Trace:
 
     def to_dict(self) -> dict[str, Any]:
         """The attnlens.trace/1 JSON object."""
+        out: dict[str, Any] = plain(self.json_tree())
+        return out
+
+    def json_tree(self) -> dict[str, Any]:
+        """The attnlens.trace/1 object with its arrays kept as numpy arrays, for writers that
+        stream them (record.export) instead of building nested lists."""
         out: dict[str, Any] = {
             "schema": SCHEMA,
             "model": self.model.to_dict(),
             "src_tokens": list(self.src_tokens),
             "tgt_tokens": list(self.tgt_tokens),
-            "attention": {k: _list(getattr(self, k)) for k in KINDS},
-            "masks": {k: _list(getattr(self, f"{k}_mask")) for k in KINDS},
-            "positional_encoding": _list(self.positional_encoding),
-            "tgt_logprobs": _list(self.tgt_logprobs),
+            "attention": {k: getattr(self, k) for k in KINDS},
+            "masks": {k: getattr(self, f"{k}_mask") for k in KINDS},
+            "positional_encoding": self.positional_encoding,
+            "tgt_logprobs": self.tgt_logprobs,
         }
         if self.warnings:
             out["warnings"] = list(self.warnings)
@@ -144,13 +160,17 @@ class Trace:
             out["shown_tokens"] = {"src": _maybe_list(self.src_shown),
                                    "tgt": _maybe_list(self.tgt_shown)}  # fmt: skip
         if self.layer_masks:
-            out["layer_masks"] = {k: v.tolist() for k, v in self.layer_masks.items()}
+            out["layer_masks"] = dict(self.layer_masks)
         if self.src_segments is not None:
             out["src_segments"] = list(self.src_segments)
         return out
 
     def to_json(self, indent: int | None = None) -> str:
-        return json.dumps(self.to_dict(), indent=indent)
+        """The record as JSON text (float32 numbers in their shortest exact form; see
+        record.export, whose write_json writes the same text to a file piece by piece)."""
+        if indent is not None:
+            return json.dumps(self.to_dict(), indent=indent)
+        return "".join(json_chunks(self.json_tree()))
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Trace:
@@ -175,13 +195,16 @@ class Trace:
 
     def to_npz(self) -> bytes:
         """Arrays as .npz entries, everything else as a JSON entry named 'meta'."""
+        buffer = io.BytesIO()
+        self.write_npz(buffer)
+        return buffer.getvalue()
+
+    def write_npz(self, handle: IO[bytes]) -> None:
+        """What to_npz returns, written into an open binary file one array at a time."""
         arrays = {k: v for k, v in self._arrays().items() if v is not None}
         arrays.update({f"layer_mask.{k}": v for k, v in (self.layer_masks or {}).items()})
-        skipped = ("attention", "masks", "layer_masks", "positional_encoding", "tgt_logprobs")
-        meta = {k: v for k, v in self.to_dict().items() if k not in skipped}
-        buffer = io.BytesIO()
-        np.savez_compressed(buffer, meta=np.array(json.dumps(meta)), **arrays)  # type: ignore[arg-type]
-        return buffer.getvalue()
+        meta = {k: v for k, v in self.json_tree().items() if k not in _NOT_META}
+        write_npz(arrays, meta, handle)
 
     @classmethod
     def from_npz(cls, blob: bytes) -> Trace:
@@ -198,29 +221,85 @@ class Trace:
             **arrays,
         )
 
-    def to_frame(self) -> pd.DataFrame:
-        """Long format: one row per (kind, layer, head, query, key) with tokens and weight."""
-        frames = [self._kind_frame(k) for k in self.kinds]
+    def to_frame(
+        self, kind: Kind | None = None, layer: int | None = None, head: int | None = None
+    ) -> pd.DataFrame:
+        """Long format: one row per (kind, layer, head, query, key) with tokens and weight;
+        only one kind, layer or head when given."""
+        frames = list(self.frame_pieces(kind, layer, head))
         if not frames:
             return pd.DataFrame(columns=list(FRAME_COLUMNS))
         return pd.concat(frames, ignore_index=True)
 
-    def _kind_frame(self, kind: Kind) -> pd.DataFrame:
+    def frame_pieces(
+        self,
+        kind: Kind | None = None,
+        layer: int | None = None,
+        head: int | None = None,
+        rows: int = FRAME_PIECE_ROWS,
+    ) -> Iterator[pd.DataFrame]:
+        """to_frame's rows in order, as tables of at most about `rows` rows each (a whole
+        query row at least), so a writer never holds the whole table."""
+        for k in self.kinds if kind is None else (kind,):
+            weights = self.attention(k)
+            if weights is None:
+                continue
+            L, H, Q, K = weights.shape
+            step = max(1, rows // max(1, K))
+            for lay in range(L) if layer is None else (layer,):
+                for hd in range(H) if head is None else (head,):
+                    for start in range(0, Q, step):
+                        yield self._block(k, lay, hd, start, min(Q, start + step))
+
+    def csv_chunks(
+        self, kind: Kind | None = None, layer: int | None = None, head: int | None = None
+    ) -> Iterator[str]:
+        """to_frame(kind, layer, head).to_csv(index=False), in pieces of a few MB."""
+        return frame_chunks(self.frame_pieces(kind, layer, head), FRAME_COLUMNS)
+
+    def csv_bound(
+        self, kind: Kind | None = None, layer: int | None = None, head: int | None = None
+    ) -> int:
+        """At most how many bytes csv_chunks(kind, layer, head) writes, counted without
+        writing it (so a front end can refuse a file too large before making it)."""
+        total = len(",".join(FRAME_COLUMNS)) + 1
+        for k in self.kinds if kind is None else (kind,):
+            weights = self.attention(k)
+            if weights is None:
+                continue
+            L, H, Q, K = weights.shape
+            layers = range(L) if layer is None else range(layer, layer + 1)
+            heads = range(H) if head is None else range(head, head + 1)
+            pairs = len(layers) * len(heads)
+            numbers = sum(len(str(i)) + 1 for i in layers) * len(heads) + sum(
+                len(str(i)) + 1 for i in heads
+            ) * len(layers)
+            q_tokens, k_tokens = self.tokens(k)
+            per_q = sum(len(str(i)) + 1 + csv_cell_bytes(t) for i, t in enumerate(q_tokens))
+            per_k = sum(len(str(i)) + 1 + csv_cell_bytes(t) for i, t in enumerate(k_tokens))
+            fixed = len(k) + 1 + NUMBER_CHARS  # kind, and the weight with its line end
+            total += pairs * Q * K * fixed + numbers * Q * K + pairs * (K * per_q + Q * per_k)
+        return total
+
+    def _block(self, kind: Kind, layer: int, head: int, start: int, stop: int) -> pd.DataFrame:
+        """Query rows start..stop-1 of one head in long format."""
         weights = self.attention(kind)
         assert weights is not None
-        L, H, Q, K = weights.shape
-        layer, head, query, key = (a.ravel() for a in np.indices((L, H, Q, K)))
+        K = weights.shape[-1]
+        query, key = (a.ravel() for a in np.indices((stop - start, K)))
+        query = query + start
         q_tokens, k_tokens = self.tokens(kind)
+        n = query.size
         return pd.DataFrame(
             {
-                "kind": np.full(layer.size, kind),
-                "layer": layer,
-                "head": head,
-                "query": query,
-                "key": key,
+                "kind": np.full(n, kind),
+                "layer": np.full(n, layer, dtype=np.int64),
+                "head": np.full(n, head, dtype=np.int64),
+                "query": query.astype(np.int64),
+                "key": key.astype(np.int64),
                 "query_token": np.asarray(q_tokens, dtype=object)[query],
                 "key_token": np.asarray(k_tokens, dtype=object)[key],
-                "weight": weights.ravel(),
+                "weight": weights[layer, head, start:stop].ravel(),
             }
         )
 
@@ -262,6 +341,7 @@ class Trace:
 
 
 FRAME_COLUMNS = ("kind", "layer", "head", "query", "key", "query_token", "key_token", "weight")
+_NOT_META = ("attention", "masks", "layer_masks", "positional_encoding", "tgt_logprobs")
 
 
 def _same(a: np.ndarray | None, b: np.ndarray | None) -> bool:

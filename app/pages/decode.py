@@ -29,7 +29,7 @@ def page() -> None:
     for warning in run.warnings:
         st.warning(md(warning))
     st.text(f"Output: {run.output_text}    score (sum of log-probabilities): {run.score:.4f}")
-    show.record(run.to_json, "decode_json", f"decode-{run.strategy}", "Download record (JSON)")
+    show.record(run, "decode_json", f"decode-{run.strategy}", "Download record (JSON)")
     step_view(run)
     st.header("Greedy, beam search and sampling side by side")
     versus(lens, text, kwargs)

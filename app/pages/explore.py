@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
 from attnlens import viz
-from attnlens.app import show
+from attnlens.app import downloads, show
 from attnlens.app.click_targets import clickable_thumbnails
 from attnlens.app.inputs import kind_picker, layer_head_pickers
 from attnlens.app.pairs import pair_view
 from attnlens.app.scaffold import traced_page_start, true_alignment
-from attnlens.record.trace import Trace
+from attnlens.record.trace import Kind, Trace
 
 MODEL_VIEW_KEY = "model_view_chart"
 
@@ -24,7 +26,6 @@ def page() -> None:
     if started.target is None and lens.info.architecture == "encoder-decoder":
         st.text("Output: " + output)
     head_view(tr, true_alignment(started))
-    downloads(tr)
 
 
 def _enlarge_clicked() -> None:
@@ -67,21 +68,24 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
         selection_mode="points",
         width="stretch",
     )
+    record_downloads(tr, kind, layer, head)
 
 
-def downloads(tr: Trace) -> None:
+def record_downloads(tr: Trace, kind: Kind, layer: int, head: int) -> None:
+    """The record as JSON, and as a CSV table of the head shown (or, when asked, of every
+    kind, layer and head: on minilm at 510 tokens that is 18.7 M rows, about 900 MB)."""
     cols = st.columns(2)
     with cols[0]:
-        show.record(tr.to_json, "trace_json", "trace", "Download record (JSON)")
+        show.record(tr, "trace_json", "trace", "Download record (JSON)")
     with cols[1]:
-        st.download_button(
-            "Download table (CSV)",
-            data=lambda: tr.to_frame().to_csv(index=False),
-            file_name="trace.csv",
-            mime="text/csv",
-            key="trace_csv",
-            on_click="ignore",
-        )
+        every = st.toggle("Table of every kind, layer and head", key="w_csv_all")
+        chosen: dict[str, Any] = {} if every else {"kind": kind, "layer": layer, "head": head}
+        name = "trace" if every else f"trace-{kind}-{layer}-{head}"
+        downloads.button(
+            "Download table (CSV)", downloads.text_writer(lambda: tr.csv_chunks(**chosen)),
+            tr.csv_bound(**chosen), f"{name}.csv", "text/csv", "trace_csv",
+            help=None if every else f"{kind} attention of layer {layer}, head {head}",
+        )  # fmt: skip
 
 
 page()

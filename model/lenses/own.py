@@ -28,7 +28,6 @@ from attnlens.model.net.tokenizer import (
     Encoding,
     Tokenizer,
     WordTokenizer,
-    tokenizer_from_dict,
 )
 from attnlens.model.training import snapshots as kept
 from attnlens.model.training.batch import pad_rows
@@ -36,7 +35,7 @@ from attnlens.model.training.snapshots import Snapshot, SnapshotScore
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError
 from attnlens.record.projections import HeadProjections
-from attnlens.record.trace import Architecture, Kind, ModelInfo, Trace
+from attnlens.record.trace import KINDS, Architecture, Kind, ModelInfo, Trace
 
 NetT = TypeVar("NetT", bound=nn.Module)
 
@@ -48,9 +47,10 @@ class OwnLens(Lens, Generic[NetT]):
 
     def __init__(self, folder: Path, device: torch.device, name: str | None = None) -> None:
         self.folder, self.device = folder, device
-        self.meta: dict[str, Any] = checkpoint.read_description(folder)
-        self.tokenizer: Tokenizer = tokenizer_from_dict(self.meta["tokenizer"])
-        self.net: NetT = self.build(TransformerConfig.from_dict(self.meta["transformer"]))
+        described = checkpoint.describe(folder)  # checked, and within the model budget
+        self.meta: dict[str, Any] = described.meta
+        self.tokenizer: Tokenizer = described.tokenizer
+        self.net: NetT = self.build(described.config)
         checkpoint.load_weights(self.net, folder / checkpoint.WEIGHTS, device)
         c = self.config
         shown_name = name or str(self.meta.get("name", folder.name))
@@ -138,6 +138,10 @@ class OwnLens(Lens, Generic[NetT]):
         """Re-run the model on the tokens trace saw, keeping each attention's Q, K and V: the
         very tensors the attention computed with, returned by value."""
         n_layers, n_heads = self.info.n_layers, self.info.n_heads
+        if kind not in KINDS:
+            raise InputError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
+        if not all(isinstance(i, int) and not isinstance(i, bool) for i in (layer, head)):
+            raise InputError(f"layer and head must be whole numbers, got {layer!r} and {head!r}")
         if not (0 <= layer < n_layers and 0 <= head < n_heads):
             raise InputError(
                 f"layer {layer}, head {head} does not exist: the model has layers "

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
 from attnlens.model.lenses.access import AccessPolicy
+from attnlens.model.lenses.budget import check_settings
 from attnlens.model.lenses.causal import CausalLens
 from attnlens.model.lenses.hf.names import is_hf_folder, looks_like_hub_id
 from attnlens.model.lenses.lens import Lens
@@ -73,15 +76,45 @@ def minilm_folder() -> Path | None:
     return folder if is_hf_folder(folder) else None
 
 
-_lock = threading.Lock()
+_loads: dict[str, tuple[threading.Lock, list[int]]] = {}  # key -> (its lock, waiters)
+_loads_guard = threading.Lock()
+
+
+@contextlib.contextmanager
+def _loading(name_or_path: str) -> Iterator[None]:
+    """One load of the same model at a time; other models load meanwhile (a slow or stuck
+    load must not hold up every other session). The lock goes once nobody waits for it."""
+    try:
+        folder = Path(name_or_path).expanduser()
+        key = str(folder.resolve()) if folder.exists() else name_or_path
+    except (OSError, ValueError, RuntimeError):  # not a usable path: the name is the key
+        key = name_or_path
+    with _loads_guard:
+        lock, waiting = _loads.setdefault(key, (threading.Lock(), [0]))
+        waiting[0] += 1
+    try:
+        with lock:
+            yield
+    finally:
+        with _loads_guard:
+            waiting[0] -= 1
+            if not waiting[0]:
+                del _loads[key]
+
+
+def check_allowed(name_or_path: str) -> None:
+    """Raise ModelNotAllowedError unless this deployment may load the model (see access.py);
+    load checks it too, and a cache of loaded models asks before it answers."""
+    AccessPolicy.from_env().check(name_or_path, {e.name for e in bundled_models()})
 
 
 def load(name_or_path: str, device: str = "auto") -> Lens:
     """A bundled model by name, our own model saved in a folder, or a Hugging Face model (a
     folder holding one, or a hub id: fetched only when the network allows)."""
-    AccessPolicy.from_env().check(name_or_path, {e.name for e in bundled_models()})
+    check_settings()
+    check_allowed(name_or_path)
     dev = pick_device(device)
-    with _lock:  # loading is the one step that must not run twice at once
+    with _loading(name_or_path):
         bundled = BUNDLED_DIR / name_or_path
         if name_or_path and "/" not in name_or_path and (bundled / DESCRIPTION).is_file():
             return _our_model(bundled, dev, name=name_or_path)

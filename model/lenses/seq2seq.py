@@ -49,7 +49,13 @@ class Seq2SeqLens(OwnLens[Transformer]):
     def __init__(self, folder: Path, device: torch.device, name: str | None = None) -> None:
         super().__init__(folder, device, name)
         self.suffix_ids = (self.tokenizer.eos_id,)
-        self.trained_len = int(self.meta.get("max_source_len", self.config.max_len - 1))
+        trained = self.meta.get("max_source_len", self.config.max_len - 1)
+        if not isinstance(trained, int) or isinstance(trained, bool) or trained < 1:
+            raise InputError(
+                f"{folder.name}/config.json: max_source_len must be a whole number above 0, "
+                f"got {trained!r}"
+            )
+        self.trained_len = trained
         task = self.meta.get("task")
         self.task = TASKS[task]() if task in TASKS else None
         if self.task is not None:

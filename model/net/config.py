@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import numbers
 from dataclasses import dataclass
 from typing import Any
+
+SIZES = ("src_vocab", "tgt_vocab", "N", "d_model", "d_ff", "h", "max_len")
 
 
 @dataclass(frozen=True)
@@ -23,15 +26,29 @@ class TransformerConfig:
     share_embeddings: bool = True  # §3.4: one matrix for both embeddings and the pre-softmax
 
     def __post_init__(self) -> None:
+        for name in SIZES:
+            value = getattr(self, name)
+            if not isinstance(value, numbers.Integral) or isinstance(value, bool):
+                raise ValueError(f"{name} must be a whole number, got {value!r}")
+            if value < 1:
+                raise ValueError(f"{name} must be at least 1, got {value}")
+        dropout = self.dropout
+        if (
+            not isinstance(dropout, numbers.Real)
+            or isinstance(dropout, bool)
+            or not 0 <= dropout < 1
+        ):
+            raise ValueError(f"dropout must be a number from 0 up to 1, got {dropout!r}")
+        if not isinstance(self.share_embeddings, bool):
+            raise ValueError(
+                f"share_embeddings must be true or false, got {self.share_embeddings!r}"
+            )
         if self.d_model % self.h:
             raise ValueError(f"d_model={self.d_model} is not divisible by h={self.h}")
         if self.share_embeddings and self.src_vocab != self.tgt_vocab:
             raise ValueError(
                 f"shared embeddings need one vocabulary, got {self.src_vocab} and {self.tgt_vocab}"
             )
-        for name in ("src_vocab", "tgt_vocab", "N", "d_model", "d_ff", "h", "max_len"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"{name} must be at least 1, got {getattr(self, name)}")
 
     @property
     def d_k(self) -> int:

@@ -154,9 +154,17 @@ class WordTokenizer(Tokenizer):
 
 def tokenizer_from_dict(data: dict[str, Any]) -> Tokenizer:
     """The tokenizer a checkpoint describes."""
+    if not isinstance(data, dict):
+        raise ValueError(f"a tokenizer is a JSON object, got {type(data).__name__}")
     kind = data.get("kind")
     if kind == "char":
-        return CharTokenizer(str(data["chars"]))
+        chars = data.get("chars")
+        if not isinstance(chars, str):
+            raise ValueError(f"tokenizer chars must be one string, got {chars!r:.60}")
+        return CharTokenizer(chars)
     if kind == "word":
-        return WordTokenizer(tuple(str(w) for w in data["words"]))
-    raise ValueError(f"unsupported tokenizer kind {kind!r} (known: 'char', 'word')")
+        words = data.get("words")
+        if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+            raise ValueError(f"tokenizer words must be a list of strings, got {words!r:.60}")
+        return WordTokenizer(tuple(words))
+    raise ValueError(f"unsupported tokenizer kind {kind!r:.40} (known: 'char', 'word')")

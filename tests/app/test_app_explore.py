@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
@@ -166,7 +167,7 @@ def test_dark_theme_figures_drop_their_white_background(
 
 
 def test_figures_download_as_html_and_when_possible_png_and_svg(tiny_model_dir: Path) -> None:
-    from attnlens.app import show
+    from attnlens.app import downloads, show
 
     at = open_page(tiny_model_dir)
     keys = {b.key for b in at.get("download_button")}
@@ -174,8 +175,9 @@ def test_figures_download_as_html_and_when_possible_png_and_svg(tiny_model_dir: 
     if not show.can_export_images():
         pytest.skip("PNG and SVG export needs kaleido and a Chromium")
     assert {"heatmap_png", "heatmap_svg"} <= keys
-    png = show._image(go.Figure(go.Heatmap(z=[[0.0, 1.0]])), "png")()
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    png = io.BytesIO()
+    downloads.image_writer(go.Figure(go.Heatmap(z=[[0.0, 1.0]])), "png")(png)
+    assert png.getvalue()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_the_text_follows_each_models_example_until_the_user_types() -> None:

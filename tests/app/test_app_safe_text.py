@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attnlens.app.safe_text import md
+from attnlens.app.safe_text import WORD_JOINER, md
 from helpers.apptest import APP_SCRIPT
 
 
@@ -17,8 +17,8 @@ from helpers.apptest import APP_SCRIPT
 )
 def test_markdown_characters_are_escaped(text: str) -> None:
     escaped = md(text)
-    unescaped = re.sub(r"\\(.)", r"\1", escaped)
-    assert unescaped == text
+    unescaped = re.sub(r"\\(.)", r"\1", escaped).replace(WORD_JOINER, "")
+    assert unescaped == text  # the word joiner after a colon keeps shortcodes literal
     assert not re.search(r"(?<!\\)[*_<>\[\]`:]", escaped)
 
 

@@ -24,6 +24,7 @@ from transformers import (
 
 from attnlens.model.lenses.hf.architecture import detect_kind
 from attnlens.model.lenses.hf.names import is_hf_folder, looks_like_hub_id
+from attnlens.model.lenses.hf.sizes import check_sizes, quiet_loading
 from attnlens.record.errors import InputError, ModelNotFoundError
 from attnlens.record.trace import Architecture
 
@@ -62,7 +63,8 @@ def resolve(name_or_path: str, allow_pickle: bool = False, cache_dir: Path | Non
         return folder
     if not looks_like_hub_id(name_or_path):
         raise ModelNotFoundError(f"no model {name_or_path!r}: not a folder nor a hub id")
-    return _from_hub(name_or_path, allow_pickle, cache_dir)
+    with quiet_loading():  # the hub's download bars only once the download succeeded
+        return _from_hub(name_or_path, allow_pickle, cache_dir)
 
 
 def _hub_patterns(allow_pickle: bool) -> list[str]:
@@ -114,15 +116,20 @@ def check_weights(folder: Path, allow_pickle: bool) -> None:
 
 
 def load_config(folder: Path) -> PretrainedConfig:
-    """The model's configuration; a model needing its own code is refused."""
+    """The model's configuration; a model needing its own code is refused, and so is any
+    config transformers cannot read (whatever it raises: a crafted config raises anything)."""
     try:
         config: PretrainedConfig = AutoConfig.from_pretrained(
             folder, trust_remote_code=False, local_files_only=True
         )
     except (ValueError, OSError, KeyError) as error:
         raise InputError(
-            f"{folder}: transformers cannot read this model's config without running code from "
-            f"the folder, which attnlens never does ({str(error).splitlines()[0]})"
+            f"{folder.name}: transformers cannot read this model's config without running code "
+            f"from the folder, which attnlens never does, or at all ({_first_line(error)})"
+        ) from None
+    except Exception as error:
+        raise InputError(
+            f"{folder.name}: config.json cannot be read ({_first_line(error)})"
         ) from None
     return config
 
@@ -136,27 +143,47 @@ def _model_class(kind: Architecture) -> Any:
 
 
 def load_folder(folder: Path, device: torch.device, allow_pickle: bool = False) -> Loaded:
-    """Weights (eager attention, float32, eval mode), tokenizer and kind from a local folder."""
+    """Weights (eager attention, float32, eval mode), tokenizer and kind from a local folder;
+    the config's sizes and the weights' size are checked against the model budget first."""
     check_weights(folder, allow_pickle)
     config = load_config(folder)
+    check_sizes(config, folder)
     kind = detect_kind(config)
-    try:
-        model = _model_class(kind).from_pretrained(
-            folder,
-            config=config,
-            attn_implementation="eager",  # the only implementation that returns its weights
-            use_safetensors=None if allow_pickle else True,
-            trust_remote_code=False,
-            local_files_only=True,
-            dtype=torch.float32,
-        )
-        tokenizer = AutoTokenizer.from_pretrained(
-            folder, trust_remote_code=False, local_files_only=True
-        )
-    except (ValueError, OSError, KeyError) as error:
-        raise InputError(
-            f"{folder}: cannot load the model ({str(error).splitlines()[0]})"
-        ) from None
+    with quiet_loading():
+        try:
+            model = _model_class(kind).from_pretrained(
+                folder,
+                config=config,
+                attn_implementation="eager",  # the only implementation that returns its weights
+                use_safetensors=None if allow_pickle else True,
+                trust_remote_code=False,
+                local_files_only=True,
+                dtype=torch.float32,
+            )
+            tokenizer = AutoTokenizer.from_pretrained(
+                folder, trust_remote_code=False, local_files_only=True
+            )
+        except Exception as error:
+            raise InputError(
+                f"{folder.name}: cannot load the model ({_first_line(error)})"
+            ) from None
     if not isinstance(tokenizer, PreTrainedTokenizerBase):
-        raise InputError(f"{folder}: no text tokenizer found")
+        raise InputError(f"{folder.name}: no text tokenizer found")
+    specials = len(set(tokenizer.all_special_ids))
+    if len(tokenizer) <= specials:
+        raise InputError(
+            f"{folder.name}: no tokenizer files (tokenizer.json, vocab.txt, …): the tokenizer "
+            f"transformers falls back to knows only its {specials} special tokens"
+        )
+    vocab_size = int(config.get_text_config().vocab_size)
+    if len(tokenizer) > vocab_size:
+        raise InputError(
+            f"{folder.name}: the tokenizer has {len(tokenizer)} tokens but the model's "
+            f"vocabulary has {vocab_size}: ids from {vocab_size} up would not run"
+        )
     return Loaded(model.to(device).eval(), tokenizer, config, kind, folder)
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return " ".join(text.splitlines()[0].split()) if text else type(error).__name__

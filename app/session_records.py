@@ -1,0 +1,97 @@
+"""What one browser session computed (its traces and decoding runs), held only while that
+session is connected.
+
+The records live in a session-scoped resource, which Streamlit clears the moment the browser
+disconnects (a closed tab), rather than in st.session_state, which Streamlit keeps for a
+possible reconnection until a later disconnect expires it. Files the session downloaded are
+dropped too: Streamlit keeps each served download until two later script runs have passed
+(it marks, then deletes), and with every tab closed there are none. Then the freed memory is
+handed back to the operating system (glibc keeps freed blocks otherwise).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+import threading
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any
+
+import streamlit as st
+from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+DOWNLOAD_GRACE_S = 5.0  # a download being fetched right now is fetched well within this
+
+
+@dataclass
+class SessionRecords:
+    """One session's records by slot, and its fragments: a fragment keeps the arguments it
+    was drawn with (a Trace, a DecodeRun) so it can run again alone."""
+
+    records: dict[str, tuple[Hashable, Any]] = field(default_factory=dict)
+    fragments: Any = None  # Streamlit's fragment storage of the session
+    session_id: str | None = None
+
+
+def _released(held: SessionRecords) -> None:
+    held.records.clear()
+    if held.fragments is not None:
+        held.fragments.clear()  # a reconnected session runs again from the top
+    _drop_downloads(held.session_id)
+    give_back_memory()
+
+
+@st.cache_resource(scope="session", show_spinner=False, on_release=_released)
+def _held() -> SessionRecords:
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        return SessionRecords()
+    return SessionRecords(fragments=ctx.fragment_storage, session_id=ctx.session_id)
+
+
+def held() -> dict[str, tuple[Hashable, Any]]:
+    """This session's records by slot (what they were computed from, the result); emptied
+    when the session disconnects."""
+    return _held().records
+
+
+def _drop_downloads(session_id: str | None) -> None:
+    """Forget the session's download buttons (each holds a callable that holds a record) and
+    the files it downloaded: those no session refers to are marked now and deleted a little
+    later (the two passes Streamlit itself makes at the end of script runs)."""
+    from streamlit import runtime
+
+    if session_id is None or not runtime.exists():
+        return
+    files = runtime.get_instance().media_file_mgr
+    files.clear_session_refs(session_id)  # a reconnected session runs again and re-adds them
+    files.remove_orphaned_files()
+
+    def delete() -> None:
+        files.remove_orphaned_files()
+        give_back_memory()
+
+    timer = threading.Timer(DOWNLOAD_GRACE_S, delete)
+    timer.daemon = True
+    timer.start()
+
+
+def give_back_memory() -> None:
+    """Return freed heap memory to the operating system (glibc's malloc_trim; elsewhere a
+    no-op)."""
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Any:
+    name = ctypes.util.find_library("c")
+    if name is None:
+        return None
+    try:
+        return ctypes.CDLL(name).malloc_trim
+    except (OSError, AttributeError):
+        return None

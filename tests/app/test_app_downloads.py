@@ -1,0 +1,100 @@
+"""Downloads in the app: made when clicked, piece by piece on disk, handed to Streamlit once;
+the CSV is the head shown unless every head is asked for; a file above the budget is refused
+with its size; large files travel gzip-compressed."""
+
+from __future__ import annotations
+
+import gzip
+import io
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import streamlit
+
+from attnlens.app import downloads
+from attnlens.model.lenses.registry import load
+from helpers.apptest import open_on
+
+
+@pytest.fixture
+def clicked(monkeypatch: pytest.MonkeyPatch) -> dict[str, dict[str, Any]]:
+    """Every download button the page draws, by key, with the arguments it was given."""
+    seen: dict[str, dict[str, Any]] = {}
+    real: Callable[..., Any] = streamlit.download_button
+
+    def recording(label: str, data: Any, **kwargs: Any) -> Any:
+        seen[str(kwargs.get("key"))] = {"label": label, "data": data, **kwargs}
+        return real(label, b"", **{k: v for k, v in kwargs.items() if k != "on_click"})
+
+    monkeypatch.setattr(streamlit, "download_button", recording)
+    return seen
+
+
+def content(button: dict[str, Any]) -> bytes:
+    """What the browser receives when the button is clicked."""
+    reader = button["data"]()
+    try:
+        return bytes(reader.read())
+    finally:
+        reader.close()
+
+
+def test_the_table_is_the_head_shown_and_the_record_is_the_trace(
+    tiny_model_dir: Path, clicked: dict[str, dict[str, Any]]
+) -> None:
+    at = open_on(tiny_model_dir, "explore", text="abc", kind="cross", layer="1", head="0")
+    assert not at.exception
+    tr = load(str(tiny_model_dir), device="cpu").trace("abc")
+    table = clicked["trace_csv"]
+    assert table["file_name"] == "trace-cross-1-0.csv" and not table["disabled"]
+    assert content(table).decode() == tr.to_frame("cross", 1, 0).to_csv(index=False)
+    assert content(clicked["trace_json"]).decode() == tr.to_json()
+    at.toggle(key="w_csv_all").set_value(True).run()
+    every = clicked["trace_csv"]
+    assert every["file_name"] == "trace.csv"
+    assert content(every).decode() == tr.to_frame().to_csv(index=False)
+    html = content(clicked["heatmap_download"])
+    assert html.lower().startswith(b"<!doctype html>") and b"plotly" in html
+
+
+def test_a_file_over_the_budget_is_refused_with_its_size(
+    tiny_model_dir: Path, clicked: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", "0.02")  # 20 KB: one head fits, all do not
+    at = open_on(tiny_model_dir, "explore", text="abcdefgh")
+    assert not clicked["trace_csv"]["disabled"]
+    at.toggle(key="w_csv_all").set_value(True).run()
+    every = clicked["trace_csv"]
+    assert every["disabled"] and every["data"] == b""
+    notes = [c.value for c in at.caption if "above the limit" in c.value]
+    assert notes and "KB" in notes[0] and "ATTNLENS" in notes[0], [c.value for c in at.caption]
+
+
+def test_large_files_are_sent_gzip_compressed(
+    tiny_model_dir: Path, clicked: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(downloads, "PLAIN_BYTES", 100)
+    open_on(tiny_model_dir, "explore", text="abc")
+    record = clicked["trace_json"]
+    assert record["file_name"] == "trace.json.gz" and record["mime"] == "application/gzip"
+    tr = load(str(tiny_model_dir), device="cpu").trace("abc")
+    assert gzip.decompress(content(record)).decode() == tr.to_json()
+
+
+def test_a_spooled_file_is_read_once_and_leaves_nothing_on_disk(tmp_path: Path) -> None:
+    written: list[str] = []
+
+    def write(handle: Any) -> None:
+        handle.write(b"a" * 1000)
+        written.append(getattr(handle.inner, "name", ""))
+
+    reader = downloads.spooled(write, 1000)()
+    assert isinstance(reader, io.BufferedReader) and reader.read() == b"a" * 1000
+    reader.close()
+    assert written and not Path(written[0]).exists()
+    too_big = downloads.spooled(write, 999)
+    with pytest.raises(downloads.ExportTooLargeError):
+        too_big()
+    assert not Path(written[-1]).exists()

@@ -1,0 +1,69 @@
+"""Hostile links in a real browser (Chromium through Playwright, against `attnlens serve`):
+an encoded surrogate as the text on every page, Markdown shortcodes as the model name."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from attnlens.app.main import PAGES
+from attnlens.app.safe_text import WORD_JOINER
+from helpers.apptest import require_bundled
+from helpers.server import CHROMIUM_ARGS, serving
+
+pytestmark = pytest.mark.browser
+CHROMIUM = shutil.which("chromium")
+PYTHON_ERRORS = ("Traceback", "TypeError", "UnicodeEncodeError", "surrogates", "IndexError")
+SHORTCODES = ":material/warning: :red[x] :streamlit:"
+
+
+@pytest.fixture(scope="module")
+def browser_page() -> Iterator[tuple[Any, str]]:
+    if CHROMIUM is None:
+        pytest.skip("Debian's chromium is not installed")
+    require_bundled("reverse")
+    from playwright.sync_api import sync_playwright
+
+    with serving("reverse") as url, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1200, "height": 900})
+        yield page, url
+        browser.close()
+
+
+def settled(page: Any, url: str, query: str, drawn: str = "h1") -> list[str]:
+    """Open the app at url?query, wait until `drawn` is on the page and the script has
+    finished; the text of every alert."""
+    page.goto(f"{url}/?{query}", timeout=120_000)
+    page.wait_for_selector(drawn, timeout=120_000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=120_000
+    )
+    alerts = page.locator("[data-testid=stAlert]")
+    return [alerts.nth(i).inner_text() for i in range(alerts.count())]
+
+
+@pytest.mark.parametrize("name", [url for _, _, url in PAGES])
+def test_an_encoded_surrogate_in_the_link_is_text_on_every_page(
+    browser_page: tuple[Any, str], name: str
+) -> None:
+    page, url = browser_page
+    # Experiments draws no chart until asked
+    drawn = "[data-testid=stSelectbox]" if name == "experiments" else ".js-plotly-plot"
+    alerts = settled(page, url, f"page={name}&model=reverse&text=%ED%B3%BF", drawn)
+    assert page.locator("[data-testid=stException]").count() == 0
+    assert not [a for a in alerts if any(e in a for e in PYTHON_ERRORS)], alerts
+
+
+def test_shortcodes_in_a_model_name_show_as_typed(browser_page: tuple[Any, str]) -> None:
+    page, url = browser_page
+    query = "page=explore&model=" + SHORTCODES.replace(" ", "%20").replace("[", "%5B")
+    alerts = settled(page, url, query.replace("]", "%5D"), "[data-testid=stAlert]")
+    (error,) = [a for a in alerts if "Could not load model" in a]
+    assert SHORTCODES in error.replace(WORD_JOINER, "")
+    box = page.locator("[data-testid=stAlert]").first
+    assert box.locator("[data-testid=stIconMaterial]").count() == 0  # no icon drawn
+    assert "👑" not in error and box.locator("img").count() == 0

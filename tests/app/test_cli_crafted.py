@@ -1,0 +1,94 @@
+"""Crafted and broken model folders (tests/helpers/crafted.py builds each from a tiny valid
+one): every one exits 2 with one line, no traceback, no allocation over the model limit,
+within 10 s. Sizes are checked before anything is built, so `N=1e7` or `max_len=1e10` cost
+nothing."""
+
+from __future__ import annotations
+
+import re
+import time
+from pathlib import Path
+
+import pytest
+
+from attnlens.app.cli import main
+from helpers import crafted
+from helpers.hf_models import tiny_hf
+
+MB = 2**20
+LIMIT_MB = 256  # ATTNLENS_MAX_MODEL_MB for these tests; the tiny models take well under 1 MB
+SECONDS = 10.0
+
+
+def peak_rss() -> int:
+    text = Path("/proc/self/status").read_text()
+    return int(re.search(r"VmHWM:\s+(\d+)", text).group(1)) * 1024  # type: ignore[union-attr]
+
+
+def reset_peak() -> bool:
+    try:
+        Path("/proc/self/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def refuse(folder: Path, capsys: pytest.CaptureFixture[str]) -> str:
+    """Trace with a crafted folder: exit 2, one line, in time, within the memory limit."""
+    capsys.readouterr()
+    measured = reset_peak()
+    before, start = peak_rss(), time.monotonic()
+    code = main(["trace", str(folder), "abc"])
+    took, grown = time.monotonic() - start, peak_rss() - before
+    out, err = capsys.readouterr()
+    assert code == 2 and out == "", (code, err)
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert took < SECONDS, f"took {took:.1f} s"
+    if measured:
+        assert grown < LIMIT_MB * MB, f"peak RSS grew {grown / MB:.0f} MB"
+    return err.strip()
+
+
+@pytest.fixture(autouse=True)
+def model_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATTNLENS_MAX_MODEL_MB", str(LIMIT_MB))
+
+
+@pytest.mark.parametrize("name", list(crafted.OWN))
+def test_a_crafted_folder_of_ours_is_one_line(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = crafted.build_own(name, tmp_path)
+    message = refuse(folder, capsys)
+    assert folder.name in message or "not allowed" in message, message
+
+
+@pytest.mark.parametrize("name", list(crafted.HF))
+def test_a_crafted_hugging_face_folder_is_one_line(
+    name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = crafted.build_hf(name, tmp_path, tiny_hf("bert"))
+    message = refuse(folder, capsys)
+    assert folder.name in message, message
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [("N=1e7", "has 10000000 layers; attnlens loads models of at most 1024"),
+     ("max_len=1e10", "would take 596 GB"), ("vocab 4e7 both", "would take 2.53 GB"),
+     ("d_ff=1e12", "above the limit of 256 MB (ATTNLENS_MAX_MODEL_MB)"),
+     ("tokenizer smaller than the vocabulary", "has 7 tokens but the model's vocabulary has 13"),
+     ("shape mismatch", "is 64 but the config makes it 32"),
+     ("h=0", "h must be at least 1, got 0")],
+)  # fmt: skip
+def test_refusals_name_the_value_and_the_limit(
+    name: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert says in refuse(crafted.build_own(name, tmp_path), capsys)
+
+
+def test_a_deep_hugging_face_config_is_refused_before_it_is_built(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = crafted.build_hf("hf num_hidden_layers=100000", tmp_path, tiny_hf("bert"))
+    assert "has 100000 layers; attnlens loads models of at most 1024" in refuse(folder, capsys)

@@ -1,0 +1,70 @@
+"""A served app's memory, read from /proc: its RSS now and at its peak, and driving browser
+sessions through Explore on a long text (used by the memory test and bench/memory_load.py)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import subprocess
+import sys
+import urllib.parse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .server import ROOT, free_port, stop, wait_for_port
+
+WORDS = ("the", "cat", "sat", "on", "mat", "and", "a", "dog", "saw", "it")
+HEATMAP_READY = (
+    "() => { const p = document.querySelector('.js-plotly-plot');"
+    " return !!(p && p.data && p.data[0].x && p.data[0].x.length >= {n}); }"
+)
+
+
+def long_text(words: int = 508) -> str:
+    """One-token words for MiniLM: 508 of them make 510 tokens with [CLS] and [SEP]."""
+    return " ".join(WORDS[i % len(WORDS)] for i in range(words))
+
+
+def status(pid: int, field: str) -> int:
+    """A field of /proc/PID/status in bytes: VmRSS (now) or VmHWM (peak)."""
+    match = re.search(rf"{field}:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text())
+    return int(match.group(1)) * 1024 if match else 0
+
+
+def reset_peak(pid: int) -> None:
+    """Start the peak RSS (VmHWM) again from the current RSS."""
+    Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+
+@contextlib.contextmanager
+def served(model: str, env: dict[str, str] | None = None) -> Iterator[tuple[str, int]]:
+    """`attnlens serve --model MODEL` on a free port: (url, pid). `serve` execs Streamlit in
+    its own process, so the pid is the server's."""
+    port = free_port()
+    command = [sys.executable, "-m", "attnlens.app.cli", "serve", "--port", str(port),
+               "--model", model]  # fmt: skip
+    proc = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, env={**os.environ, **(env or {})},
+    )  # fmt: skip
+    try:
+        wait_for_port(port, proc)
+        yield f"http://127.0.0.1:{port}", proc.pid
+    finally:
+        stop(proc)
+
+
+def explore_url(url: str, model: str, text: str) -> str:
+    return f"{url}/?" + urllib.parse.urlencode({"page": "explore", "model": model, "text": text})
+
+
+async def open_explore(browser: Any, url: str, model: str, text: str, tokens: int) -> Any:
+    """A new browser session on Explore, returned once the heatmap shows `tokens` keys."""
+    context = await browser.new_context(viewport={"width": 1300, "height": 900},
+                                        accept_downloads=True)  # fmt: skip
+    page = await context.new_page()
+    await page.goto(explore_url(url, model, text), timeout=600_000)
+    await page.wait_for_function(HEATMAP_READY.replace("{n}", str(tokens)), timeout=600_000)
+    return context
