@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import streamlit as st
 
 from attnlens import viz
 from attnlens.app import show
-from attnlens.app.click_targets import clickable_thumbnails
+from attnlens.app.click_targets import clickable_heads, clicked_head
 from attnlens.app.inputs import kind_picker, layer_head_pickers
 from attnlens.app.pairs import pair_view
 from attnlens.app.scaffold import traced_page_start, true_alignment
@@ -27,12 +29,12 @@ def page() -> None:
     downloads(tr)
 
 
-def _enlarge_clicked() -> None:
-    """A click on a model-view thumbnail picks that layer and head (customdata [l, h, share])."""
+def _enlarge_clicked(n_layers: int, n_heads: int) -> None:
+    """A click on a model-view thumbnail picks that layer and head (where it landed says which)."""
     point = show.clicked_point(MODEL_VIEW_KEY)
-    if point is not None and point.get("customdata"):
-        layer, head = (int(v) for v in point["customdata"][:2])
-        st.session_state["w_layer"], st.session_state["w_head"] = layer, head
+    picked = None if point is None else clicked_head(point, n_layers, n_heads)
+    if picked is not None:
+        st.session_state["w_layer"], st.session_state["w_head"] = picked
 
 
 @st.fragment
@@ -61,9 +63,9 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
         pair_view(tr, layer, head)
     st.subheader("Every head (click one to enlarge it above)")
     st.plotly_chart(
-        show.styled(clickable_thumbnails(viz.model_view(tr, kind, selected=(layer, head)))),
+        show.styled(clickable_heads(viz.model_view(tr, kind, selected=(layer, head)))),
         key=MODEL_VIEW_KEY,
-        on_select=_enlarge_clicked,
+        on_select=partial(_enlarge_clicked, *tr.model.shape(kind)),
         selection_mode="points",
         width="stretch",
     )
