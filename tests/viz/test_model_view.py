@@ -14,14 +14,17 @@ from plotly.colors import sample_colorscale
 
 from attnlens.record.trace import Trace
 from attnlens.viz import model_view
-from attnlens.viz.model_view import block_edges, block_share
+from attnlens.viz.model_view import LEVELS, block_edges, block_share, decode, encode
+
+# shares travel as bytes, evenly spaced in colour (∛share): half a step is at most this share
+ONE_LEVEL = 3 * 0.5 / LEVELS
 
 
 def tile_of(fig: go.Figure, layer: int, head: int, q: int, k: int) -> np.ndarray:
-    """The cells of thumbnail (layer, head), q × k, read back from the one tiled heatmap."""
+    """The shares of thumbnail (layer, head), q × k, read back from the one tiled heatmap."""
     grid = fig.data[0]
     px, py = round(1 / grid.dx), round(1 / grid.dy)  # cells per tile and gap
-    z = np.asarray(grid.z, dtype=float)
+    z = decode(np.asarray(grid.z))
     return z[layer * py : layer * py + q, head * px : head * px + k]
 
 
@@ -31,7 +34,8 @@ def darkness(fig: go.Figure, share: float) -> float:
 
     def lightness(z: float) -> float:
         scale = [[float(at), colour] for at, colour in fig.data[0].colorscale]
-        colour = sample_colorscale(scale, [z])[0]
+        byte = int(encode(np.array([z]))[0])
+        colour = sample_colorscale(scale, [byte / (LEVELS + 1)])[0]
         r, g, b = (float(v) for v in colour[colour.index("(") + 1 : -1].split(","))
         return 0.2126 * r + 0.7152 * g + 0.0722 * b
 
@@ -46,12 +50,15 @@ def test_one_heatmap_holds_every_head_in_place(trace: Trace) -> None:
     for layer in range(2):
         for head in range(3):
             np.testing.assert_allclose(
-                tile_of(fig, layer, head, 4, 4), trace.encoder_self[layer, head], rtol=1e-6
+                tile_of(fig, layer, head, 4, 4), trace.encoder_self[layer, head], atol=ONE_LEVEL
             )
     grid = fig.data[0]
-    z = np.asarray(grid.z, dtype=float)
+    z = np.asarray(grid.z)
     px = round(1 / grid.dx)
-    assert px > 4 and np.isnan(z[:, 4:px]).all()  # a blank gap between heads
+    assert z.dtype == np.uint8  # one byte a cell on the wire
+    assert px > 4 and (z[:, 4:px] == 0).all()  # a blank gap between heads
+    blank = fig.data[0].colorscale[0][1]
+    assert blank.replace(" ", "").endswith(",0)")  # drawn transparent
 
 
 def test_thumbnail_centres_are_head_and_layer(trace: Trace) -> None:
@@ -129,12 +136,16 @@ def test_a_broad_pattern_at_500_tokens_is_not_drawn_faint(synth: type) -> None:
     tr = synth.make_trace(src=[str(i) for i in range(T)], tgt=["<s>"], L=1, H=1,
                           encoder_self=weights.copy())  # fmt: skip
     fig = model_view(tr, "encoder_self")
-    z = np.asarray(fig.data[0].z, dtype=float)
+    z = decode(np.asarray(fig.data[0].z))
     on_band, off_band = np.nanmedian(np.diagonal(z)), np.nanmin(z)
     assert 0.03 < on_band < 0.06
     assert darkness(fig, on_band) >= 0.25  # a linear Blues scale: 0.03
     assert darkness(fig, off_band) == pytest.approx(0.0, abs=1e-6)  # no attention: white
     assert "∛share" in fig.data[0].colorbar.title.text  # the bar says how colour maps
+    bar = fig.data[0].colorbar
+    assert [float(t) for t in bar.ticktext] == pytest.approx(
+        list(decode(np.asarray(bar.tickvals))), abs=1e-9
+    )  # the bar's labels are the shares its colours stand for
 
 
 @settings(max_examples=40, deadline=None)
