@@ -31,7 +31,7 @@ GAMMA = 1 / 3
 LEVELS = 254  # shares are sent as bytes 1..255 (see encode)
 SHARE_TICKS = (0.0, 0.01, 0.05, 0.25, 0.5, 1.0)
 BLUES = ((247, 251, 255), (198, 219, 239), (107, 174, 214), (33, 113, 181), (8, 48, 107))
-NOMINAL_WIDTH = 1100  # px of plot area the height is chosen for; narrower shows smaller tiles
+NOMINAL_WIDTH = 900  # px of plot area the height is made for (Explore at a 1400 px window)
 MAX_PITCH = 150  # px: a thumbnail is never drawn larger than this on the nominal width
 MARGIN = {"l": 50, "r": 10, "t": 120, "b": 10}
 
