@@ -12,7 +12,7 @@ from attnlens.app.click_targets import clickable_heads, clicked_head
 from attnlens.app.inputs import kind_picker, layer_head_pickers
 from attnlens.app.pairs import pair_view
 from attnlens.app.scaffold import traced_page_start, true_alignment
-from attnlens.record.trace import Trace
+from attnlens.record.trace import Kind, Trace
 
 MODEL_VIEW_KEY = "model_view_chart"
 
@@ -30,11 +30,14 @@ def page() -> None:
 
 
 def _enlarge_clicked(n_layers: int, n_heads: int) -> None:
-    """A click on a model-view thumbnail picks that layer and head (where it landed says which)."""
+    """A click on a model-view thumbnail picks that layer and head (where it landed says which).
+    Counted, so the next run's model view is a new chart that forgets the click: the same
+    thumbnail can be clicked again after another head was picked above."""
     point = show.clicked_point(MODEL_VIEW_KEY)
     picked = None if point is None else clicked_head(point, n_layers, n_heads)
     if picked is not None:
         st.session_state["w_layer"], st.session_state["w_head"] = picked
+    st.session_state["_model_view_clicks"] = st.session_state.get("_model_view_clicks", 0) + 1
 
 
 @st.fragment
@@ -61,9 +64,18 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
         show.figure(viz.lines_view(tr, kind, layer, heads=[head]), "lines", f"lines-{kind}-{layer}")
     if tr.src_segments is not None and kind == "encoder_self":
         pair_view(tr, layer, head)
-    st.subheader("Every head (click one to enlarge it above)")
+    every_head(tr, kind, layer, head)
+
+
+def every_head(tr: Trace, kind: Kind, layer: int, head: int) -> None:
+    """The model view, after the heatmap and the lines. It depends on the trace and the kind
+    only (no outline of the enlarged head), so picking another head leaves it as it was: the
+    same chart, which the browser does not draw again."""
+    st.subheader(f"Every head (layer {layer} · head {head} is enlarged above; click one)")
+    fig = clickable_heads(viz.model_view(tr, kind))
+    fig.update_layout(meta={"clicks": st.session_state.get("_model_view_clicks", 0)})
     st.plotly_chart(
-        show.styled(clickable_heads(viz.model_view(tr, kind, selected=(layer, head)))),
+        show.styled(fig),
         key=MODEL_VIEW_KEY,
         on_select=partial(_enlarge_clicked, *tr.model.shape(kind)),
         selection_mode="points",

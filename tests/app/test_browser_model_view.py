@@ -78,21 +78,36 @@ def test_thumbnails_stay_square_on_a_phone_and_a_desktop(
     page.close()
 
 
-def test_a_click_on_a_thumbnail_enlarges_that_head(browser: Any, server: str) -> None:
-    page = explore(browser, server, 1400)
+def enlarged(head: str) -> str:
+    return (
+        "() => { const p = document.querySelector('.js-plotly-plot');"
+        f" return !!(p && p.layout && p.layout.title.text.includes('{head}')); }}"
+    )
+
+
+def click_tile(page: Any, column: float, row: float) -> None:
+    """Click the model view at a tile position (0.5 = the centre of the first tile)."""
     g = page.evaluate(GEOMETRY)
     view = page.locator(".js-plotly-plot").last
     view.scroll_into_view_if_needed()
     box = view.bounding_box()
-    at = (box["x"] + 60 + 1.5 * g["tileW"], box["y"] + g["top"] + 1.5 * g["gridH"] / 2)
-    page.mouse.move(*at)  # layer 1, head 1: the centre of the bottom right tile
-    page.wait_for_timeout(400)
+    at = (box["x"] + 60 + column * g["tileW"], box["y"] + g["top"] + row * g["gridH"] / 2)
+    page.mouse.move(*at)
+    page.wait_for_timeout(400)  # Plotly picks the point under the pointer on hover
     page.mouse.click(*at)
-    enlarged = (
-        "() => { const p = document.querySelector('.js-plotly-plot');"
-        " return !!(p && p.layout && p.layout.title.text.includes('layer 1 · head 1')); }"
-    )
-    page.wait_for_function(enlarged, timeout=30_000)
+
+
+def test_a_click_on_a_thumbnail_enlarges_that_head_every_time(browser: Any, server: str) -> None:
+    page = explore(browser, server, 1400)
+    click_tile(page, 1.5, 1.5)  # layer 1, head 1: the centre of the bottom right tile
+    page.wait_for_function(enlarged("layer 1 · head 1"), timeout=30_000)
+    page.get_by_role("combobox", name="Head").click()
+    page.keyboard.type("0")
+    page.keyboard.press("Enter")
+    page.wait_for_function(enlarged("layer 1 · head 0"), timeout=30_000)
+    page.wait_for_timeout(500)
+    click_tile(page, 1.5, 1.5)  # the same thumbnail again: a click, not a stale selection
+    page.wait_for_function(enlarged("layer 1 · head 1"), timeout=30_000)
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()
 
