@@ -75,6 +75,7 @@ class Clock:
 @contextlib.contextmanager
 def instrumented(clock: Clock, lens: attnlens.Lens) -> Iterator[None]:
     """Wrap every phase's functions for the duration of the block."""
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
     from streamlit.runtime.scriptrunner.script_runner import ScriptRunner
 
     from attnlens import viz
@@ -87,6 +88,8 @@ def instrumented(clock: Clock, lens: attnlens.Lens) -> Iterator[None]:
     patches += [(plotly.tools, "return_figure_from_figure_or_data", "serialisation")]
     patches += [(gc, "collect", "post-script GC")]
     patches += [(ScriptRunner, "_run_script", "rest of script")]  # the whole run, exclusive
+    # AppTest compiles the page on every run (a fresh ScriptCache); the server compiles once
+    patches += [(ScriptCache, "get_bytecode", "compiling (AppTest only)")]
     saved = []
     for owner, name, phase in patches:
         if hasattr(owner, name):

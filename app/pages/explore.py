@@ -1,7 +1,14 @@
-"""Explore: type text, pick a kind, layer and head, and see where that head looks."""
+"""Explore: type text, pick a kind, layer and head, and see where that head looks.
+
+The heatmap is what a keystroke waits for; the lines view and the model view come after it.
+Streamlit sends each chart as soon as the script makes it, but a browser that receives several
+charts at once draws them in one go, so the page pauses a moment after the heatmap (the
+server's CPU is free meanwhile): the browser draws the heatmap before the others arrive.
+"""
 
 from __future__ import annotations
 
+import time
 from functools import partial
 
 import streamlit as st
@@ -15,6 +22,7 @@ from attnlens.app.scaffold import traced_page_start, true_alignment
 from attnlens.record.trace import Kind, Trace
 
 MODEL_VIEW_KEY = "model_view_chart"
+HEATMAP_FIRST = 0.04  # seconds between the heatmap and the charts after it
 
 
 def page() -> None:
@@ -60,6 +68,7 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
         )
         if circled is not None:
             st.caption("○ the true source of each output token, known from the task")
+    time.sleep(HEATMAP_FIRST)  # the heatmap leaves alone and is drawn first (module docstring)
     with right:
         show.figure(viz.lines_view(tr, kind, layer, heads=[head]), "lines", f"lines-{kind}-{layer}")
     if tr.src_segments is not None and kind == "encoder_self":
