@@ -1,6 +1,6 @@
 """Where one rerun's server time goes: model call, figure build, serialisation, the rest of the
-script (Streamlit's widgets and elements, our page code) and the garbage collection Streamlit
-runs after every rerun.
+script (Streamlit's widgets and elements, our page code), the garbage collection Streamlit
+runs after every rerun, and the page's pause for the browser (time, not CPU).
 
 The real pages run in Streamlit's AppTest in this process, with the model loaded as the server
 loads it (app/state.py: one torch thread, the heap frozen after loading), and every phase is
@@ -38,7 +38,14 @@ from bench.app_latency import WORDS
 
 ROOT = Path(__file__).resolve().parents[1]
 APP_SCRIPT = str(ROOT / "app" / "main.py")
-PHASES = ("model call", "figure build", "serialisation", "rest of script", "post-script GC")
+PHASES = (
+    "model call",
+    "figure build",
+    "serialisation",
+    "rest of script",
+    "post-script GC",
+    "pause for the browser",
+)
 
 
 class Clock:
@@ -48,26 +55,37 @@ class Clock:
     def __init__(self) -> None:
         self.wall: dict[str, float] = defaultdict(float)
         self.cpu: dict[str, float] = defaultdict(float)
-        self._stack: list[list[Any]] = []  # [phase, wall start, cpu start, inner wall, inner cpu]
+        self._local = threading.local()  # per thread: [phase, wall, cpu, inner wall, inner cpu]
 
     def clear(self) -> None:
         self.wall.clear()
         self.cpu.clear()
 
-    def timed(self, phase: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def _stack(self) -> list[list[Any]]:
+        if not hasattr(self._local, "stack"):
+            self._local.stack = []
+        return self._local.stack  # type: ignore[no-any-return]
+
+    def timed(self, phase: str, fn: Callable[..., Any], nested: bool = False) -> Callable[..., Any]:
+        """fn, timed as phase; nested: only inside another phase (AppTest's own waiting is not
+        in any phase)."""
+
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
-            self._stack.append([phase, time.perf_counter(), time.thread_time(), 0.0, 0.0])
+            stack = self._stack()
+            if nested and not stack:
+                return fn(*args, **kwargs)
+            stack.append([phase, time.perf_counter(), time.thread_time(), 0.0, 0.0])
             try:
                 return fn(*args, **kwargs)
             finally:
-                _, wall0, cpu0, inner_wall, inner_cpu = self._stack.pop()
+                _, wall0, cpu0, inner_wall, inner_cpu = stack.pop()
                 wall, cpu = time.perf_counter() - wall0, time.thread_time() - cpu0
                 self.wall[phase] += wall - inner_wall
                 self.cpu[phase] += cpu - inner_cpu
-                if self._stack:
-                    self._stack[-1][3] += wall
-                    self._stack[-1][4] += cpu
+                if stack:
+                    stack[-1][3] += wall
+                    stack[-1][4] += cpu
 
         return wrapper
 
@@ -95,6 +113,8 @@ def instrumented(clock: Clock, lens: attnlens.Lens) -> Iterator[None]:
         if hasattr(owner, name):
             saved.append((owner, name, getattr(owner, name)))
             setattr(owner, name, clock.timed(phase, getattr(owner, name)))
+    saved.append((time, "sleep", time.sleep))  # the page's pause for the browser
+    time.sleep = clock.timed("pause for the browser", time.sleep, nested=True)  # type: ignore[assignment]
     try:
         yield
     finally:
@@ -240,13 +260,14 @@ def results(repeats: int, only: list[str] | None = None) -> dict[str, list[Rerun
 def table(found: dict[str, list[Rerun]], clock: str = "wall") -> str:
     """Median ms per phase for each scenario, on one clock ("wall" or "cpu")."""
     what = "server time" if clock == "wall" else "server CPU"
-    head = f"{what + ' per rerun, median ms':<40}" + "".join(f"{p:>15}" for p in PHASES)
-    rows = [head + f"{'total':>9}"]
+    short = ("model", "figures", "serialise", "rest", "GC", "pause")  # PHASES, in order
+    head = f"{what + ' per rerun, median ms':<40}" + "".join(f"{p:>10}" for p in short)
+    rows = [head + f"{'total':>8}"]
     for name, reruns in found.items():
         spent = [getattr(r, clock) for r in reruns]
         cells = [statistics.median(s[p] for s in spent) * 1000 for p in PHASES]
-        total = statistics.median(sum(s.values()) for s in spent) * 1000
-        rows.append(f"{name:<40}" + "".join(f"{c:>15.0f}" for c in cells) + f"{total:>9.0f}")
+        total = statistics.median(sum(s[p] for p in PHASES) for s in spent) * 1000
+        rows.append(f"{name:<40}" + "".join(f"{c:>10.0f}" for c in cells) + f"{total:>8.0f}")
     return "\n".join(rows)
 
 

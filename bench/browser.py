@@ -55,8 +55,9 @@ PROBE_SOURCE = r"""
       plots.forEach((p) => {
         if (seen.get(p) !== p.data) {
           seen.set(p, p.data);
-          const t = p.layout && p.layout.title;
-          changes.push([now, String((t && t.text) || t || "").slice(0, 40)]);
+          const t = p.layout && p.layout.title, kind = p.data[0] ? p.data[0].type : "";
+          const title = String((t && t.text) || t || "").replace(/<[^>]*>/g, "");
+          changes.push([now, `${kind}: ${title.slice(-40)}`]);
         }
       });
       if (shown === null) { try { if (shows(plots)) shown = now; } catch (e) {} }
