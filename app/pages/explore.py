@@ -11,12 +11,13 @@ from __future__ import annotations
 import time
 from functools import partial
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from attnlens import viz
 from attnlens.app import show
 from attnlens.app.click_targets import clickable_heads, clicked_head
-from attnlens.app.inputs import kind_picker, layer_head_pickers
+from attnlens.app.inputs import kind_picker, layer_head_pickers, memo
 from attnlens.app.pairs import pair_view
 from attnlens.app.scaffold import traced_page_start, true_alignment
 from attnlens.record.trace import Kind, Trace
@@ -81,8 +82,9 @@ def every_head(tr: Trace, kind: Kind, layer: int, head: int) -> None:
     only (no outline of the enlarged head), so picking another head leaves it as it was: the
     same chart, which the browser does not draw again."""
     st.subheader(f"Every head (layer {layer} · head {head} is enlarged above; click one)")
-    fig = clickable_heads(viz.model_view(tr, kind))
-    fig.update_layout(meta={"clicks": st.session_state.get("_model_view_clicks", 0)})
+    clicks = st.session_state.get("_model_view_clicks", 0)
+    shown = (tr, kind, clicks, st.session_state.get("_present"))  # the trace itself: no id reuse
+    fig = memo("model_view", shown, lambda: model_view_figure(tr, kind, clicks))
     st.plotly_chart(
         show.styled(fig),
         key=MODEL_VIEW_KEY,
@@ -90,6 +92,12 @@ def every_head(tr: Trace, kind: Kind, layer: int, head: int) -> None:
         selection_mode="points",
         width="stretch",
     )
+
+
+def model_view_figure(tr: Trace, kind: Kind, clicks: int) -> go.Figure:
+    fig = clickable_heads(viz.model_view(tr, kind))
+    fig.update_layout(meta={"clicks": clicks})
+    return fig
 
 
 def downloads(tr: Trace) -> None:
