@@ -26,6 +26,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -163,10 +164,14 @@ def scenario(model: str, page: str, edits: Callable[[Any, int], Any], repeats: i
     out = []
     with instrumented(clock, lens):
         for i in range(repeats + 1):
-            rerun = timed_run(clock, lambda i=i: edits(at, i).run())
+            rerun = timed_run(clock, partial(_rerun, edits, at, i))
             if i:
                 out.append(rerun)
     return out
+
+
+def _rerun(edits: Callable[[Any, int], Any], at: Any, i: int) -> Any:
+    return edits(at, i).run()
 
 
 def new_text(words: int | None = None, chars: int | None = None) -> Callable[[Any, int], Any]:
