@@ -151,13 +151,15 @@ def timed_run(clock: Clock, run: Callable[[], Any]) -> Rerun:
     )
 
 
-def scenario(model: str, page: str, edits: Callable[[Any, int], Any], repeats: int) -> list[Rerun]:
+def scenario(
+    model: str, page: str, edits: Callable[[Any, int], Any], repeats: int, app: str = APP_SCRIPT
+) -> list[Rerun]:
     """The page on model, then `repeats` reruns each made by edits(at, i) (which returns the
     AppTest to run); the first rerun is a warm-up."""
     from streamlit.testing.v1 import AppTest
 
     lens = state.shared_lens(model)
-    at = AppTest.from_file(APP_SCRIPT, default_timeout=300)
+    at = AppTest.from_file(app, default_timeout=300)
     at.query_params.update({"page": page, "model": model})
     at.run()
     clock = Clock()
@@ -252,12 +254,14 @@ SCENARIOS: dict[str, tuple[str, str, Callable[[Any, int], Any]]] = {
 }
 
 
-def results(repeats: int, only: list[str] | None = None) -> dict[str, list[Rerun]]:
+def results(
+    repeats: int, only: list[str] | None = None, app: str = APP_SCRIPT
+) -> dict[str, list[Rerun]]:
     out = {}
     for name, (model, page, edit) in SCENARIOS.items():
         if only and not any(o in name for o in only):
             continue
-        out[name] = scenario(model, page, edit, repeats)
+        out[name] = scenario(model, page, edit, repeats, app)
         print(f"  breakdown: {name}: done", flush=True)
     return out
 
@@ -280,11 +284,18 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", nargs="*", help="scenarios whose name contains any of these")
+    parser.add_argument(
+        "--app",
+        default=APP_SCRIPT,
+        help="the app script to measure: another checkout's app/main.py, run with PYTHONPATH "
+        "pointing attnlens at that checkout, gives a before/after on the same machine",
+    )
     args = parser.parse_args(argv)
-    found = results(args.repeats, args.only)
+    found = results(args.repeats, args.only, args.app)
     print(table(found, "wall"))
     print(table(found, "cpu"))
-    print(thread_table(thread_rows()))
+    if args.app == APP_SCRIPT:
+        print(thread_table(thread_rows()))
 
 
 if __name__ == "__main__":
