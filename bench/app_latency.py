@@ -261,27 +261,31 @@ def results(repeats: int, only: list[str] | None = None) -> list[Result]:
 
 
 def table(found: list[Result]) -> str:
-    """Medians of both sides and where the time went (ours): the server's first message, the
-    last chart drawn, browser and server CPU, bytes received."""
+    """Medians of both sides, and where the time went: the server's first message after the
+    action, the last chart drawn (page), browser and server CPU per action (ours / bare), and
+    the bytes the server sent us."""
     rows = [
-        f"{'scenario (median of each side)':<50} {'ours':>7} {'bare':>7} {'ratio':>6} "
-        f"{'1st msg':>8} {'page':>7} {'browser CPU':>12} {'server CPU':>11} {'KB':>6}"
+        f"{'scenario (medians, ms)':<48} {'ours':>6} {'bare':>6} {'ratio':>6} {'1st msg':>8} "
+        f"{'page':>6} {'browser CPU':>12} {'server CPU':>11} {'KB':>5}"
     ]
     for r in found:
         ours, bare = r.median("ours"), r.median("reference")
         ratio = f"{ours / bare:.2f}" if r.reference else "-"
-        bare_ms = f"{bare * 1000:.0f}" if r.reference else "-"
-        t = r.ours
-        first = [x.first_message for x in t if x.first_message is not None]
+        first = [x.first_message for x in r.ours if x.first_message is not None]
         rows.append(
-            f"{r.name:<50} {ours * 1000:>7.0f} {bare_ms:>7} {ratio:>6} "
+            f"{r.name:<48} {ours * 1000:>6.0f} {_ms(r, 'reference', 'shown'):>6} {ratio:>6} "
             f"{(statistics.median(first) * 1000 if first else 0):>8.0f} "
-            f"{r.median('ours', 'full') * 1000:>7.0f} "
-            f"{statistics.median(x.browser_cpu for x in t) * 1000:>12.0f} "
-            f"{statistics.median(x.server_cpu for x in t) * 1000:>11.0f} "
-            f"{statistics.median(x.received for x in t) / 1000:>6.0f}"
+            f"{r.median('ours', 'full') * 1000:>6.0f} "
+            f"{_ms(r, 'ours', 'browser_cpu') + '/' + _ms(r, 'reference', 'browser_cpu'):>12} "
+            f"{_ms(r, 'ours', 'server_cpu') + '/' + _ms(r, 'reference', 'server_cpu'):>11} "
+            f"{statistics.median(x.received for x in r.ours) / 1000:>5.0f}"
         )
     return "\n".join(rows)
+
+
+def _ms(r: Result, side: str, what: str) -> str:
+    values = [getattr(t, what) for t in getattr(r, side)]
+    return f"{statistics.median(values) * 1000:.0f}" if values and None not in values else "-"
 
 
 def main(argv: list[str] | None = None) -> None:
