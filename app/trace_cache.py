@@ -13,7 +13,7 @@ import dataclasses
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Callable, Hashable, Iterator, Mapping
 from concurrent.futures import Future
 from types import MappingProxyType
 
@@ -30,7 +30,7 @@ def _arrays(trace: Trace) -> Iterator[np.ndarray]:
         value = getattr(trace, f.name)
         if isinstance(value, np.ndarray):
             yield value
-        elif isinstance(value, dict):
+        elif isinstance(value, Mapping):
             yield from (v for v in value.values() if isinstance(v, np.ndarray))
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -45,6 +47,22 @@ def test_a_shared_trace_cannot_be_changed(lens: attnlens.Lens) -> None:
         tr.cross[0, 0, 0, 0] = 1.0
     with pytest.raises(ValueError, match="read-only"):
         tr.encoder_self_mask[...] = False  # type: ignore[index]
+
+
+def test_a_shared_traces_per_layer_masks_cannot_be_changed(lens: attnlens.Lens) -> None:
+    plain = lens.trace("cab")
+    assert plain.encoder_self is not None
+    L, _, S, _ = plain.encoder_self.shape
+    mask = np.ones((L, S, S), dtype=bool)
+    masked = dataclasses.replace(plain, layer_masks={"encoder_self": mask})
+    tr = SharedTraces(2**30).get(lens, ("cab", "masked"), lambda: masked)
+    assert tr.layer_masks is not None
+    with pytest.raises(ValueError, match="read-only"):
+        tr.layer_masks["encoder_self"][0, 0, 0] = False
+    with pytest.raises(TypeError):
+        tr.layer_masks["cross"] = mask  # type: ignore[index]
+    assert size_of(tr) == size_of(plain) + mask.nbytes
+    np.testing.assert_array_equal(tr.mask("encoder_self", 0), mask[0])  # still read as before
 
 
 def test_sessions_asking_at_once_share_one_model_call(lens: attnlens.Lens) -> None:
@@ -108,9 +126,9 @@ def test_two_sessions_on_the_same_text_share_one_model_call(
     calls: list[str] = []
     original = Seq2SeqLens.trace
 
-    def counted(self: Seq2SeqLens, text: str, target: str | None = None) -> Trace:
+    def counted(self: Seq2SeqLens, text: str, target: str | None = None, **kw: Any) -> Trace:
         calls.append(text)
-        return original(self, text, target)
+        return original(self, text, target, **kw)
 
     monkeypatch.setattr(Seq2SeqLens, "trace", counted)
     first = open_on(tiny_model_dir, "explore", text="hgfe dc")  # a text no other test types
