@@ -5,15 +5,13 @@ The server's settings for speed (README, "Deploying for a class"):
 - one torch intra-op thread per request (ATTNLENS_TORCH_THREADS): requests already run side
   by side in threads, and on a small machine a second torch thread per request only fights
   them and the browser for the same cores;
-- the heap settled and frozen once a model is loaded: Streamlit runs a full garbage collection
-  after every rerun, which walked the ~260k objects of torch and the models each time
-  (110-170 ms per keystroke); frozen objects are left out of every later collection;
+- no full garbage collection after every rerun (`attnlens serve` switches Streamlit's off,
+  app/cli.py STREAMLIT_OPTIONS): it walked the ~260k objects of torch and the models each time;
 - traces shared between sessions (ATTNLENS_TRACE_CACHE_MB): a class types the same examples.
 """
 
 from __future__ import annotations
 
-import gc
 import os
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -43,16 +41,7 @@ def shared_lens(name: str) -> attnlens.Lens:
     import torch  # only here: the app starts without torch until a model is wanted
 
     torch.set_num_threads(_setting("ATTNLENS_TORCH_THREADS", TORCH_THREADS))
-    lens = attnlens.load(name)
-    settle_heap()
-    return lens
-
-
-def settle_heap() -> None:
-    """Collect once, then freeze what is left (torch, the models, the modules): it stays out of
-    every later garbage collection, Streamlit's one after each rerun included."""
-    gc.collect()
-    gc.freeze()
+    return attnlens.load(name)
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)

@@ -1,13 +1,15 @@
 """Where one rerun's server time goes: model call, figure build, serialisation, the rest of the
-script (Streamlit's widgets and elements, our page code), the garbage collection Streamlit
-runs after every rerun, and the page's pause for the browser (time, not CPU).
+script (Streamlit's widgets and elements, our page code), garbage collection, and the page's
+pause for the browser (time, not CPU).
 
 The real pages run in Streamlit's AppTest in this process, with the model loaded as the server
-loads it (app/state.py: one torch thread, the heap frozen after loading), and every phase is
+loads it (app/state.py: one torch thread) and Streamlit configured as `attnlens serve` runs it
+(app/cli.py STREAMLIT_OPTIONS: no forced collection after each rerun), and every phase is
 timed by wrapping what does it: the lens's `trace` (model call), every `attnlens.viz` figure
 function and the app's figure helpers (figure build), `plotly.io.to_json` and the copy
-`st.plotly_chart` takes of a figure (serialisation), `gc.collect` (post-script GC). Times are
-exclusive (a phase inside another counts once) and wall-clock medians over a few reruns.
+`st.plotly_chart` takes of a figure (serialisation); every garbage collection during the rerun,
+Python's own included, through `gc.callbacks`. Times are exclusive (a phase inside another
+counts once) and wall-clock medians over a few reruns.
 
     .venv/bin/python -m bench.breakdown [--repeats 5]
 """
@@ -35,6 +37,7 @@ import plotly.tools
 
 import attnlens
 from attnlens.app import click_targets, show, state
+from attnlens.app.cli import STREAMLIT_OPTIONS
 from bench.app_latency import WORDS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,7 +47,7 @@ PHASES = (
     "figure build",
     "serialisation",
     "rest of script",
-    "post-script GC",
+    "garbage collection",
     "pause for the browser",
 )
 
@@ -57,6 +60,24 @@ class Clock:
         self.wall: dict[str, float] = defaultdict(float)
         self.cpu: dict[str, float] = defaultdict(float)
         self._local = threading.local()  # per thread: [phase, wall, cpu, inner wall, inner cpu]
+
+    def collection(self, what: str, info: dict[str, int]) -> None:
+        """A gc callback: each collection in a phase's thread counts as garbage collection,
+        and not in the phase it interrupted."""
+        if what == "start":
+            self._local.gc = (time.perf_counter(), time.thread_time())
+            return
+        started = getattr(self._local, "gc", None)
+        if started is None:
+            return
+        wall, cpu = time.perf_counter() - started[0], time.thread_time() - started[1]
+        self.wall["garbage collection"] += wall
+        self.cpu["garbage collection"] += cpu
+        stack = self._stack()
+        if stack:
+            stack[-1][3] += wall
+            stack[-1][4] += cpu
+        self._local.gc = None
 
     def clear(self) -> None:
         self.wall.clear()
@@ -105,7 +126,6 @@ def instrumented(clock: Clock, lens: attnlens.Lens) -> Iterator[None]:
     patches += [(show, "styled", "figure build")]
     patches += [(plotly.io, "to_json", "serialisation")]
     patches += [(plotly.tools, "return_figure_from_figure_or_data", "serialisation")]
-    patches += [(gc, "collect", "post-script GC")]
     patches += [(ScriptRunner, "_run_script", "rest of script")]  # the whole run, exclusive
     # AppTest compiles the page on every run (a fresh ScriptCache); the server compiles once
     patches += [(ScriptCache, "get_bytecode", "compiling (AppTest only)")]
@@ -116,9 +136,11 @@ def instrumented(clock: Clock, lens: attnlens.Lens) -> Iterator[None]:
             setattr(owner, name, clock.timed(phase, getattr(owner, name)))
     saved.append((time, "sleep", time.sleep))  # the page's pause for the browser
     time.sleep = clock.timed("pause for the browser", time.sleep, nested=True)  # type: ignore[assignment]
+    gc.callbacks.append(clock.collection)
     try:
         yield
     finally:
+        gc.callbacks.remove(clock.collection)
         for owner, name, original in reversed(saved):
             if owner is lens:
                 delattr(owner, name)  # back to the class's method
@@ -136,14 +158,14 @@ class Rerun:
 
 
 def timed_run(clock: Clock, run: Callable[[], Any]) -> Rerun:
-    """One rerun, and after it the full collection the server runs after every rerun (AppTest
-    leaves it out), if the server's configuration has it."""
+    """One rerun, and after it the full collection the server would run after every rerun
+    (AppTest leaves it out) if its configuration asked for one (serve's does not)."""
     from streamlit import config
 
     clock.clear()
     at = run()
     if config.get_option("runner.postScriptGC"):
-        gc.collect(2)  # wrapped: counted as post-script GC
+        gc.collect(2)  # seen by the gc callback
     if at.exception:
         raise RuntimeError(f"the page failed: {at.exception[0].value}")
     return Rerun(
@@ -158,6 +180,7 @@ def scenario(
     AppTest to run); the first rerun is a warm-up."""
     from streamlit.testing.v1 import AppTest
 
+    serve_options()
     lens = state.shared_lens(model)
     at = AppTest.from_file(app, default_timeout=300)
     at.query_params.update({"page": page, "model": model})
@@ -170,6 +193,17 @@ def scenario(
             if i:
                 out.append(rerun)
     return out
+
+
+def serve_options() -> None:
+    """Streamlit's configuration in this process as `attnlens serve` sets it."""
+    from streamlit import config
+
+    options = STREAMLIT_OPTIONS
+    for name, value in zip(options[::2], options[1::2], strict=True):
+        key = name.removeprefix("--")
+        parsed: object = {"true": True, "false": False}.get(value, value)
+        config.set_option(key, parsed)
 
 
 def _rerun(edits: Callable[[Any, int], Any], at: Any, i: int) -> Any:

@@ -15,11 +15,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from attnlens.app.cli import STREAMLIT_OPTIONS
 from tests.helpers.server import free_port, stop, wait_for_port
 
 ROOT = Path(__file__).resolve().parents[1]
 BARE_PAGE = ROOT / "bench" / "minimal_app.py"
-STREAMLIT_FLAGS = ["--server.headless", "true", "--browser.gatherUsageStats", "false"]
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
@@ -59,7 +59,9 @@ def attnlens_server(model: str) -> contextlib.AbstractContextManager[Server]:
 
 
 def bare_server() -> contextlib.AbstractContextManager[Server]:
-    """The bare page (bench/minimal_app.py) under `streamlit run`, with attnlens serve's flags."""
+    """The bare page (bench/minimal_app.py) under `streamlit run`, with attnlens serve's options
+    (no file watcher, no forced garbage collection after each rerun): the same server, so the
+    ratio is the price of attnlens's own work."""
     port = free_port()
     command = [sys.executable, "-m", "streamlit", "run", str(BARE_PAGE), "--server.port"]
-    return started("bare", [*command, str(port), *STREAMLIT_FLAGS], port)
+    return started("bare", [*command, str(port), *STREAMLIT_OPTIONS], port)
