@@ -31,7 +31,12 @@ _WORDS = """the cat dog sat on mat house tree big small red blue green runs walk
 but if then when where who what why how old new good bad day night sun moon water fire king queen
 road car book"""
 WORDS = tuple(_WORDS.split())  # one wordpiece each in minilm's vocabulary: labels known ahead
-PAGES = ("explore", "decode", "inside", "heads", "training", "lessons")
+PAGES = ("explore", "decode", "inside", "heads", "experiments", "training", "lecture")
+# Pages that draw no chart until asked: what says they are drawn (else: every chart drawn).
+READY = {
+    "experiments": "(plots) => plots.length > 0 ? plots.every((p) => p.data)"
+    ' : !!document.querySelector(\'[data-testid="stMain"] [data-testid="stAlert"]\')',
+}
 DECODE_QUERY = "page=decode&model=translate&strategy=beam&beam_size=4&text=the+cat+sees+a+house"
 
 
@@ -220,13 +225,13 @@ def first_visits(browser: Any, ours: Server, bare: Server) -> list[Result]:
     out = []
     for page in PAGES:
         warm = Tab(browser, ours)
-        warm.open(f"page={page}&model=reverse")
+        warm.open(f"page={page}&model=reverse", ready=READY.get(page))
         warm.close()
         result = Result(f"First visit: {page}")
         for side, server, query in (("ours", ours, f"page={page}&model=reverse"),
                                     ("reference", bare, "")):  # fmt: skip
             tab = Tab(browser, server)
-            seconds = tab.open(query)
+            seconds = tab.open(query, ready=READY.get(page) if side == "ours" else None)
             tab.close()
             getattr(result, side).append(Timing(seconds, seconds, None, 0.0, 0.0, 0, (), ()))
         print(f"  {result.name}: {result.median() * 1000:.0f} ms", flush=True)
