@@ -106,8 +106,12 @@ def test_a_click_on_a_thumbnail_enlarges_that_head_every_time(browser: Any, serv
     page.keyboard.press("Enter")
     page.wait_for_function(enlarged("layer 1 · head 0"), timeout=30_000)
     page.wait_for_timeout(500)
-    click_tile(page, 1.5, 1.5)  # the same thumbnail again: a click, not a stale selection
+    # the same thumbnail again (a click, not a stale selection), near its corner this time:
+    # the head is read off where the click landed, anywhere on the thumbnail
+    click_tile(page, 1.15, 1.85)
     page.wait_for_function(enlarged("layer 1 · head 1"), timeout=30_000)
+    click_tile(page, 0.85, 0.15)  # near the opposite corner of layer 0, head 0
+    page.wait_for_function(enlarged("layer 0 · head 0"), timeout=30_000)
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()
 
