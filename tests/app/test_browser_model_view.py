@@ -30,7 +30,8 @@ GEOMETRY = """() => {
   return { cellW: L.xaxis._length / Math.abs(x1 - x0) * grid.dx,
            cellH: L.yaxis._length / Math.abs(y1 - y0) * grid.dy,
            tileW: L.xaxis._length / Math.abs(x1 - x0), figureH: L.height,
-           gridH: L.yaxis._length, top: L.margin.t };
+           gridH: L.yaxis._length, top: L.margin.t, gridTop: L.yaxis._offset,
+           left: L.xaxis._offset };
 }"""
 HEIGHTS = """() => ({
   page: document.querySelector('[data-testid="stMain"]').scrollHeight,
@@ -89,12 +90,12 @@ def click_tile(page: Any, column: float, row: float) -> None:
     """Click the model view at a tile position (0.5 = the centre of the first tile)."""
     g = page.evaluate(GEOMETRY)
     view = page.locator(".js-plotly-plot").last
-    view.scroll_into_view_if_needed()
-    box = view.bounding_box()
-    at = (box["x"] + 60 + column * g["tileW"], box["y"] + g["top"] + row * g["gridH"] / 2)
-    page.mouse.move(*at)
+    # relative to the chart, which Playwright scrolls so that this point is in view (the
+    # chart may be taller than the window)
+    at = {"x": g["left"] + column * g["tileW"], "y": g["gridTop"] + row * g["gridH"] / 2}
+    view.hover(position=at)
     page.wait_for_timeout(400)  # Plotly picks the point under the pointer on hover
-    page.mouse.click(*at)
+    view.click(position=at)
 
 
 def test_a_click_on_a_thumbnail_enlarges_that_head_every_time(browser: Any, server: str) -> None:
