@@ -8,7 +8,6 @@ server's CPU is free meanwhile): the browser draws the heatmap before the others
 
 from __future__ import annotations
 
-import time
 from functools import partial
 
 import plotly.graph_objects as go
@@ -23,7 +22,6 @@ from attnlens.app.scaffold import traced_page_start, true_alignment
 from attnlens.record.trace import Kind, Trace
 
 MODEL_VIEW_KEY = "model_view_chart"
-HEATMAP_FIRST = 0.04  # seconds between the heatmap and the charts after it
 
 
 def page() -> None:
@@ -69,7 +67,7 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
         )
         if circled is not None:
             st.caption("○ the true source of each output token, known from the task")
-    time.sleep(HEATMAP_FIRST)  # the heatmap leaves alone and is drawn first (module docstring)
+    show.let_it_draw()  # the heatmap leaves alone and is drawn first (module docstring)
     with right:
         show.figure(viz.lines_view(tr, kind, layer, heads=[head]), "lines", f"lines-{kind}-{layer}")
     if tr.src_segments is not None and kind == "encoder_self":
