@@ -162,6 +162,23 @@ def cmd_eval(args: argparse.Namespace) -> None:
     print(report_text(report, args.json))
 
 
+# Streamlit's options for `attnlens serve` (the bench serves its bare reference page with the
+# same). After every rerun Streamlit would stat the file of every loaded module (torch's
+# thousands) and force a full garbage collection, which walked the ~260k objects of torch and
+# the models: with a class following a teacher that was most of the server's CPU
+# (bench/class_capacity.py), and 110-170 ms of every Explore keystroke (bench/breakdown.py).
+STREAMLIT_OPTIONS = (
+    "--server.headless",
+    "true",
+    "--browser.gatherUsageStats",
+    "false",
+    "--server.fileWatcherType",
+    "none",
+    "--runner.postScriptGC",
+    "false",
+)
+
+
 def cmd_serve(args: argparse.Namespace) -> None:
     if not 1 <= args.port <= 65535:
         raise attnlens.InputError(f"--port must be between 1 and 65535, got {args.port}")
@@ -175,17 +192,7 @@ def cmd_serve(args: argparse.Namespace) -> None:
         str(script),
         "--server.port",
         str(args.port),
-        "--server.headless",
-        "true",
-        "--browser.gatherUsageStats",
-        "false",
-        # After every rerun Streamlit would stat the file of every loaded module (torch's
-        # thousands) and force a full garbage collection: with a class of students following a
-        # teacher, that was most of the server's CPU (bench/class_capacity.py).
-        "--server.fileWatcherType",
-        "none",
-        "--runner.postScriptGC",
-        "false",
+        *STREAMLIT_OPTIONS,
     ]
     if args.model:
         command += ["--", "--model", args.model]

@@ -10,6 +10,7 @@ import streamlit as st
 import attnlens
 from attnlens.app import session_records, urlstate
 from attnlens.app.safe_text import md
+from attnlens.app.state import shared_trace
 from attnlens.record.trace import Kind, Trace
 
 KIND_LABELS: dict[str, str] = {
@@ -95,10 +96,11 @@ def traced(
     slot: str = "trace",
     pair: str | None = None,
 ) -> Trace | None:
-    """The trace of text (memoised per session); a message in place of bad input."""
+    """The trace of text (memoised per session, and shared between sessions: its arrays are
+    read-only); a message in place of bad input."""
     key = (lens.name, id(lens), text, target, pair)
     try:
-        tr = memo(slot, key, lambda: lens.trace(text, target, pair=pair))
+        tr = memo(slot, key, lambda: shared_trace(lens, text, target, pair))
     except ValueError as err:
         st.error(md(err))
         return None

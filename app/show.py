@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import shutil
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,15 @@ from attnlens.record.export import json_bound, json_chunks
 from attnlens.record.trace import Trace
 
 LARGE_FONT = 22
+FIRST_CHART_PAUSE = 0.04  # seconds between the chart an action waits for and the ones after it
+
+
+def let_it_draw() -> None:
+    """A moment's pause after the chart the user's action waits for (Explore's heatmap, the
+    Decode step's candidates): Streamlit sends each chart as soon as the script makes it, but a
+    browser that receives several at once draws them in one go, so the first would wait for
+    the rest. The server's CPU is free meanwhile."""
+    time.sleep(FIRST_CHART_PAUSE)
 
 
 def styled(fig: go.Figure) -> go.Figure:

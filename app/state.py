@@ -1,20 +1,47 @@
-"""The models shared by every session, loaded once per process, and the one this session uses."""
+"""The models shared by every session, loaded once per process, and the one this session uses.
+
+The server's settings for speed (README, "Deploying for a class"):
+
+- one torch intra-op thread per request (ATTNLENS_TORCH_THREADS): requests already run side
+  by side in threads, and on a small machine a second torch thread per request only fights
+  them and the browser for the same cores;
+- no full garbage collection after every rerun (`attnlens serve` switches Streamlit's off,
+  app/cli.py STREAMLIT_OPTIONS): it walked the ~260k objects of torch and the models each time;
+- traces shared between sessions (ATTNLENS_TRACE_CACHE_MB): a class types the same examples.
+"""
 
 from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 
 import streamlit as st
 
 import attnlens
 from attnlens.app.safe_text import md
+from attnlens.app.trace_cache import SharedTraces
 from attnlens.model.lenses.registry import check_allowed
 from attnlens.model.training.snapshots import SnapshotScore
+from attnlens.record.trace import Trace
 
 DEFAULT_MODEL = "reverse"
+TORCH_THREADS = 1
+TRACE_CACHE_MB = 32  # kept after every session let go; within 10% of an idle server
+
+
+def _setting(name: str, default: int, env: Mapping[str, str] | None = None) -> int:
+    """A positive whole number from the environment; the default for anything else."""
+    raw = (os.environ if env is None else env).get(name, "").strip()
+    return int(raw) if raw.isdigit() and int(raw) > 0 else default
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
 def shared_lens(name: str) -> attnlens.Lens:
     """One lens per model name and process; lenses keep no per-call state, so sharing is safe."""
+    import torch  # only here: the app starts without torch until a model is wanted
+
+    torch.set_num_threads(_setting("ATTNLENS_TORCH_THREADS", TORCH_THREADS))
     return attnlens.load(name)
 
 
@@ -24,11 +51,41 @@ def shared_snapshot(name: str, step: int) -> attnlens.Lens:
     return shared_lens(name).snapshot(step)
 
 
-@st.cache_data(show_spinner=False, max_entries=16)
-def snapshot_scores(name: str) -> list[SnapshotScore]:
-    """Every snapshot of a model of ours scored on held-out examples of its task; the same for
-    every session, so computed once per process."""
-    return shared_lens(name).snapshot_scores()
+@st.cache_resource(show_spinner=False)
+def _shared_traces() -> SharedTraces:
+    return SharedTraces(_setting("ATTNLENS_TRACE_CACHE_MB", TRACE_CACHE_MB) * 2**20)
+
+
+def shared_trace(
+    lens: attnlens.Lens, text: str, target: str | None, pair: str | None = None
+) -> Trace:
+    """The trace of text (and target, and a pair's second text) on lens, computed once for
+    every session that asks; its arrays are read-only. Bad input raises the lens's InputError,
+    as lens.trace does."""
+    return _shared_traces().get(
+        lens, (lens.name, text, target, pair), lambda: lens.trace(text, target, pair=pair)
+    )
+
+
+@st.cache_resource(show_spinner=False)
+def _background() -> ThreadPoolExecutor:
+    """One worker for the server's long jobs, so that they queue rather than pile up."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnlens-background")
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _scoring(name: str) -> Future[list[SnapshotScore]]:
+    """Every snapshot of a model scored on held-out examples, started once per process."""
+    return _background().submit(shared_lens(name).snapshot_scores)
+
+
+def snapshot_scores(name: str) -> list[SnapshotScore] | None:
+    """Each snapshot of the model scored on held-out examples of its task ([] when it cannot
+    be scored), or None while the scoring still runs in the background (it takes tens of
+    seconds, and the same for every session, so it is computed once per process). A failed
+    scoring raises its error here."""
+    job = _scoring(name)
+    return job.result() if job.done() else None
 
 
 def load_lens(name: str) -> attnlens.Lens | None:

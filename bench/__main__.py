@@ -1,11 +1,89 @@
-"""`make bench`: every benchmark, each printing its own table."""
+"""`make bench`: every benchmark, each printing its own table, then every target of issue 20 with
+its ratio against the reference measured in the same run and ✓ or ✗, and the machine's load.
 
-from bench import app_latency, class_capacity, decode_speed, load_check, memory_load, viz_speed
+    .venv/bin/python -m bench [--repeats 7] [--quick]
+
+--quick: 3 repeats and a short load check, for a first look (a few minutes less).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from bench import (
+    app_latency,
+    breakdown,
+    class_capacity,
+    decode_speed,
+    exports,
+    load_check,
+    memory_load,
+    viz_speed,
+)
+from bench.app_latency import Result
+from bench.targets import Target, load_average, table
+
+
+def section(title: str) -> None:
+    print(f"\n== {title} ({load_average()})", flush=True)
+
+
+def latency_targets(found: list[Result]) -> list[Target]:
+    """The issue's latency targets from the browser scenarios (by their names)."""
+    out = []
+    for r in found:
+        ours, bare = r.median("ours"), r.median("reference")
+        if r.name.startswith("First visit"):
+            out.append(Target(r.name + " (≤ 2 s)", ours, 2.0))
+        elif "512 tokens" in r.name:
+            out.append(Target(r.name + " (≤ 2 s)", r.median("ours", "full"), 2.0))
+        elif "minilm: Enter" in r.name:
+            out.append(Target(r.name + " vs bare", ours, 1.5, bare))
+        else:
+            out.append(Target(r.name + " vs bare", ours, 1.2, bare))
+    return out
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=app_latency.REPEATS)
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args(argv)
+    repeats = 3 if args.quick else args.repeats
+    started = time.perf_counter()
+    section("decoding speed")
+    decode_speed.main()
+    section("figure speed")
+    viz_speed.main()
+    section("server time per rerun: where it goes (in-process, the real pages)")
+    found = breakdown.results(repeats)
+    print(breakdown.table(found, "wall"))
+    print(breakdown.table(found, "cpu"))
+    print(breakdown.thread_table(breakdown.thread_rows()))
+    section("app latency in Chromium: attnlens against the bare Streamlit page")
+    latency = app_latency.results(repeats)
+    print(app_latency.table(latency))
+    section("a class on one machine")
+    levels = (1, 4, 8, 16) if args.quick else load_check.LEVELS
+    keystrokes = 4 if args.quick else load_check.KEYSTROKES
+    swept = load_check.sweep("reverse", levels, keystrokes)
+    print(load_check.table(swept, "reverse"))
+    section("exports")
+    print(exports.table(exports.rows()))
+    section("a live class (issue 14): answers per second and students one server holds")
+    class_capacity.main(["--sizes", "5", "10"] if args.quick else [])
+    section("memory: N sessions on minilm at 510 tokens (issue 17)")
+    memory_load.main([])
+    section(f"targets of issue 20 (make bench, {time.perf_counter() - started:.0f} s)")
+    held = load_check.largest_held(swept)
+    targets = [
+        *latency_targets(latency),
+        Target("A class: sessions typing with p95 ≤ 1 s (reverse)", held, 16, unit="n",
+               at_least=True),
+    ]  # fmt: skip
+    print(table(targets))
+
 
 if __name__ == "__main__":
-    decode_speed.main()
-    viz_speed.main()
-    app_latency.main([])
-    load_check.main([])
-    class_capacity.main([])
-    memory_load.main([])
+    main()

@@ -1,137 +1,304 @@
-"""App latency: from pressing Enter in the text box to the updated heatmap on the page.
+"""App latency: what a user waits for on attnlens, against the bare Streamlit page, same run.
 
-Playwright drives Debian's Chromium (never a downloaded browser) against two servers started
-here: `attnlens serve` on the bundled default model (Explore page) and a minimal Streamlit page
-with one text box and one Plotly heatmap (bench/minimal_app.py). For each input length, the
-median over REPEATS fresh texts of: press Enter → the first heatmap's key labels are the new
-text's. Both servers run at once and are measured in alternation (A B, B A, …), so the
-machine's other load falls on both alike. Target (issue 6): ours ≤ 1.5× the minimal page.
+Two servers run side by side (bench/servers.py): `attnlens serve` and the bare page
+(bench/minimal_app.py: one text box, one heatmap). Each scenario does the same action on both,
+alternating which goes first, `repeats` times after a warm-up, and every measurement waits
+until the page is quiet (no message, no chart change for 0.6 s) before the next one starts, so
+one page's tail (its other charts, the server's garbage collection) never falls into the other
+page's measurement. Times come from the page's own clock (bench/browser.py): the action → the
+first frame that shows its result.
+
+    .venv/bin/python -m bench.app_latency [--repeats 7] [--only reverse minilm decode visits]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import random
-import shutil
 import statistics
 import string
-import sys
-import time
-from pathlib import Path
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from typing import Any
 
 from attnlens.viz.labels import position_labels
-from tests.helpers.server import CHROMIUM_ARGS, free_port, running
+from bench.browser import Tab, Timing, launch, title_has, x_labels_are
+from bench.servers import Server, attnlens_server, bare_server
 
-ROOT = Path(__file__).resolve().parents[1]
-LENGTHS = (8, 32, 60)
 REPEATS = 7
-TARGET = 1.5
-HEATMAP_X = (
-    "() => { const p = document.querySelector('.js-plotly-plot');"
-    " return p && p.data ? JSON.stringify(p.data[0].x) : null; }"
-)
+REVERSE_LENGTHS = (8, 32, 63)  # tokens, </s> included; 63 is the model's longest input
+_WORDS = """the cat dog sat on mat house tree big small red blue green runs walks sees a an and
+but if then when where who what why how old new good bad day night sun moon water fire king queen
+road car book"""
+WORDS = tuple(_WORDS.split())  # one wordpiece each in minilm's vocabulary: labels known ahead
+PAGES = ("explore", "decode", "inside", "heads", "experiments", "training", "lecture")
+# Pages that draw no chart until asked: what says they are drawn (else: every chart drawn).
+READY = {
+    "experiments": "(plots) => plots.length > 0 ? plots.every((p) => p.data)"
+    ' : !!document.querySelector(\'[data-testid="stMain"] [data-testid="stAlert"]\')',
+}
+DECODE_QUERY = "page=decode&model=translate&strategy=beam&beam_size=4&text=the+cat+sees+a+house"
 
 
-class Page:
-    """One browser tab on one server, ready to time a text change."""
+@dataclass
+class Result:
+    """One scenario: ours and the reference's timings (the reference may be absent)."""
 
-    def __init__(self, browser: Any, url: str, alphabet: str, seed: int) -> None:
-        self.tab = browser.new_page(viewport={"width": 1400, "height": 1000})
-        self.tab.goto(url, timeout=60_000)
-        self.tab.wait_for_function(HEATMAP_X, timeout=60_000)
-        self.box = self.tab.get_by_label("Text", exact=True)
-        self.alphabet, self.rng = alphabet, random.Random(seed)
+    name: str
+    ours: list[Timing] = field(default_factory=list)
+    reference: list[Timing] = field(default_factory=list)
 
-    def time_one(self, n: int) -> float:
-        """Seconds from Enter to the first heatmap's key labels being a new n-character text's."""
-        text = "".join(self.rng.choice(self.alphabet) for _ in range(n))
-        want = json.dumps(position_labels([*text, "</s>"]))
-        self.tab.bring_to_front()  # a background tab's animation frames are throttled
-        self.box.fill(text)
-        start = time.perf_counter()
-        self.box.press("Enter")
-        self.tab.wait_for_function(
-            f"() => ({HEATMAP_X})() === JSON.stringify({want})", timeout=60_000
-        )
-        return time.perf_counter() - start
+    def median(self, side: str = "ours", what: str = "shown") -> float:
+        values = [getattr(t, what) for t in getattr(self, side)]
+        if not values or any(v is None for v in values):
+            return float("inf")  # never shown: the target cannot be met
+        return float(statistics.median(values))
+
+
+def char_labels(text: str) -> list[str]:
+    """The key labels of a character model's heatmap (and the bare page's) for text."""
+    return position_labels([*text, "</s>"])
+
+
+def word_labels(words: list[str]) -> list[str]:
+    """The key labels of minilm's encoder heatmap for words joined by spaces."""
+    return position_labels(["[CLS]", *words, "[SEP]"])
+
+
+def random_chars(rng: random.Random, n: int) -> str:
+    return "".join(rng.choice(string.ascii_lowercase) for _ in range(n))
+
+
+def submit(tab: Tab, text: str) -> Callable[[], None]:
+    """Type text into the page's "Text" box (replacing what was there) and press Enter."""
+
+    def act() -> None:
+        box = tab.page.get_by_label("Text", exact=True)
+        box.fill(text)
+        box.press("Enter")
+
+    return act
+
+
+def press_in_box(tab: Tab, key: str) -> Callable[[], None]:
+    """Press one key at the end of the text (a character, or Backspace), no Enter."""
+
+    def act() -> None:
+        tab.page.get_by_label("Text", exact=True).focus()
+        tab.page.keyboard.press("End")
+        tab.page.keyboard.press(key)
+
+    return act
+
+
+def pick_head(tab: Tab, head: int) -> Callable[[], None]:
+    def act() -> None:
+        tab.page.get_by_role("combobox", name="Head").click()
+        tab.page.get_by_role("option", name=str(head), exact=True).click()
+
+    return act
+
+
+def alternate(pair: dict[str, Tab], repeats: int) -> Iterator[tuple[int, str, Tab]]:
+    """(round, side, tab): a warm-up round (-1), then rounds with the order swapped each time."""
+    for i in range(-1, repeats):
+        sides = list(pair) if i % 2 == 0 else list(pair)[::-1]
+        for side in sides:
+            yield i, side, pair[side]
 
 
 def run(
-    model_name: str, lengths: tuple[int, ...], repeats: int, alphabet: str
-) -> dict[str, dict[int, list[float]]]:
-    """Both servers up at once and measured in alternation, so both see the same load."""
+    name: str,
+    pair: dict[str, Tab],
+    repeats: int,
+    step: Callable[[str, Tab], tuple[Callable[[], None], str, str]],
+) -> Result:
+    """A scenario: step(side, tab) gives (action, what shows its result, its start stamp)."""
+    result = Result(name)
+    for i, side, tab in alternate(pair, repeats):
+        act, shows, since = step(side, tab)
+        timing = tab.measure(act, shows, since)
+        if i >= 0:
+            getattr(result, side).append(timing)
+    print(f"  {name}: ours {result.median('ours') * 1000:.0f} ms", flush=True)
+    return result
+
+
+def opened(browser: Any, ours: Server, bare: Server, query: str, bare_query: str) -> dict[str, Tab]:
+    pair = {"ours": Tab(browser, ours), "reference": Tab(browser, bare)}
+    pair["ours"].open(query)
+    pair["reference"].open(bare_query)
+    return pair
+
+
+def closed(pair: dict[str, Tab]) -> None:
+    for tab in pair.values():
+        tab.close()
+
+
+def reverse_results(browser: Any, ours: Server, bare: Server, repeats: int) -> list[Result]:
+    """Explore on reverse: Enter at three lengths, and typing with the live box."""
+    rng, out = random.Random(0), []
+    pair = opened(browser, ours, bare, "page=explore&model=reverse", "")
+    for n in REVERSE_LENGTHS:
+
+        def step(side: str, tab: Tab, n: int = n) -> tuple[Callable[[], None], str, str]:
+            text = random_chars(rng, n - 1)
+            return submit(tab, text), x_labels_are([char_labels(text)]), "Enter"
+
+        out.append(run(f"Explore reverse: Enter → heatmap, {n} tokens", pair, repeats, step))
+    closed(pair)
+    live = opened(browser, ours, bare, "page=explore&model=reverse&text=abcdefghij", "live=1")
+    live["reference"].measure(submit(live["reference"], "abcdefghij"), "() => true", "Enter")
+    texts = {side: "abcdefghij" for side in live}
+
+    def typing(side: str, tab: Tab) -> tuple[Callable[[], None], str, str]:
+        if texts[side] == "abcdefghij":
+            key = rng.choice(string.ascii_lowercase)
+            texts[side] += key
+        else:
+            key, texts[side] = "Backspace", "abcdefghij"
+        return press_in_box(tab, key), x_labels_are([char_labels(texts[side])]), "typed"
+
+    out.append(run("Explore reverse: typing → heatmap (live box)", live, repeats, typing))
+    closed(live)
+    return out
+
+
+def minilm_results(browser: Any, ours: Server, bare: Server, repeats: int) -> list[Result]:
+    """Explore on minilm: Enter with 32 tokens, 512 tokens (the full page), another head."""
+    rng, out = random.Random(1), []
+    pair = opened(browser, ours, bare, "page=explore&model=minilm", "")
+
+    def short(side: str, tab: Tab) -> tuple[Callable[[], None], str, str]:
+        if side == "reference":
+            text = random_chars(rng, 31)
+            return submit(tab, text), x_labels_are([char_labels(text)]), "Enter"
+        words = [rng.choice(WORDS) for _ in range(30)]
+        return submit(tab, " ".join(words)), x_labels_are([word_labels(words)]), "Enter"
+
+    out.append(run("Explore minilm: Enter → heatmap, 32 tokens", pair, repeats, short))
+
+    def long(side: str, tab: Tab) -> tuple[Callable[[], None], str, str]:
+        words = [rng.choice(WORDS) for _ in range(510)]
+        return submit(tab, " ".join(words)), x_labels_are([word_labels(words)]), "Enter"
+
+    out.append(run("Explore minilm: Enter → full page, 512 tokens", {"ours": pair["ours"]},
+                   max(3, repeats // 2), long))  # fmt: skip
+    closed(pair)
+    heads = opened(browser, ours, bare, "page=explore&model=minilm", "control=select")
+    current = {side: 0 for side in heads}
+
+    def another_head(side: str, tab: Tab) -> tuple[Callable[[], None], str, str]:
+        current[side] = rng.choice([h for h in range(12) if h != current[side]])
+        return pick_head(tab, current[side]), title_has(f"head {current[side]}"), "clicked"
+
+    out.append(run("Explore minilm: another head → heatmap", heads, repeats, another_head))
+    closed(heads)
+    return out
+
+
+def decode_results(browser: Any, ours: Server, bare: Server, repeats: int) -> list[Result]:
+    """Decode on translate with beam search (4 beams): the step slider, one step at a time."""
+    pair = opened(browser, ours, bare, DECODE_QUERY, "control=slider")
+    position = {side: (0, 1) for side in pair}  # (step, direction): back and forth over 0..3
+
+    def move(side: str, tab: Tab) -> tuple[Callable[[], None], str, str]:
+        at, way = position[side]
+        if not 0 <= at + way <= 3:
+            way = -way
+        position[side] = (at + way, way)
+        key = "ArrowRight" if way > 0 else "ArrowLeft"
+        slider = tab.page.get_by_role("slider", name="Step")
+        return (lambda: slider.press(key)), title_has(f"step {at + way} ·"), key
+
+    for tab in pair.values():
+        tab.page.get_by_role("slider", name="Step").focus()
+    out = [run("Decode translate, beam 4: step slider → chart", pair, repeats, move)]
+    closed(pair)
+    return out
+
+
+def first_visits(browser: Any, ours: Server, bare: Server) -> list[Result]:
+    """Each page opened in a fresh tab (the server has the models loaded: a warm-up visit
+    first), against the bare page's first visit."""
+    out = []
+    for page in PAGES:
+        warm = Tab(browser, ours)
+        warm.open(f"page={page}&model=reverse", ready=READY.get(page))
+        warm.close()
+        result = Result(f"First visit: {page}")
+        for side, server, query in (("ours", ours, f"page={page}&model=reverse"),
+                                    ("reference", bare, "")):  # fmt: skip
+            tab = Tab(browser, server)
+            seconds = tab.open(query, ready=READY.get(page) if side == "ours" else None)
+            tab.close()
+            getattr(result, side).append(Timing(seconds, seconds, None, 0.0, 0.0, 0, (), ()))
+        print(f"  {result.name}: {result.median() * 1000:.0f} ms", flush=True)
+        out.append(result)
+    return out
+
+
+GROUPS: dict[str, Callable[..., list[Result]]] = {
+    "reverse": reverse_results,
+    "minilm": minilm_results,
+    "decode": decode_results,
+}
+
+
+def results(repeats: int, only: list[str] | None = None) -> list[Result]:
+    """Every scenario (or those of the named groups: reverse, minilm, decode, visits)."""
     from playwright.sync_api import sync_playwright
 
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        raise SystemExit("app_latency needs Debian's chromium (apt-get install chromium)")
-    ours_port, base_port = free_port(), free_port()
-    ours = [
-        sys.executable,
-        "-m",
-        "attnlens.app.cli",
-        "serve",
-        "--port",
-        str(ours_port),
-        "--model",
-        model_name,
-    ]
-    base = [
-        sys.executable, "-m", "streamlit", "run", str(ROOT / "bench" / "minimal_app.py"),
-        "--server.port", str(base_port), "--server.headless", "true",
-        "--browser.gatherUsageStats", "false",
-    ]  # fmt: skip
-    results: dict[str, dict[int, list[float]]] = {"minimal": {}, "attnlens": {}}
-    with (
-        running(base, base_port) as base_url,
-        running(ours, ours_port) as ours_url,
-        sync_playwright() as p,
-    ):
-        browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+    wanted = only or [*GROUPS, "visits"]
+    out: list[Result] = []
+    with attnlens_server("reverse") as ours, bare_server() as bare, sync_playwright() as p:
+        browser = launch(p)
         try:
-            pages = {
-                "minimal": Page(browser, base_url, alphabet, 0),
-                "attnlens": Page(browser, ours_url, alphabet, 0),
-            }
-            for n in lengths:
-                for name, page in pages.items():
-                    page.time_one(n)  # warm-up at this length
-                    results[name][n] = []
-                for i in range(repeats):
-                    order = list(pages) if i % 2 == 0 else list(pages)[::-1]
-                    for name in order:
-                        results[name][n].append(pages[name].time_one(n))
+            for group, measure in GROUPS.items():
+                if group in wanted:
+                    out += measure(browser, ours, bare, repeats)
+            if "visits" in wanted:
+                out += first_visits(browser, ours, bare)
         finally:
             browser.close()
-    return results
+    return out
 
 
-def table(results: dict[str, dict[int, list[float]]], model_name: str) -> str:
-    repeats = len(next(iter(results["minimal"].values())))
+def table(found: list[Result]) -> str:
+    """Medians of both sides, and where the time went: the server's first message after the
+    action, the last chart drawn (page), browser and server CPU per action (ours / bare), and
+    the bytes the server sent us."""
     rows = [
-        f"app latency: Enter → updated heatmap, median of {repeats} (Explore on {model_name!r})",
-        f"{'tokens':>7} {'minimal ms':>11} {'attnlens ms':>12} {'ratio':>6}  target ≤ {TARGET}×",
+        f"{'scenario (medians, ms)':<48} {'ours':>6} {'bare':>6} {'ratio':>6} {'1st msg':>8} "
+        f"{'page':>6} {'browser CPU':>12} {'server CPU':>11} {'KB':>5}"
     ]
-    for n in results["minimal"]:
-        base = statistics.median(results["minimal"][n]) * 1000
-        ours = statistics.median(results["attnlens"][n]) * 1000
-        ratio = ours / base
-        verdict = "ok" if ratio <= TARGET else "over"
-        rows.append(f"{n + 1:>7} {base:>11.0f} {ours:>12.0f} {ratio:>6.2f}  {verdict}")
+    for r in found:
+        ours, bare = r.median("ours"), r.median("reference")
+        ratio = f"{ours / bare:.2f}" if r.reference else "-"
+        first = [x.first_message for x in r.ours if x.first_message is not None]
+        rows.append(
+            f"{r.name:<48} {ours * 1000:>6.0f} {_ms(r, 'reference', 'shown'):>6} {ratio:>6} "
+            f"{(statistics.median(first) * 1000 if first else 0):>8.0f} "
+            f"{r.median('ours', 'full') * 1000:>6.0f} "
+            f"{_ms(r, 'ours', 'browser_cpu') + '/' + _ms(r, 'reference', 'browser_cpu'):>12} "
+            f"{_ms(r, 'ours', 'server_cpu') + '/' + _ms(r, 'reference', 'server_cpu'):>11} "
+            f"{statistics.median(x.received for x in r.ours) / 1000:>5.0f}"
+        )
     return "\n".join(rows)
+
+
+def _ms(r: Result, side: str, what: str) -> str:
+    values = [getattr(t, what) for t in getattr(r, side)]
+    return f"{statistics.median(values) * 1000:.0f}" if values and None not in values else "-"
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="reverse", help="model for the Explore page")
     parser.add_argument("--repeats", type=int, default=REPEATS)
-    parser.add_argument("--lengths", type=int, nargs="+", default=list(LENGTHS))
-    parser.add_argument("--alphabet", default=string.ascii_lowercase, help="input characters")
+    parser.add_argument("--only", nargs="*", help="groups: reverse minilm decode visits")
     args = parser.parse_args(argv)
-    results = run(args.model, tuple(args.lengths), args.repeats, args.alphabet)
-    print(table(results, args.model))
+    print(table(results(args.repeats, args.only)))
 
 
 if __name__ == "__main__":

@@ -1,77 +1,62 @@
-"""Load check (issue 8): N browser sessions typing at once into one `attnlens serve`.
+"""A class on one machine: N sessions typing at once into one `attnlens serve`.
 
-Each session types its own texts into Explore and waits until the heatmap's source labels are
-exactly its own text: a session shown another's result would never get there and is reported.
-Prints median and 95th-percentile keystroke-to-chart latency for N = 1, 4, 8.
+Each session opens Explore on `reverse` and types a new text about once a second (the next
+keystroke waits for the last one's heatmap, as a student would), its own texts only, and checks
+that the heatmap it gets back shows its own text: a session shown another's result would never
+see its labels, and is counted. N grows (1, 2, 4, 8, 12, 16, 24, 32, 48) until the 95th
+percentile of keystroke → heatmap passes 1 s; the largest N that held is the class size this
+machine serves, and N per core the figure to scale by.
 
-    .venv/bin/python -m bench.load_check [--model reverse] [--rounds 5] [--sessions 1 4 8]
+The sessions speak Streamlit's own websocket protocol (bench/session.py), so the server does
+exactly what it does for a browser tab, while the drawing, which a class does on each
+student's own machine, is left out: N Chromium tabs on the server's two cores would measure
+the browsers, not the server. The client's own CPU is printed beside the server's.
+
+    .venv/bin/python -m bench.load_check [--model reverse] [--keystrokes 8] [--sessions 1 4 8]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import shutil
+import os
+import random
 import statistics
+import string
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from attnlens.viz.labels import position_labels
-from tests.helpers.server import CHROMIUM_ARGS, serving
+from bench.servers import Server, attnlens_server
+from bench.session import Session
 
-SOURCE_LABELS = (
-    "() => { const p = document.querySelector('.js-plotly-plot');"
-    " return p && p.data ? JSON.stringify(p.data[0].x) : null; }"
-)
+LEVELS = (1, 2, 4, 8, 12, 16, 24, 32, 48)
+KEYSTROKES = 8
+INTERVAL = 1.0  # seconds between one session's keystrokes
+TARGET_P95 = 1.0  # seconds
+TARGET_N = 16
 
 
 @dataclass(frozen=True)
-class Result:
+class Level:
+    """N sessions typing: every keystroke's latency, and what it cost."""
+
     sessions: int
-    latencies: list[float]  # seconds, every keystroke of every session
-    wrong: int  # sessions that did not end on their own text
+    latencies: list[float]  # seconds, keystrokes whose heatmap came back
+    missed: int  # keystrokes whose own heatmap never came (wrong text, or timed out)
+    server_cpu: float  # seconds of server CPU over the level
+    client_cpu: float  # seconds of this process's CPU (the simulated sessions)
+    wall: float  # seconds the typing took
 
+    @property
+    def p95(self) -> float:
+        if self.missed or not self.latencies:
+            return float("inf")
+        return percentile(self.latencies, 0.95)
 
-def text_for(session: int, round_: int) -> str:
-    """A text no other session types (letters and digits the bundled models all read)."""
-    return f"s{session}r{round_}{'abcdefgh'[session % 8]}"
-
-
-async def one_session(browser: Any, url: str, session: int, rounds: int, out: list[float]) -> bool:
-    context = await browser.new_context(viewport={"width": 1300, "height": 900})
-    page = await context.new_page()
-    await page.goto(f"{url}/?page=explore", timeout=120_000)
-    await page.wait_for_function(SOURCE_LABELS, timeout=120_000)
-    box = page.get_by_label("Text", exact=True)
-    for r in range(rounds):
-        text = text_for(session, r)
-        expected = json.dumps(position_labels([*text, "</s>"]))
-        await box.fill(text)
-        start = time.perf_counter()
-        await box.press("Enter")
-        await page.wait_for_function(f"() => ({SOURCE_LABELS})() === JSON.stringify({expected})",
-                                     timeout=120_000)  # fmt: skip
-        out.append(time.perf_counter() - start)
-    final = await page.evaluate(SOURCE_LABELS)
-    await context.close()
-    return bool(json.loads(final) == position_labels([*text_for(session, rounds - 1), "</s>"]))
-
-
-async def measure(url: str, n: int, rounds: int) -> Result:
-    from playwright.async_api import async_playwright
-
-    async with async_playwright() as p:
-        browser = await p.chromium.launch(
-            executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS
-        )
-        latencies: list[float] = []
-        own = await asyncio.gather(
-            *(one_session(browser, url, i, rounds, latencies) for i in range(n))
-        )
-        await browser.close()
-    return Result(n, latencies, sum(not ok for ok in own))
+    @property
+    def keystrokes(self) -> int:
+        return len(self.latencies) + self.missed
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -79,24 +64,91 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+def text_for(rng: random.Random) -> str:
+    """A fresh 12-letter text (the reverse model reads lowercase letters)."""
+    return "".join(rng.choice(string.ascii_lowercase) for _ in range(12))
+
+
+async def typist(
+    session: Session, seed: int, offset: float, keystrokes: int, out: list[float | None]
+) -> None:
+    """Type `keystrokes` new texts, one a second from `offset`, each waiting for the last."""
+    rng = random.Random(seed)
+    start = time.perf_counter() + offset
+    for k in range(keystrokes):
+        await asyncio.sleep(max(0.0, start + k * INTERVAL - time.perf_counter()))
+        text = text_for(rng)
+        out.append(await session.type_text(text, position_labels([*text, "</s>"])))
+
+
+async def level(server: Server, model: str, n: int, keystrokes: int) -> Level:
+    sessions = [Session(server.url, {"page": "explore", "model": model}) for _ in range(n)]
+    for s in sessions:  # opened one by one: a class arrives over a minute, not in one instant
+        await s.open()
+    results: list[float | None] = []
+    cpu, client, wall = server.cpu_seconds(), time.process_time(), time.perf_counter()
+    await asyncio.gather(
+        *(
+            typist(s, 1000 * n + i, i * INTERVAL / n, keystrokes, results)
+            for i, s in enumerate(sessions)
+        )
+    )
+    wall, cpu = time.perf_counter() - wall, server.cpu_seconds() - cpu
+    client = time.process_time() - client
+    for s in sessions:
+        await s.close()
+    shown = [r for r in results if r is not None]
+    return Level(n, shown, len(results) - len(shown), cpu, client, wall)
+
+
+def sweep(model: str, levels: tuple[int, ...], keystrokes: int) -> list[Level]:
+    """Levels in turn until one misses the p95 target (that one is reported too)."""
+    out = []
+    with attnlens_server(model) as server:
+        asyncio.run(level(server, model, 1, 2))  # load the model and warm the page
+        for n in levels:
+            found = asyncio.run(level(server, model, n, keystrokes))
+            out.append(found)
+            print(f"  load check: {n} sessions, p95 {found.p95:.2f} s", flush=True)
+            if found.p95 > TARGET_P95:
+                break
+    return out
+
+
+def largest_held(levels: list[Level]) -> int:
+    held = [lv.sessions for lv in levels if lv.p95 <= TARGET_P95]
+    return max(held, default=0)
+
+
+def table(levels: list[Level], model: str) -> str:
+    cores = os.cpu_count() or 1
+    rows = [
+        f"load check: N sessions typing into one `attnlens serve --model {model}`, "
+        f"one keystroke each per second ({cores} cores)",
+        f"{'N':>3} {'keys':>5} {'median s':>9} {'p95 s':>7} {'missed':>7} "
+        f"{'server CPU/key ms':>18} {'server CPU %':>13} {'client CPU %':>13}",
+    ]
+    for lv in levels:
+        median = statistics.median(lv.latencies) if lv.latencies else float("inf")
+        per_key = lv.server_cpu / max(1, lv.keystrokes) * 1000
+        rows.append(
+            f"{lv.sessions:>3} {lv.keystrokes:>5} {median:>9.3f} {lv.p95:>7.3f} {lv.missed:>7} "
+            f"{per_key:>18.0f} {lv.server_cpu / lv.wall * 100:>12.0f}% "
+            f"{lv.client_cpu / lv.wall * 100:>12.0f}%"
+        )
+    n = largest_held(levels)
+    rows.append(f"largest N with p95 ≤ {TARGET_P95:g} s: {n} ({n / cores:g} sessions per core)")
+    return "\n".join(rows)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="reverse")
-    parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--sessions", type=int, nargs="+", default=[1, 4, 8])
+    parser.add_argument("--keystrokes", type=int, default=KEYSTROKES)
+    parser.add_argument("--sessions", type=int, nargs="+", default=list(LEVELS))
     args = parser.parse_args(argv)
-    if shutil.which("chromium") is None:
-        print("load check skipped: Debian's chromium is not installed (make test installs it)")
-        return
-    print(f"\nLoad check: sessions typing at once into one `attnlens serve --model {args.model}`")
-    print(f"{'N':>3} {'keystrokes':>10} {'median s':>9} {'p95 s':>7} {'own text':>9}")
-    with serving(args.model) as url:
-        asyncio.run(measure(url, 1, 1))  # warm the model and the page once
-        for n in args.sessions:
-            r = asyncio.run(measure(url, n, args.rounds))
-            own = f"{n - r.wrong}/{n}"
-            print(f"{n:>3} {len(r.latencies):>10} {statistics.median(r.latencies):>9.3f} "
-                  f"{percentile(r.latencies, 0.95):>7.3f} {own:>9}")  # fmt: skip
+    levels = sweep(args.model, tuple(args.sessions), args.keystrokes)
+    print(table(levels, args.model))
 
 
 if __name__ == "__main__":

@@ -71,7 +71,7 @@ FIGURES = {  # a figure cell's call → the trace types its figure holds
     "attnlens.head_heatmap(tr,": {"heatmap"},
     "attnlens.compare_runs(": {"bar"},
     "attnlens.beam_tree(beam)": {"scatter"},
-    "attnlens.model_view(small,": {"heatmap"},
+    "attnlens.model_view(small,": {"heatmap", "scatter"},  # the tiles, and a point naming each
     "attnlens.lines_view(theirs,": {"scatter"},
 }
 
@@ -101,7 +101,7 @@ def test_every_figure_is_in_the_outputs_twice_over_and_drawn_from_the_record(
     assert trace.cross is not None
     np.testing.assert_allclose(array(heatmap["z"]), trace.cross[1, 0], atol=1e-6)
     thumbs = data(cell(executed, "attnlens.model_view(small,"), PLOTLY)[0]["data"]
-    assert len(thumbs) == 2 * 4  # every head of the wrapped model: 2 layers × 4 heads
+    assert len(thumbs[1]["x"]) == 2 * 4  # a tile for every head of the wrapped model: 2 × 4
 
 
 def test_plotly_js_is_in_the_notebook_once_and_nothing_comes_from_the_network(

@@ -79,6 +79,7 @@ def step_view(run: DecodeRun) -> None:
     with left:
         row = steps_viz.followed_row(run, step)
         show.figure(viz.candidate_bars(run, step, row), "candidates_chart", f"candidates-{step}")
+        show.let_it_draw()  # the step's candidates are drawn before the rest arrives
         show.table(steps_viz.candidates_frame(run, step, row), "candidates", f"candidates-{step}")
     with right:
         fig = steps_viz.step_attention(run, step, layer, head)

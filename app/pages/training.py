@@ -78,10 +78,18 @@ def emerging(final: Lens, text: str, found: list[Snapshot], name: str) -> None:
 def progress(
     final: Lens, name: str, found: list[Snapshot], step: int, head: tuple[int, int] | None
 ) -> None:
-    """Loss and held-out scores along training, the shown snapshot marked."""
+    """Loss and held-out scores along training, the shown snapshot marked. The scores are
+    computed in the background on a first visit: the loss curve shows at once, the scores
+    join it when they are ready."""
     loss_steps, losses = final.loss_curve()
-    with st.spinner(md(f"Scoring {len(found)} snapshots on {SCORE_EXAMPLES} held-out examples…")):
+    try:
         scored = snapshot_scores(name)
+    except Exception as err:  # a failed scoring leaves the loss curve; say why, no traceback
+        st.warning(md(f"Could not score the snapshots of {name}: {err}"))
+        scored = []
+    if scored is None:
+        scores_pending(name, len(found))
+        scored = []
     if not scored and not losses:
         return
     scores: dict[str, list[float]] = {}
@@ -99,6 +107,23 @@ def progress(
             "Held-out examples of the model's task: exact match of greedy outputs, and the "
             "share of target tokens whose cross-attention argmax is their true source."
         )
+
+
+@st.fragment(run_every="2s")
+def scores_pending(name: str, n: int) -> None:
+    """While the scores are computed, say so; once they are ready, draw the page again."""
+    try:
+        ready = snapshot_scores(name) is not None
+    except Exception:  # failed: the next full run says why
+        ready = True
+    if ready:
+        st.rerun()
+    st.caption(
+        md(
+            f"Scoring {n} snapshots on {SCORE_EXAMPLES} held-out examples in the background "
+            "(once per server, about half a minute); the scores join the curve when ready."
+        )
+    )
 
 
 page()

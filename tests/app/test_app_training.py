@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import json
+import shutil
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from attnlens.app.state import snapshot_scores
+from attnlens.model.lenses.seq2seq import Seq2SeqLens
 from attnlens.model.net import checkpoint
 from attnlens.model.net.tokenizer import CharTokenizer
+from attnlens.model.training.snapshots import SnapshotScore
 from helpers.apptest import open_bundled, open_on
 from helpers.tiny import TINY_CHARS, tiny_transformer
 
@@ -81,6 +88,8 @@ def test_the_training_curve_marks_the_shown_snapshot() -> None:
     found = [s.step for s in snapshots(BUNDLED_DIR / "translate")] or [0, 0, 0]  # or skipped
     at = open_bundled("training", "translate", timeout=120, snapshot=str(found[2]))
     assert not at.exception and not at.error
+    scores_ready("translate")
+    at.run()
     curve = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("training"))
     names = [t["name"] for t in curve["data"]]
     assert names == ["loss", "exact match", "best head aligned", "layer 1 head 0 aligned"]
@@ -91,6 +100,42 @@ def test_the_training_curve_marks_the_shown_snapshot() -> None:
     at.select_slider(key="w_snapshot").set_value(found[-1]).run()
     curve = next(f for f in figures(at) if f["layout"]["title"]["text"].startswith("training"))
     assert {s["x0"] for s in curve["layout"]["shapes"]} == {found[-1]}
+
+
+def scores_ready(name: str, timeout: float = 300) -> None:
+    """Wait for the background scoring of a model's snapshots (started by the page)."""
+    deadline = time.monotonic() + timeout
+    while snapshot_scores(name) is None:
+        assert time.monotonic() < deadline, f"scoring {name} took over {timeout} s"
+        time.sleep(0.2)
+
+
+def test_the_first_view_does_not_wait_for_the_scores(
+    trained_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scoring every snapshot takes tens of seconds: the page shows the snapshots and the loss
+    at once, says the scores are coming, and shows them on a run after they are ready."""
+    folder = shutil.copytree(trained_dir, tmp_path / "model")  # a name no other test scored
+    release = threading.Event()
+    started = []
+
+    def slow_scores(lens: object) -> list[SnapshotScore]:
+        started.append(True)
+        release.wait(60)
+        return [SnapshotScore(s, 0.5, np.full((2, 2), 0.25)) for s in (10, 200)]
+
+    monkeypatch.setattr(Seq2SeqLens, "snapshot_scores", slow_scores)
+    at = open_page(folder)  # returns while the scoring still waits
+    assert not at.exception and not at.error
+    assert started and not release.is_set()
+    assert any("in the background" in c.value for c in at.caption)
+    assert len(figures(at)) == 2  # both heatmaps; no curve without loss or scores yet
+    release.set()
+    scores_ready(str(folder))
+    at.run()
+    curve = figures(at)[-1]
+    assert {"exact match", "best head aligned"} <= {t["name"] for t in curve["data"]}
+    assert not any("in the background" in c.value for c in at.caption)
 
 
 def test_the_language_model_compares_snapshots_on_the_same_tokens() -> None:

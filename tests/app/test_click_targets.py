@@ -1,41 +1,36 @@
-"""Model-view thumbnails made clickable: a few invisible points per thumbnail name its head."""
+"""Figures made clickable: a model-view click names its head by where it landed; typed-array
+customdata become lists."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import numpy as np
 import plotly.graph_objects as go
 import pytest
 
 import attnlens
 from attnlens import viz
-from attnlens.app.click_targets import clickable, clickable_thumbnails
+from attnlens.app.click_targets import clickable, clickable_heads, clicked_head
 from attnlens.viz.decode_step import up_to_step
 
 
-def test_every_thumbnail_gets_points_naming_its_head(tiny_model_dir: Path) -> None:
+def test_a_click_on_a_thumbnail_names_its_layer_and_head(tiny_model_dir: Path) -> None:
     tr = attnlens.load(str(tiny_model_dir)).trace("bad", target="dab")
-    fig = clickable_thumbnails(viz.model_view(tr, "cross"), grid=3)
-    thumbs = [t for t in fig.data if isinstance(t, go.Heatmap)]
-    points = [t for t in fig.data if isinstance(t, go.Scatter)]
-    assert len(thumbs) == len(points) == 4
-    for thumb, overlay in zip(thumbs, points, strict=True):
-        assert (overlay.xaxis, overlay.yaxis) == (thumb.xaxis, thumb.yaxis)
-        assert {tuple(c) for c in np.asarray(overlay.customdata)} == {tuple(thumb.meta)}
-        assert len(overlay.x) == 3 * 3  # a 3 × 3 grid over 4 × 4 cells
-        assert set(overlay.x) <= set(thumb.x) and set(overlay.y) <= set(thumb.y)
-        assert thumb.x[0] in overlay.x and thumb.x[-1] in overlay.x  # corners reached
-        assert thumb.hoverinfo == "skip"
-    assert fig.layout.hoverdistance >= 50
+    fig = clickable_heads(viz.model_view(tr, "cross"))
+    names = next(t for t in fig.data if isinstance(t, go.Scatter))
+    L, H = tr.model.shape("cross")
+    assert len(names.x) == L * H and "click to enlarge" in names.hovertemplate
+    for x, y in zip(names.x, names.y, strict=True):  # what Streamlit reports for a click
+        assert clicked_head({"x": x, "y": y, "curve_number": 1}, L, H) == (y, x)
 
 
-def test_small_thumbnails_get_a_point_per_cell(tiny_model_dir: Path) -> None:
-    tr = attnlens.load(str(tiny_model_dir)).trace("ba", target="ab")
-    fig = clickable_thumbnails(viz.model_view(tr, "cross"))
-    overlay = next(t for t in fig.data if isinstance(t, go.Scatter))
-    assert len(overlay.x) == 3 * 3  # 3 queries × 3 keys, all under the grid of 6
+@pytest.mark.parametrize(
+    "point",
+    [{"x": 0.4, "y": 0}, {"x": 9, "y": 0}, {"y": 1}, {"x": "a", "y": 0}, {"x": 0, "y": -1}],
+)
+def test_a_click_elsewhere_picks_nothing(point: dict[str, object]) -> None:
+    assert clicked_head(point, 2, 4) is None
 
 
 @pytest.fixture(scope="module")

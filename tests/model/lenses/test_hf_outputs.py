@@ -52,7 +52,7 @@ def draw_every_view(trace: Trace) -> int:
         heat = attnlens.head_heatmap(trace, kind, L - 1, H - 1)
         np.testing.assert_allclose(np.nan_to_num(heat.data[0].z), weights[L - 1, H - 1], atol=1e-7)
         thumbs = attnlens.model_view(trace, kind)
-        assert len(thumbs.data) == L * H
+        assert thumbs.data[0].type == "heatmap" and len(thumbs.data[1].x) == L * H  # a tile each
         lines = attnlens.lines_view(trace, kind, 0)
         assert lines.data
         masks = attnlens.masks_view(trace, kind)

@@ -1,0 +1,67 @@
+"""The two servers every latency target compares: `attnlens serve` and the bare Streamlit page.
+
+Both run as Streamlit runs them for a user (the same flags `attnlens serve` passes), each in its
+own process group, and report the CPU their process has used, so the bench can say what one
+keystroke costs the server.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from attnlens.app.cli import STREAMLIT_OPTIONS
+from tests.helpers.server import free_port, stop, wait_for_port
+
+ROOT = Path(__file__).resolve().parents[1]
+BARE_PAGE = ROOT / "bench" / "minimal_app.py"
+TICKS = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Server:
+    """A running server: its URL and the process to ask for CPU time."""
+
+    name: str
+    url: str
+    pid: int
+
+    def cpu_seconds(self) -> float:
+        """User + system CPU of the server process so far (its finished threads included)."""
+        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+
+
+@contextlib.contextmanager
+def started(name: str, command: list[str], port: int, timeout: float = 90.0) -> Iterator[Server]:
+    """Run command (which listens on port) until the block ends; always stopped."""
+    proc = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        start_new_session=True, env={**os.environ},
+    )  # fmt: skip
+    try:
+        wait_for_port(port, proc, timeout)
+        yield Server(name, f"http://127.0.0.1:{port}", proc.pid)
+    finally:
+        stop(proc)
+
+
+def attnlens_server(model: str) -> contextlib.AbstractContextManager[Server]:
+    """`attnlens serve --model model`, as a user starts it (it becomes the Streamlit process)."""
+    port = free_port()
+    command = [sys.executable, "-m", "attnlens.app.cli", "serve", "--port", str(port)]
+    return started("attnlens", [*command, "--model", model], port)
+
+
+def bare_server() -> contextlib.AbstractContextManager[Server]:
+    """The bare page (bench/minimal_app.py) under `streamlit run`, with attnlens serve's options
+    (no file watcher, no forced garbage collection after each rerun): the same server, so the
+    ratio is the price of attnlens's own work."""
+    port = free_port()
+    command = [sys.executable, "-m", "streamlit", "run", str(BARE_PAGE), "--server.port"]
+    return started("bare", [*command, str(port), *STREAMLIT_OPTIONS], port)
