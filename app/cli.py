@@ -176,6 +176,8 @@ STREAMLIT_OPTIONS = (
     "none",
     "--runner.postScriptGC",
     "false",
+    "--client.toolbarMode",  # a class sees Settings (the theme), not Deploy or Clear cache
+    "viewer",
 )
 
 

@@ -62,5 +62,5 @@ def sidebar(initial: str) -> str:
     """Draw the sidebar; returns the model name this session uses."""
     name = model_picker(initial)
     presentation_toggle()
-    st.sidebar.caption("Light or dark: ⋮ menu → Settings → theme. Figures follow it.")
+    st.sidebar.caption("Light or dark: the ⋮ menu, top right. Figures follow it.")
     return name

@@ -67,3 +67,18 @@ def test_shortcodes_in_a_model_name_show_as_typed(browser_page: tuple[Any, str])
     box = page.locator("[data-testid=stAlert]").first
     assert box.locator("[data-testid=stIconMaterial]").count() == 0  # no icon drawn
     assert "👑" not in error and box.locator("img").count() == 0
+
+
+def test_a_class_sees_the_theme_in_the_menu_but_no_developer_options(
+    browser_page: tuple[Any, str],
+) -> None:
+    page, url = browser_page
+    settled(page, url, "page=explore&model=reverse&text=abc", ".js-plotly-plot")
+    assert page.get_by_text("Deploy", exact=True).count() == 0
+    page.locator("[data-testid=stMainMenu]").click()
+    page.locator("[data-testid=stMainMenuItem-theme-Dark]").wait_for(timeout=10_000)
+    items = page.locator("[data-testid^=stMainMenuItem-]")
+    shown = {items.nth(i).get_attribute("data-testid") for i in range(items.count())}
+    assert {f"stMainMenuItem-theme-{t}" for t in ("System", "Light", "Dark")} <= shown
+    assert not [i for i in shown if "theme" not in i and "print" not in i and "Screencast" not in i]
+    page.keyboard.press("Escape")
