@@ -34,7 +34,8 @@ def page() -> None:
     lens = page_start("experiments", "Experiments")
     if lens is None:
         return
-    urlstate.prepare("w_experiment", "experiment", NAMES[0], str, list(NAMES))
+    fits = next((n for n in NAMES if why_not(lens, n) is None), NAMES[0])  # first that applies
+    urlstate.prepare("w_experiment", "experiment", fits, str, list(NAMES))
     name = st.selectbox("Experiment", NAMES, key="w_experiment", format_func=TITLES.__getitem__)
     urlstate.remember("experiment", name)
     st.caption(md(WHAT[name]))

@@ -75,6 +75,18 @@ def test_an_experiment_that_does_not_apply_says_why_before_any_run(
     assert not at.button and not at.number_input  # nothing to run
 
 
+def test_the_page_opens_on_an_experiment_that_applies_to_the_model(
+    hand_lm_dir: Path, hand_reverse_dir: Path
+) -> None:
+    on_reverse = open_on(hand_reverse_dir, "experiments")
+    assert (
+        on_reverse.selectbox(key="w_experiment").value == "importance"
+    )  # induction needs one sequence
+    assert not on_reverse.exception
+    assert not any("reads one sequence" in i.value for i in on_reverse.info)
+    assert open_on(hand_lm_dir, "experiments").selectbox(key="w_experiment").value == "induction"
+
+
 def test_the_heads_page_shows_a_decoders_induction_heads(hand_lm_dir: Path) -> None:
     at = open_on(hand_lm_dir, "heads", text="abcdabcd")
     assert not at.exception and not at.error
