@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-import string
-
 from attnlens.model.training.tasks.base import Example, StringTask
+from attnlens.model.training.tasks.strings import PRINTABLE
 
 
 class ReverseTask(StringTask):
     name = "reverse"
     description = (
-        "Reverses a string of lowercase letters, digits and spaces; "
+        "Reverses what you type (letters of either case, digits, spaces, punctuation); "
         "cross-attention should trace the anti-diagonal."
     )
-    chars = string.ascii_lowercase + string.digits + " "
+    chars = PRINTABLE
+    example = "Hello, World!"
+    typed_input = "trained on them: capitals, digits, spaces and punctuation read as typed"
 
     default_max_len = 16
 

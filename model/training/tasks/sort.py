@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import string
-
 from attnlens.model.training.tasks.base import Example, StringTask
+from attnlens.model.training.tasks.strings import PRINTABLE
 
 
 def sorted_positions(text: str) -> tuple[int, ...]:
@@ -13,15 +12,18 @@ def sorted_positions(text: str) -> tuple[int, ...]:
 
 
 class SortTask(StringTask):
-    """Sort a string of digits and lowercase letters (digits first, then a-z)."""
+    """Sort the characters of what you type in Python's order (code points): space, then
+    punctuation, digits and capitals before small letters, as `sorted` does."""
 
     name = "sort"
     description = (
-        "Sorts digits and letters (0-9 before a-z); cross-attention hunts for each output "
-        "character's place in the source, duplicates left to right."
+        "Sorts the characters you type as Python's sorted() does (space and punctuation, "
+        "digits, capitals, small letters); cross-attention hunts for each output character's "
+        "place in the source, duplicates left to right."
     )
-    chars = string.digits + string.ascii_lowercase
-    example = "attention"
+    chars = PRINTABLE
+    example = "Mississippi"
+    typed_input = "trained on them: sorted by code point, as Python's sorted() does"
 
     default_max_len = 12
 
