@@ -136,6 +136,7 @@ def combined(parts: Sequence[Evaluation]) -> Evaluation:
 
 
 SUITES = ("held-out", "hard")  # what `attnlens eval --suite` measures
+MAX_EXAMPLES = 100_000  # per run (per kind of the hard suite): held in memory at once
 
 
 @dataclass(frozen=True)
@@ -258,11 +259,11 @@ def evaluate_lm(
         held_out = corpus.held_out[:n]
         ppl = perplexity(net, tok, held_out, corpus.train, progress=True)
         return PerplexityReport(name, "lm", len(held_out), ppl.model, ppl.unigram, suite)
-    kinds = []
-    for kind, texts in lm_hard_suite(corpus.held_out, n).items():
+    kinds, suite_texts = [], lm_hard_suite(corpus.held_out, n)
+    for kind, texts in suite_texts.items():
         ppl = perplexity(net, tok, texts, corpus.train, progress=True)
         kinds.append(KindPerplexity(kind, len(texts), ppl.model, ppl.unigram))
-    every = [t for texts in lm_hard_suite(corpus.held_out, n).values() for t in texts]
+    every = [t for texts in suite_texts.values() for t in texts]
     ppl = perplexity(net, tok, every, corpus.train, progress=True)
     return PerplexityReport(name, "lm", len(every), ppl.model, ppl.unigram, suite, tuple(kinds))
 
@@ -286,5 +287,7 @@ def lm_hard_suite(held_out: Sequence[str], n: int) -> dict[str, list[str]]:
 def _check(n: int, suite: str) -> None:
     if not isinstance(n, int) or n < 1:
         raise InputError(f"--n must be at least 1, got {n}")
+    if n > MAX_EXAMPLES:
+        raise InputError(f"--n must be at most {MAX_EXAMPLES} (examples per run or kind), got {n}")
     if suite not in SUITES:
         raise InputError(f"suite must be one of {', '.join(SUITES)}, got {suite!r}")

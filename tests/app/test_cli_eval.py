@@ -60,6 +60,7 @@ def test_table_names_every_head_and_the_best(
     [
         (["eval", "no-such-model"], "no model"),
         (["eval", "SORT_DIR", "--n", "0"], "--n must be at least 1"),
+        (["eval", "SORT_DIR", "--n", "100001", "--suite", "hard"], "--n must be at most 100000"),
         (["eval", "TINY_DIR"], "not trained on one of our tasks"),
         (["eval", "SORT_DIR", "--n", "ten"], "invalid int value"),
     ],

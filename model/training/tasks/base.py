@@ -47,7 +47,6 @@ class Task(ABC):
     chars: str
     max_source_len: int  # longest source, in tokens
     example = "hello world"  # what the app and CLI show first for a model of this task
-    typed_input = "read as typed"  # what the model makes of capitals and punctuation (README)
 
     @property
     def tokenizer(self) -> Tokenizer:

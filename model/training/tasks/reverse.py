@@ -14,7 +14,6 @@ class ReverseTask(StringTask):
     )
     chars = PRINTABLE
     example = "Hello, World!"
-    typed_input = "trained on them: capitals, digits, spaces and punctuation read as typed"
 
     default_max_len = 16
 

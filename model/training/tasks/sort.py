@@ -23,7 +23,6 @@ class SortTask(StringTask):
     )
     chars = PRINTABLE
     example = "Mississippi"
-    typed_input = "trained on them: sorted by code point, as Python's sorted() does"
 
     default_max_len = 12
 

@@ -99,7 +99,6 @@ class TranslateTask(Task):
     )
     max_source_len = MAX_WORDS
     example = "The cat sees a house."
-    typed_input = "lower-cased, punctuation dropped, and the record's warnings say so"
 
     @property
     def tokenizer(self) -> WordTokenizer:
