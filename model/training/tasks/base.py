@@ -113,14 +113,20 @@ class StringTask(Task):
         """The target of source and where each target character comes from."""
 
     def sample(self, rng: random.Random) -> Example:
-        n = rng.randint(self.min_len, self.max_len)
+        n = self.length(rng)
         kind = rng.choices([k for k, _ in self.mix], [w for _, w in self.mix])[0]
         return self.answer(self.draw(kind, rng, n))
+
+    def length(self, rng: random.Random) -> int:
+        """How long a training string is: any length alike."""
+        return rng.randint(self.min_len, self.max_len)
 
     def draw(self, kind: str, rng: random.Random, n: int) -> str:
         """A training string of n characters of one kind of the mix."""
         if kind == "runs":
             return runs(rng, self.chars, n)
+        if kind == "many runs":  # runs of up to six characters: "S!#######s"
+            return runs(rng, self.chars, n, most=6)
         if kind == "digits":
             return digits(rng, n)
         if kind == "typed":

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 from attnlens.model.training.tasks.base import Example, StringTask
 from attnlens.model.training.tasks.strings import PRINTABLE
 
@@ -25,6 +27,18 @@ class SortTask(StringTask):
     example = "Mississippi"
 
     default_max_len = 12
+    # Sorting a run means counting it: more runs and digits than reverse needs, and long strings
+    # (the longer of two lengths) as often as short ones were before.
+    mix = (
+        ("random", 0.15),
+        ("runs", 0.25),
+        ("many runs", 0.15),
+        ("digits", 0.2),
+        ("typed", 0.25),
+    )
+
+    def length(self, rng: random.Random) -> int:
+        return max(rng.randint(self.min_len, self.max_len), rng.randint(self.min_len, self.max_len))
 
     def answer(self, source: str) -> Example:
         order = sorted_positions(source)

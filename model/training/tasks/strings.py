@@ -29,9 +29,9 @@ def digits(rng: random.Random, n: int) -> str:
     return random_chars(rng, string.digits, n)
 
 
-def runs(rng: random.Random, chars: str, n: int) -> str:
-    """n characters from a pool of one to three, written in runs of random length: "aaab33ab"."""
-    pool = rng.sample(chars, rng.randint(1, 3))
+def runs(rng: random.Random, chars: str, n: int, most: int = 3) -> str:
+    """n characters from a pool of one to `most`, in runs of random length: "aaab33ab"."""
+    pool = rng.sample(chars, rng.randint(1, most))
     out: list[str] = []
     while len(out) < n:
         out += rng.choice(pool) * rng.randint(1, n)

@@ -24,9 +24,12 @@ def test_training_mixes_random_runs_digits_and_typed_text() -> None:
     long = [s for s in sources if len(s) >= 6]
     digits_only = sum(s.isdigit() for s in long) / len(long)
     repeated = sum(Counter(s).most_common(1)[0][1] >= len(s) // 2 for s in long) / len(long)
-    assert 0.1 < digits_only < 0.25 and repeated > 0.2  # runs alone are 25% of the mix
+    assert 0.1 < digits_only < 0.3 and repeated > 0.3  # runs are 40% of sort's mix
     typed = set(load_corpus().train)
     assert sum(any(s in t for t in typed) and " " in s for s in long) > 0.1 * len(long)
+    assert sum(len(s) >= 9 for s in sources) > 0.5 * len(sources)  # sort's lengths lean long
+    lengths = [len(e.source) for e in ReverseTask().examples(2000, seed=0)]
+    assert 0.2 < sum(n >= 13 for n in lengths) / len(lengths) < 0.3  # reverse's do not
 
 
 def test_runs_draw_from_few_characters_and_a_run_is_long() -> None:
