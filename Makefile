@@ -59,11 +59,12 @@ bench: install
 	$(BIN)/python -m bench
 
 # every recipe of model/training/recipes.py, each into its bundled folder. One thread: the sums
-# of a matrix product depend on how many threads share it, and the bundled weights were made so.
+# of a matrix product depend on how many threads share it (and on the device: CPU, as the
+# bundled weights were made).
 models: install
 	for recipe in $$($(BIN)/attnlens train --list); do \
 	  rm -rf model/bundled/$$recipe/snapshots; \
-	  OMP_NUM_THREADS=1 $(BIN)/attnlens train $$recipe --out model/bundled/$$recipe || exit 1; done
+	  OMP_NUM_THREADS=1 $(BIN)/attnlens train $$recipe --device cpu --out model/bundled/$$recipe || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .typecheck

@@ -16,6 +16,15 @@ class ReverseTask(StringTask):
     example = "Hello, World!"
 
     default_max_len = 16
+    # Runs of one character among others ("ab%%%%%c") need the count kept by position, not by
+    # content: reverse's mix holds runs of up to six characters too.
+    mix = (
+        ("random", 0.3),
+        ("runs", 0.2),
+        ("many runs", 0.15),
+        ("digits", 0.15),
+        ("typed", 0.2),
+    )
 
     def answer(self, source: str) -> Example:
         n = len(source)
