@@ -165,7 +165,7 @@ class TranslateTask(Task):
         suite: HardSuite = {}
         for kind, wanted in keep.items():
             rng = kind_rng(seed, kind)
-            found = []
+            found: list[Example] = []
             while len(found) < n:
                 e = self._example(rng, greedy_choice)
                 if wanted(e):
