@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_trace_inputs(trace)
     trace.add_argument("--format", choices=("json", "csv", "npz"), default="json")
     trace.add_argument("--out", type=Path, help="write here instead of standard output")
-    trace.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+    trace.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
 
     train = sub.add_parser("train", help="train a bundled model's recipe from scratch")
     train.add_argument("task", metavar="RECIPE", nargs="?", help="a recipe name (see --list)")
@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--out", type=Path, help="folder for the weights (default: runs/TASK)")
     train.add_argument("--steps", type=int, help="training steps (default: the recipe's)")
     train.add_argument("--seed", type=int, help="random seed (default: the recipe's)")
-    train.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+    train.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
 
     evaluate = sub.add_parser(
         "eval", help="exact match and head alignment of a task model; perplexity of lm"
@@ -77,7 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--seed", type=int, help="seed of the examples (default: 20000)")
     evaluate.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    evaluate.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+    evaluate.add_argument(
+        "--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)"
+    )
 
     add_decode_parser(sub)
 
