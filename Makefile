@@ -58,10 +58,13 @@ test: install browser-deps service-deps lint typecheck unit
 bench: install
 	$(BIN)/python -m bench
 
-# every recipe of model/training/recipes.py, each into its bundled folder
+# every recipe of model/training/recipes.py, each into its bundled folder. One thread: the sums
+# of a matrix product depend on how many threads share it (and on the device: CPU, as the
+# bundled weights were made).
 models: install
 	for recipe in $$($(BIN)/attnlens train --list); do \
-	  $(BIN)/attnlens train $$recipe --out model/bundled/$$recipe || exit 1; done
+	  rm -rf model/bundled/$$recipe/snapshots; \
+	  OMP_NUM_THREADS=1 $(BIN)/attnlens train $$recipe --device cpu --out model/bundled/$$recipe || exit 1; done
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .typecheck

@@ -22,6 +22,7 @@ from attnlens.app.plot_command import add_plot_parser, cmd_plot
 from attnlens.app.trace_inputs import add_trace_inputs, trace_of
 from attnlens.model.lenses.budget import check_settings
 from attnlens.model.training.config import TrainConfig
+from attnlens.model.training.evaluate import SUITES
 from attnlens.record.export import write_chunks, write_json
 
 
@@ -50,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_trace_inputs(trace)
     trace.add_argument("--format", choices=("json", "csv", "npz"), default="json")
     trace.add_argument("--out", type=Path, help="write here instead of standard output")
-    trace.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+    trace.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
 
     train = sub.add_parser("train", help="train a bundled model's recipe from scratch")
     train.add_argument("task", metavar="RECIPE", nargs="?", help="a recipe name (see --list)")
@@ -58,16 +59,27 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--out", type=Path, help="folder for the weights (default: runs/TASK)")
     train.add_argument("--steps", type=int, help="training steps (default: the recipe's)")
     train.add_argument("--seed", type=int, help="random seed (default: the recipe's)")
-    train.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+    train.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
 
     evaluate = sub.add_parser(
         "eval", help="exact match and head alignment of a task model; perplexity of lm"
     )
     evaluate.add_argument("model", metavar="MODEL")
-    evaluate.add_argument("--n", type=int, default=1000, help="held-out examples (default: 1000)")
-    evaluate.add_argument("--seed", type=int, help="seed of the held-out examples (default: 20000)")
+    evaluate.add_argument(
+        "--suite",
+        choices=SUITES,
+        default="held-out",
+        help="held-out: fresh examples like training's; hard: repeats, edge lengths, mixed case "
+        "and the longest input, each kind on its own line (default: held-out)",
+    )
+    evaluate.add_argument(
+        "--n", type=int, default=1000, help="examples (per kind for --suite hard; default: 1000)"
+    )
+    evaluate.add_argument("--seed", type=int, help="seed of the examples (default: 20000)")
     evaluate.add_argument("--json", action="store_true", help="print JSON instead of a table")
-    evaluate.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+    evaluate.add_argument(
+        "--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)"
+    )
 
     add_decode_parser(sub)
 
@@ -158,7 +170,7 @@ def cmd_eval(args: argparse.Namespace) -> None:
     from attnlens.app.eval_command import DEFAULT_SEED, report_text
 
     seed = DEFAULT_SEED if args.seed is None else args.seed
-    report = attnlens.load(args.model, device=args.device).evaluate(args.n, seed)
+    report = attnlens.load(args.model, device=args.device).evaluate(args.n, seed, args.suite)
     print(report_text(report, args.json))
 
 

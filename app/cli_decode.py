@@ -33,7 +33,7 @@ def add_decode_parser(sub: Any) -> None:
     p.add_argument(
         "--out", type=Path, metavar="PATH", help="write the JSON here instead of standard output"
     )
-    p.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
 
 
 def _add_flag(p: argparse.ArgumentParser, f: dataclasses.Field[Any], hint: Any) -> None:

@@ -1,12 +1,13 @@
-"""`attnlens eval MODEL`: exact match and per-head alignment on fresh held-out examples of a
-task model's task; for the language model `lm`, per-character perplexity on its held-out
-sentences against a unigram baseline."""
+"""`attnlens eval MODEL [--suite held-out|hard]`: exact match and per-head alignment on fresh
+examples of a task model's task, or on each kind of its hard suite; for the language model `lm`,
+per-character perplexity on its held-out sentences (or each hard kind) against a unigram
+baseline."""
 
 from __future__ import annotations
 
 import json
 
-from attnlens.model.training.evaluate import PerplexityReport, Report
+from attnlens.model.training.evaluate import PerplexityReport, Report, TaskReport
 
 DEFAULT_SEED = 20_000  # training's held-out set uses 10_000 + its seed; these differ
 
@@ -14,26 +15,68 @@ DEFAULT_SEED = 20_000  # training's held-out set uses 10_000 + its seed; these d
 def format_report(report: Report) -> str:
     """The report as a short table for a terminal."""
     if isinstance(report, PerplexityReport):
-        ratio = report.unigram_perplexity / report.perplexity
-        return "\n".join(
-            [
-                f"{report.model} (language model): {report.n} held-out sentences of Python's "
-                "help text (a fixed split: --seed does not apply)",
-                f"per-character perplexity: {report.perplexity:.2f}",
-                f"unigram baseline: {report.unigram_perplexity:.2f} ({ratio:.1f}× the model's)",
-            ]
-        )
+        return _perplexity_text(report)
     layer, head = report.best_head
     heads = len(report.head_alignment[0])
-    lines = [
-        f"{report.model} (task {report.task}): {report.n} held-out examples, seed {report.seed}",
-        f"exact match: {report.exact:.1%}",
+    lines = [_task_title(report), *_kinds_table(report)]
+    lines += [
+        f"exact match{' (every kind)' * bool(report.kinds)}: {report.exact:.1%}",
         "cross-attention alignment (argmax over the source is the true source token):",
         "         " + "".join(f"{'head ' + str(h):>9}" for h in range(heads)),
     ]
     for i, row in enumerate(report.head_alignment):
         lines.append(f"layer {i:<3}" + "".join(f"{v:>9.1%}" for v in row))
     lines.append(f"best head: layer {layer} head {head}, {report.best_head_alignment:.1%} aligned")
+    return "\n".join(lines)
+
+
+def _task_title(report: TaskReport) -> str:
+    where = f"{report.model} (task {report.task})"
+    if report.suite == "hard":
+        per_kind = report.kinds[0].n if report.kinds else 0
+        return (
+            f"{where}: hard suite, {len(report.kinds)} kinds × {per_kind} examples "
+            f"({report.n} in all), seed {report.seed}"
+        )
+    return f"{where}: {report.n} held-out examples, seed {report.seed}"
+
+
+def _kinds_table(report: TaskReport) -> list[str]:
+    """One line per kind of the hard suite: exact match and its best head."""
+    if not report.kinds:
+        return []
+    width = max(len(k.kind) for k in report.kinds) + 2
+    lines = [f"{'kind':<{width}}{'exact':>8}   best head (aligned)"]
+    for k in report.kinds:
+        layer, head = k.best_head
+        lines.append(
+            f"{k.kind:<{width}}{k.exact:>8.1%}   layer {layer} head {head} "
+            f"({k.best_head_alignment:.1%})"
+        )
+    return lines
+
+
+def _perplexity_text(report: PerplexityReport) -> str:
+    ratio = report.unigram_perplexity / report.perplexity
+    if report.suite == "hard":
+        title = f"{report.model} (language model): hard suite of its held-out sentences"
+    else:
+        title = (
+            f"{report.model} (language model): {report.n} held-out sentences of Python's help text"
+        )
+    lines = [f"{title} (a fixed split: --seed does not apply)"]
+    if report.kinds:
+        width = max(len(k.kind) for k in report.kinds) + 2
+        lines.append(f"{'kind':<{width}}{'sentences':>10}{'perplexity':>12}{'unigram':>10}")
+        lines += [
+            f"{k.kind:<{width}}{k.n:>10}{k.perplexity:>12.2f}{k.unigram_perplexity:>10.2f}"
+            for k in report.kinds
+        ]
+    every = " (every kind)" if report.kinds else ""
+    lines += [
+        f"per-character perplexity{every}: {report.perplexity:.2f}",
+        f"unigram baseline: {report.unigram_perplexity:.2f} ({ratio:.1f}× the model's)",
+    ]
     return "\n".join(lines)
 
 

@@ -44,7 +44,7 @@ def add_experiment_parser(sub: Any) -> None:
         "--figure", type=Path, metavar="FILE", help="also draw the figure: " + ", ".join(FORMATS)
     )
     p.add_argument("--no-cache", action="store_true", help="recompute even if cached")
-    p.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
 
 
 def cmd_experiment(args: argparse.Namespace) -> None:

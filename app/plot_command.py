@@ -36,7 +36,7 @@ def add_plot_parser(sub: Any) -> None:
     p.add_argument("--target", help="teacher-force this target (encoder-decoder models)")
     add_trace_inputs(p)
     p.add_argument("--out", type=Path, help="FILE.html, .json, .png or .svg (default: JSON out)")
-    p.add_argument("--device", default="auto", help="auto, cpu or cuda (default: auto)")
+    p.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
     p.add_argument("--step", type=int, default=0, metavar="S", help="decoding step (candidates)")
     p.add_argument("--beam-size", type=int, default=4, metavar="K", help="beam, compare (4)")
 

@@ -91,14 +91,14 @@ class Scored:
         return self.own.masked_fill(~torch.isfinite(self.ranked), float("-inf"))
 
 
-def make_strategy(settings: DecodeSettings, device: torch.device) -> Strategy:
+def make_strategy(settings: DecodeSettings) -> Strategy:
     """The strategy object of one run (sampling holds the run's seeded generator)."""
     if settings.strategy == "beam":
         return BeamSearch(settings.beam_size)
     if settings.strategy == "sample":
         seed = settings.seed
         assert seed is not None, "resolve() gives every sampling run a seed"
-        return Sampling(settings.temperature, settings.top_k, settings.top_p, seed, device)
+        return Sampling(settings.temperature, settings.top_k, settings.top_p, seed)
     return Greedy()
 
 
@@ -112,7 +112,7 @@ def iter_steps(
 ) -> Iterator[Progress]:
     """Decode step by step, yielding after each step; the encoder runs once, in `start`."""
     out = stepper.start(source, prefix, settings.ablate)
-    strategy = make_strategy(settings, out.log_probs.device)
+    strategy = make_strategy(settings)
     live: tuple[Live, ...] = (Live((), 0.0, 0.0, 0, 0),)
     finished: tuple[Ended, ...] = ()
     for t in range(settings.max_len):

@@ -38,11 +38,11 @@ class Sampling:
         top_k: int | None,
         top_p: float | None,
         seed: int,
-        device: torch.device,
     ) -> None:
         self.temperature, self.top_k, self.top_p = temperature, top_k, top_p
-        # one generator per run, seeded once: the run replays from its seed
-        self.generator = torch.Generator(device=device).manual_seed(seed)
+        # one generator per run, seeded once: the run replays from its seed. It lives on the
+        # CPU whatever the model's device, so a seed draws the same tokens on a GPU as on the CPU
+        self.generator = torch.Generator().manual_seed(seed)
 
     def distribution(self, log_probs: torch.Tensor) -> torch.Tensor:
         """The probabilities actually sampled from, (B, V)."""
@@ -60,5 +60,5 @@ class Sampling:
         if forced is not None:
             return forced_proposal(log_probs, scores, forced)
         probs = self.distribution(log_probs[:1])  # (1, V)
-        token = int(torch.multinomial(probs, 1, generator=self.generator))
+        token = int(torch.multinomial(probs.cpu(), 1, generator=self.generator))
         return Proposal([0], [token])

@@ -134,13 +134,13 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
             ),
         )
 
-    def evaluate(self, n: int, seed: int) -> Report:
+    def evaluate(self, n: int, seed: int, suite: str = "held-out") -> Report:
         if self.meta.get("task") == "induction":
             raise InputError(
                 f"{self.name} is measured by its heads and copy losses: attnlens experiment "
                 f"induction {self.name}"
             )
-        return evaluate_lm(self.name, self.net, self.tokenizer, n)
+        return evaluate_lm(self.name, self.net, self.tokenizer, n, suite)
 
     def sample_texts(self, n: int, seed: int) -> list[str]:
         """The induction model's repeated spans; otherwise held-out sentences of help text."""

@@ -127,8 +127,9 @@ class Lens(ABC):
             f"step-by-step attention needs one of attnlens' own models, not {self.name}"
         )
 
-    def evaluate(self, n: int, seed: int) -> Report:
-        """The model measured again on n fresh held-out examples of its task."""
+    def evaluate(self, n: int, seed: int, suite: str = "held-out") -> Report:
+        """The model measured again on n fresh held-out examples of its task, or on n examples
+        of each kind of its hard suite (`suite="hard"`: repeats, edge lengths, mixed case)."""
         raise InputError(
             f"{self.name!r} was not trained on one of our tasks nor is it our language model lm"
         )

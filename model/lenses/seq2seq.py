@@ -34,7 +34,7 @@ from attnlens.model.net.tokenizer import BOS, EOS
 from attnlens.model.net.transformer import Decoded, Encoded, Transformer
 from attnlens.model.training.evaluate import Report, evaluate_task, greedy_batch
 from attnlens.model.training.tasks import TASKS
-from attnlens.model.training.tasks.base import Example
+from attnlens.model.training.tasks.base import Example, Reading
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Kind, Trace
 
@@ -65,11 +65,16 @@ class Seq2SeqLens(OwnLens[Transformer]):
         return Transformer(config)
 
     def source_ids(self, text: str) -> tuple[list[int], list[str], list[str]]:
-        """Ids and token strings of the encoder input, and warnings about it."""
-        unit, n = self.tokenizer.unit, self.tokenizer.count(check_text(text))
+        """Ids and token strings of the encoder input as the model reads it (its task may
+        normalise typed text, and then says so), and warnings about it."""
+        text = check_text(text)
+        reading = Reading(text) if self.task is None else self.task.read(text)
+        text = reading.text
+        unit, n = self.tokenizer.unit, self.tokenizer.count(text)
         if n == 0:
             raise InputError(f"text is empty; type at least one {unit}")
         enc, warnings = self.encode(text, "text", self.max_tokens)
+        warnings = [*reading.notes, *warnings]
         if n > self.trained_len:
             warnings.append(
                 f"{self.info.name} was trained on at most {self.trained_len} {unit}s; "
@@ -125,10 +130,10 @@ class Seq2SeqLens(OwnLens[Transformer]):
     def reference(self, text: str) -> Example | None:
         return None if self.task is None else self.task.reference(text)
 
-    def evaluate(self, n: int, seed: int) -> Report:
+    def evaluate(self, n: int, seed: int, suite: str = "held-out") -> Report:
         if self.task is None:
-            return super().evaluate(n, seed)
-        return evaluate_task(self.name, self.net, self.tokenizer, self.task, n, seed)
+            return super().evaluate(n, seed, suite)
+        return evaluate_task(self.name, self.net, self.tokenizer, self.task, n, seed, suite)
 
     def sample_texts(self, n: int, seed: int) -> list[str]:
         if self.task is None:

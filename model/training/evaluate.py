@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -16,7 +16,7 @@ from attnlens.model.net.tokenizer import CharTokenizer, Tokenizer
 from attnlens.model.net.transformer import HeadMask, Transformer
 from attnlens.model.progress import bar
 from attnlens.model.training.batch import make_batch, pad_rows, source_ids
-from attnlens.model.training.corpus import load_corpus
+from attnlens.model.training.corpus import MAX_CHARS, load_corpus
 from attnlens.model.training.lm import perplexity
 from attnlens.model.training.tasks.base import Example, Task
 from attnlens.record.errors import InputError
@@ -30,6 +30,7 @@ class Evaluation:
     exact: float  # share of examples whose greedy output equals the target
     head_alignment: np.ndarray  # (N, h): share of target tokens whose argmax is the true source
     best_head: tuple[int, int]  # (layer, head) with the highest alignment accuracy
+    tokens: int = 0  # target tokens the alignment was counted over
 
     @property
     def best_alignment(self) -> float:
@@ -117,14 +118,45 @@ def evaluate(
         shown.update(len(chunk))
     shown.close()
     net.train(was_training)
-    table = hits / max(total, 1)
+    return _scored(len(examples), correct, hits, total)
+
+
+def _scored(n: int, correct: float, hits: np.ndarray, tokens: int) -> Evaluation:
+    table = hits / max(tokens, 1)
     best = np.unravel_index(int(np.argmax(table)), table.shape)
-    return Evaluation(len(examples), correct / len(examples), table, (int(best[0]), int(best[1])))
+    return Evaluation(n, correct / max(n, 1), table, (int(best[0]), int(best[1])), tokens)
+
+
+def combined(parts: Sequence[Evaluation]) -> Evaluation:
+    """The scores of several sets of examples taken as one (tokens weigh the alignment)."""
+    hits = sum(p.head_alignment * p.tokens for p in parts)
+    correct = sum(p.exact * p.n for p in parts)
+    n, tokens = sum(p.n for p in parts), sum(p.tokens for p in parts)
+    return _scored(n, correct, np.asarray(hits), tokens)
+
+
+SUITES = ("held-out", "hard")  # what `attnlens eval --suite` measures
+MAX_EXAMPLES = 100_000  # per run (per kind of the hard suite): held in memory at once
+
+
+@dataclass(frozen=True)
+class KindScore:
+    """A task model's scores on one kind of the hard suite."""
+
+    kind: str
+    n: int
+    exact: float
+    best_head: tuple[int, int]  # (layer, head) aligning this kind best
+    best_head_alignment: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.__dict__, "best_head": list(self.best_head)}
 
 
 @dataclass(frozen=True)
 class TaskReport:
-    """What `attnlens eval` measured on a model of one of our tasks."""
+    """What `attnlens eval` measured on a model of one of our tasks: over every example of the
+    suite, and for the hard suite also per kind."""
 
     model: str
     task: str
@@ -134,9 +166,27 @@ class TaskReport:
     head_alignment: list[list[float]]  # (N, h): share of target tokens aligned by each head
     best_head: tuple[int, int]  # (layer, head)
     best_head_alignment: float
+    suite: str = "held-out"
+    kinds: tuple[KindScore, ...] = ()  # the hard suite's kinds, in order
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "best_head": list(self.best_head)}
+        return {
+            **self.__dict__, "best_head": list(self.best_head),
+            "kinds": [k.to_dict() for k in self.kinds],
+        }  # fmt: skip
+
+
+@dataclass(frozen=True)
+class KindPerplexity:
+    """The language model on one kind of the hard suite."""
+
+    kind: str
+    n: int  # sentences
+    perplexity: float
+    unigram_perplexity: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
 
 
 @dataclass(frozen=True)
@@ -148,36 +198,96 @@ class PerplexityReport:
     n: int  # held-out sentences
     perplexity: float  # per character, the end token included
     unigram_perplexity: float  # character frequencies of the training sentences
+    suite: str = "held-out"
+    kinds: tuple[KindPerplexity, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        return {**self.__dict__, "kinds": [k.to_dict() for k in self.kinds]}
 
 
 Report = TaskReport | PerplexityReport
 
 
 def evaluate_task(
-    name: str, net: Transformer, tok: Tokenizer, task: Task, n: int, seed: int
+    name: str,
+    net: Transformer,
+    tok: Tokenizer,
+    task: Task,
+    n: int,
+    seed: int,
+    suite: str = "held-out",
 ) -> TaskReport:
-    """A task model on n fresh examples of its task drawn from seed."""
-    _check_n(n)
-    result = evaluate(net, tok, task.examples(n, seed), progress=True)
+    """A task model on n fresh examples of its task drawn from seed, or on n examples of each
+    kind of its hard suite (sources read as the model reads them: `Task.read`)."""
+    _check(n, suite)
+    if suite == "held-out":
+        result = evaluate(net, tok, task.examples(n, seed), progress=True)
+        return _task_report(name, task.name, seed, result, suite)
+    scores = {
+        kind: evaluate(net, tok, [replace(e, source=task.read(e.source).text) for e in examples])
+        for kind, examples in task.hard_suite(n, seed).items()
+    }
+    kinds = tuple(
+        KindScore(kind, r.n, r.exact, r.best_head, r.best_alignment) for kind, r in scores.items()
+    )
+    return _task_report(name, task.name, seed, combined(list(scores.values())), suite, kinds)
+
+
+def _task_report(
+    name: str,
+    task: str,
+    seed: int,
+    result: Evaluation,
+    suite: str,
+    kinds: tuple[KindScore, ...] = (),
+) -> TaskReport:
     return TaskReport(
-        name, task.name, result.n, seed, result.exact, result.head_alignment.round(4).tolist(),
-        result.best_head, result.best_alignment,
+        name, task, result.n, seed, result.exact, result.head_alignment.round(4).tolist(),
+        result.best_head, result.best_alignment, suite, kinds,
     )  # fmt: skip
 
 
-def evaluate_lm(name: str, net: DecoderOnlyTransformer, tok: Tokenizer, n: int) -> PerplexityReport:
-    """The language model on (up to n of) its held-out sentences (a fixed split)."""
-    _check_n(n)
+def evaluate_lm(
+    name: str, net: DecoderOnlyTransformer, tok: Tokenizer, n: int, suite: str = "held-out"
+) -> PerplexityReport:
+    """The language model on (up to n of) its held-out sentences (a fixed split), or on each
+    kind of its hard suite (`lm_hard_suite`)."""
+    _check(n, suite)
     assert isinstance(tok, CharTokenizer), "our language model reads characters"
     corpus = load_corpus()
-    held_out = corpus.held_out[:n]
-    ppl = perplexity(net, tok, held_out, corpus.train, progress=True)
-    return PerplexityReport(name, "lm", len(held_out), ppl.model, ppl.unigram)
+    if suite == "held-out":
+        held_out = corpus.held_out[:n]
+        ppl = perplexity(net, tok, held_out, corpus.train, progress=True)
+        return PerplexityReport(name, "lm", len(held_out), ppl.model, ppl.unigram, suite)
+    kinds, suite_texts = [], lm_hard_suite(corpus.held_out, n)
+    for kind, texts in suite_texts.items():
+        ppl = perplexity(net, tok, texts, corpus.train, progress=True)
+        kinds.append(KindPerplexity(kind, len(texts), ppl.model, ppl.unigram))
+    every = [t for texts in suite_texts.values() for t in texts]
+    ppl = perplexity(net, tok, every, corpus.train, progress=True)
+    return PerplexityReport(name, "lm", len(every), ppl.model, ppl.unigram, suite, tuple(kinds))
 
 
-def _check_n(n: int) -> None:
+def lm_hard_suite(held_out: Sequence[str], n: int) -> dict[str, list[str]]:
+    """Up to n held-out sentences of each kind: in capitals, in small letters, the shortest and
+    the longest quarter, and a short sentence typed twice (the second copy can be copied)."""
+    by_length = sorted(held_out, key=len)
+    quarter = max(1, len(held_out) // 4)
+    short = [s for s in held_out if 2 * len(s) + 1 <= MAX_CHARS]
+    suite = {
+        "upper case": [s.upper() for s in held_out],
+        "lower case": [s.lower() for s in held_out],
+        "shortest": by_length[:quarter],
+        "longest": by_length[-quarter:],
+        "repeats": [f"{s} {s}" for s in short],
+    }
+    return {kind: texts[:n] for kind, texts in suite.items()}
+
+
+def _check(n: int, suite: str) -> None:
     if not isinstance(n, int) or n < 1:
         raise InputError(f"--n must be at least 1, got {n}")
+    if n > MAX_EXAMPLES:
+        raise InputError(f"--n must be at most {MAX_EXAMPLES} (examples per run or kind), got {n}")
+    if suite not in SUITES:
+        raise InputError(f"suite must be one of {', '.join(SUITES)}, got {suite!r}")

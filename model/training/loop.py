@@ -16,7 +16,7 @@ import torch
 
 from attnlens.model.net import checkpoint
 from attnlens.model.net.config import TransformerConfig
-from attnlens.model.net.device import pick_device
+from attnlens.model.net.device import device_name, pick_device
 from attnlens.model.progress import bar as progress_bar
 from attnlens.model.training.config import (
     TrainConfig,
@@ -49,7 +49,8 @@ def train(
     losses: list[float] = []
     metrics: dict[str, Any] = {}
     shown: dict[str, float] = {}
-    bar = progress_bar(range(1, config.steps + 1), desc=f"train {objective.name}", enabled=progress)
+    label = f"train {objective.name} on {device_name(dev)}"
+    bar = progress_bar(range(1, config.steps + 1), desc=label, enabled=progress)
     for step in bar:
         loss = objective.loss(net, rng, config, dev)
         optimizer.zero_grad(set_to_none=True)

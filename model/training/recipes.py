@@ -51,8 +51,8 @@ _LM_VOCAB = len(CharTokenizer(CHARS))
 _INDUCTION_VOCAB = len(CharTokenizer(INDUCTION_CHARS))
 RECIPES: dict[str, Recipe] = {
     "reverse": _task("reverse", seed=0, steps=6000),
-    "sort": _task("sort", seed=1, steps=6000, N=3),  # 2 layers drop ~2% of duplicates
-    "dates": _task("dates", seed=2, steps=2500),
+    "sort": _task("sort", seed=1, steps=10000, N=3),  # 2 layers drop ~2% of duplicates
+    "dates": _task("dates", seed=2, steps=3500),  # names in capitals too: 2500 was enough before
     "translate": _task("translate", seed=3, steps=4000),
     # 3 layers, room for a 120-character sentence and its two markers. No label smoothing:
     # the lm's probabilities are shown (temperature, top-k, top-p), so they should be the

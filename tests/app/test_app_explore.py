@@ -183,7 +183,7 @@ def test_figures_download_as_html_and_when_possible_png_and_svg(tiny_model_dir: 
 def test_the_text_follows_each_models_example_until_the_user_types() -> None:
     require_bundled("reverse", "dates")
     at = open_bundled("explore", "reverse")
-    assert at.text_input(key="w_text").value == "hello world"
+    assert at.text_input(key="w_text").value == "Hello, World!"
     at.selectbox(key="w_model_choice").select("dates").run()
     assert at.text_input(key="w_text").value == "sat 21 nov 2026"
     assert not at.warning, "the example is in the model's vocabulary"
@@ -194,8 +194,16 @@ def test_the_text_follows_each_models_example_until_the_user_types() -> None:
 
 def test_the_output_line_spells_word_outputs_with_spaces() -> None:
     at = open_bundled("explore", "translate")
-    assert not at.exception and not at.warning
+    assert not at.exception
     assert "Output: lo gat vid un ca dom" in [t.value for t in at.text]
+
+
+def test_translate_s_example_shows_that_typed_text_is_lower_cased() -> None:
+    at = open_bundled("explore", "translate")
+    assert at.text_input(key="w_text").value == "The cat sees a house."
+    [warning] = [w.value.replace("\\", "") for w in at.warning]  # Markdown escapes dropped
+    assert "reads lower-case words without punctuation" in warning
+    assert "'the cat sees a house'" in warning
 
 
 def test_cross_attention_circles_the_true_alignment_when_the_task_knows_it() -> None:
@@ -209,7 +217,8 @@ def test_cross_attention_circles_the_true_alignment_when_the_task_knows_it() -> 
     assert heatmap(at)["data"][-1]["type"] == "heatmap"  # circles on cross-attention only
     at = open_bundled("explore", "reverse", target="wrong")
     assert not at.exception
-    assert any("The right output is “dlrow olleh”" in c.value for c in at.caption)
+    shown = [c.value.replace("\\", "") for c in at.caption]  # captions are markdown-escaped
+    assert any("The right output is “!dlroW ,olleH”" in c for c in shown), shown
     assert heatmap(at)["data"][-1]["type"] == "heatmap"
     at = open_bundled("explore", "dates")  # "sat 21 nov 2026"
     circles = heatmap(at)["data"][-1]

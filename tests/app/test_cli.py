@@ -52,7 +52,7 @@ def test_trace_writes_csv_and_npz(
         (["trace", "{tiny}", ""], "text is empty"),
         (["trace", "{tiny}", "a" * 40], "40 characters"),
         (["trace", "{tiny}", "abc", "--format", "xml"], "invalid choice: 'xml'"),
-        (["trace", "{tiny}", "abc", "--device", "tpu"], "device must be auto, cpu or cuda"),
+        (["trace", "{tiny}", "abc", "--device", "tpu"], "device must be auto, cpu, cuda or cuda:N"),
         (["bogus"], "invalid choice: 'bogus'"),
         (["train", "reverse", "--steps", "0"], "--steps must be at least 1"),
         (["train", "no-task"], "no training recipe for 'no-task'"),

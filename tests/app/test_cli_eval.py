@@ -60,6 +60,7 @@ def test_table_names_every_head_and_the_best(
     [
         (["eval", "no-such-model"], "no model"),
         (["eval", "SORT_DIR", "--n", "0"], "--n must be at least 1"),
+        (["eval", "SORT_DIR", "--n", "100001", "--suite", "hard"], "--n must be at most 100000"),
         (["eval", "TINY_DIR"], "not trained on one of our tasks"),
         (["eval", "SORT_DIR", "--n", "ten"], "invalid int value"),
     ],
@@ -89,3 +90,36 @@ def test_the_language_model_reports_perplexity_again(capsys: pytest.CaptureFixtu
     assert report["perplexity"] < report["unigram_perplexity"] / 3
     assert main(["eval", "lm", "--n", "10"]) == 0
     assert "10 held-out sentences" in capsys.readouterr().out
+    assert main(["eval", "lm", "--suite", "hard", "--n", "5", "--json"]) == 0
+    hard = json.loads(capsys.readouterr().out)
+    kinds = {k["kind"]: k for k in hard["kinds"]}
+    assert hard["n"] == 25 and list(kinds) == [
+        "upper case", "lower case", "shortest", "longest", "repeats"
+    ]  # fmt: skip
+    assert kinds["upper case"]["perplexity"] > 3 * kinds["lower case"]["perplexity"]
+
+
+def test_the_hard_suite_reports_each_kind(
+    sort_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = ["eval", str(sort_model_dir), "--suite", "hard", "--n", "10", "--seed", "3"]
+    assert main([*argv, "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    net, tok, _ = checkpoint.load(sort_model_dir, torch.device("cpu"))
+    suite = get_task("sort").hard_suite(10, seed=3)
+    assert report["suite"] == "hard" and report["n"] == 50
+    assert [k["kind"] for k in report["kinds"]] == list(suite)
+    for kind in report["kinds"]:
+        assert kind["exact"] == pytest.approx(evaluate(net, tok, suite[kind["kind"]]).exact)
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "hard suite, 5 kinds × 10 examples (50 in all), seed 3" in out
+    for kind in suite:
+        assert any(line.startswith(kind) and "best head" not in line for line in out.splitlines())
+    assert "exact match (every kind):" in out and "best head: layer" in out
+
+
+def test_an_unknown_suite_exits_2(sort_model_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["eval", str(sort_model_dir), "--suite", "easy"]) == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'easy'" in err and err.count("\n") == 1

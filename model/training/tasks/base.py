@@ -1,12 +1,21 @@
-"""What a task gives the trainer: example pairs, their vocabulary and true alignments."""
+"""What a task gives the trainer: example pairs, their vocabulary and true alignments; what a
+model of it reads of a typed text; and the hard suite it is measured on besides its held-out set."""
 
 from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
+from functools import cached_property
 
 from attnlens.model.net.tokenizer import CharTokenizer, Tokenizer
+from attnlens.model.training.tasks.strings import (
+    TypedText,
+    digits,
+    hard_strings,
+    random_chars,
+    runs,
+)
 
 
 @dataclass(frozen=True)
@@ -16,6 +25,18 @@ class Example:
     source: str
     target: str
     alignment: tuple[int, ...]  # one per target token: the index of its source token
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a model of the task reads of a typed text, and what the user should be told about
+    the difference (empty when it reads the text as typed)."""
+
+    text: str
+    notes: tuple[str, ...] = ()
+
+
+HardSuite = dict[str, list[Example]]  # kind of hard input → its examples
 
 
 class Task(ABC):
@@ -35,6 +56,11 @@ class Task(ABC):
     def sample(self, rng: random.Random) -> Example:
         """One random example."""
 
+    def read(self, text: str) -> Reading:
+        """What a model of this task reads of a typed text: the text itself unless the task
+        normalises it (and then says so)."""
+        return Reading(text)
+
     def reference(self, source: str) -> Example | None:
         """The right answer and true alignment for a source typed by a user; None when the
         task cannot tell (outside its vocabulary or grammar, or a task that does not say)."""
@@ -45,25 +71,76 @@ class Task(ABC):
         rng = random.Random(seed)
         return [self.sample(rng) for _ in range(n)]
 
+    @abstractmethod
+    def hard_suite(self, n: int, seed: int) -> HardSuite:
+        """n examples of each kind of input people type that its held-out set rarely holds
+        (repeats, the shortest and longest inputs, mixed case), the same for the same seed;
+        sources as typed (`read` gives what the model reads)."""
+
+
+def kind_rng(seed: int, kind: str) -> random.Random:
+    """One generator per kind of the hard suite, so that n of one kind does not move another."""
+    return random.Random(f"{seed}:{kind}")
+
 
 class StringTask(Task):
-    """Random strings over `chars` of min_len..max_len characters, each mapped to its answer
-    by a rule that works for any string of the vocabulary, typed ones included."""
+    """Strings over `chars` of min_len..max_len characters, each mapped to its answer by a rule
+    that works for any string of the vocabulary, typed ones included.
+
+    Training draws each string from `mix`: random characters, runs of a few repeated characters,
+    digits only, or a window of real typed text; the hard suite is `strings.hard_strings`.
+    """
 
     default_max_len: int
+    mix: tuple[tuple[str, float], ...] = (
+        ("random", 0.4),
+        ("runs", 0.25),
+        ("digits", 0.15),
+        ("typed", 0.2),
+    )
 
     def __init__(self, min_len: int = 1, max_len: int | None = None) -> None:
         self.min_len = min_len
         self.max_len = self.default_max_len if max_len is None else max_len
         self.max_source_len = self.max_len
 
+    @cached_property
+    def typed(self) -> TypedText:
+        return TypedText()
+
     @abstractmethod
     def answer(self, source: str) -> Example:
         """The target of source and where each target character comes from."""
 
     def sample(self, rng: random.Random) -> Example:
-        n = rng.randint(self.min_len, self.max_len)
-        return self.answer("".join(rng.choice(self.chars) for _ in range(n)))
+        n = self.length(rng)
+        kind = rng.choices([k for k, _ in self.mix], [w for _, w in self.mix])[0]
+        return self.answer(self.draw(kind, rng, n))
+
+    def length(self, rng: random.Random) -> int:
+        """How long a training string is: any length alike."""
+        return rng.randint(self.min_len, self.max_len)
+
+    def draw(self, kind: str, rng: random.Random, n: int) -> str:
+        """A training string of n characters of one kind of the mix."""
+        if kind == "runs":
+            return runs(rng, self.chars, n)
+        if kind == "many runs":  # runs of up to six characters: "S!#######s"
+            return runs(rng, self.chars, n, most=6)
+        if kind == "digits":
+            return digits(rng, n)
+        if kind == "typed":
+            return self.typed.window(rng, n)
+        return random_chars(rng, self.chars, n)
+
+    def hard_suite(self, n: int, seed: int) -> HardSuite:
+        suite: HardSuite = {}
+        for kind, (draw, length) in hard_strings(
+            self.chars, self.typed, self.min_len, self.max_len
+        ).items():
+            rng = kind_rng(seed, kind)
+            suite[kind] = [self.answer(draw(rng, length(rng))) for _ in range(n)]
+        return suite
 
     def reference(self, source: str) -> Example | None:
         return self.answer(source) if source and set(source) <= set(self.chars) else None

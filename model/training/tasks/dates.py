@@ -13,9 +13,10 @@ import datetime as dt
 import random
 import re
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from attnlens.model.training.tasks.base import Example, Task
+from attnlens.model.training.tasks.base import Example, HardSuite, Task, kind_rng
 
 MONTHS = [
     "january",
@@ -44,7 +45,9 @@ class Piece:
 
 
 def _case(word: str, rng: random.Random) -> str:
-    return word.capitalize() if rng.random() < 0.5 else word
+    """A name as people type it: lower case, capitalised (as often), or in capitals."""
+    pick = rng.random()
+    return word.capitalize() if pick < 0.4 else word.upper() if pick < 0.55 else word
 
 
 def _ordinal(day: int) -> str:
@@ -52,14 +55,17 @@ def _ordinal(day: int) -> str:
     return f"{day}{suffix}"
 
 
-def _words(d: dt.date, rng: random.Random) -> dict[str, str]:
+Case = Callable[[str, random.Random], str]
+
+
+def _words(d: dt.date, rng: random.Random, case: Case = _case) -> dict[str, str]:
     """Every spelling of the date's parts that a format may use, cased at random."""
     month, weekday = MONTHS[d.month - 1], WEEKDAYS[d.weekday()]
     return {
-        "wd": _case(weekday[:3], rng),
-        "weekday": _case(weekday, rng),
-        "mon": _case(month[:3], rng),
-        "month": _case(month, rng),
+        "wd": case(weekday[:3], rng),
+        "weekday": case(weekday, rng),
+        "mon": case(month[:3], rng),
+        "month": case(month, rng),
         "d": str(d.day),
         "dd": f"{d.day:02d}",
         "ord": _ordinal(d.day),
@@ -112,8 +118,8 @@ def parse_format(fmt: str, words: dict[str, str]) -> list[Piece]:
 
 
 def _names(names: list[str]) -> str:
-    """Names as _case writes them: all lower case, or capitalised."""
-    return "|".join(f"{n}|{n.capitalize()}" for n in names)
+    """Names as _case writes them: all lower case, capitalised, or in capitals."""
+    return "|".join(f"{n}|{n.capitalize()}|{n.upper()}" for n in names)
 
 
 SLOT_PATTERNS = {
@@ -208,10 +214,34 @@ class DatesTask(Task):
         self.formats = formats
 
     def sample(self, rng: random.Random) -> Example:
-        date = dt.date.fromordinal(rng.randint(FIRST, LAST))
-        pieces = parse_format(rng.choice(self.formats), _words(date, rng))
+        return self.written(dt.date.fromordinal(rng.randint(FIRST, LAST)), rng)
+
+    def written(
+        self, date: dt.date, rng: random.Random, formats: tuple[str, ...] = (), case: Case = _case
+    ) -> Example:
+        """date written in one of formats (the task's own when none are given)."""
+        pieces = parse_format(rng.choice(formats or self.formats), _words(date, rng, case))
         source = "".join(p.text for p in pieces)
         return Example(source, date.isoformat(), iso_alignment(pieces))
+
+    def hard_suite(self, n: int, seed: int) -> HardSuite:
+        """Edge dates (first and last days, 1900 and 2099, 29 February), repeated digits
+        (11/11/2011), names in mixed case ("SAT 21 Nov 2026"), the shortest and the longest
+        writings."""
+        names = ("{wd}", "{weekday}", "{mon}", "{month}")
+        named = tuple(f for f in self.formats if any(n in f for n in names)) or self.formats
+        draws: dict[str, Callable[[random.Random], Example]] = {
+            "edge dates": lambda r: self.written(_edge_date(r), r),
+            "repeats": lambda r: self.written(_repetitive_date(r), r),
+            "mixed case": lambda r: self.written(_any_date(r), r, named, _mixed_case),
+            "shortest": lambda r: _shortest(self, r),
+            "longest": lambda r: _longest(self, r),
+        }
+        suite: HardSuite = {}
+        for kind, draw in draws.items():
+            rng = kind_rng(seed, kind)
+            suite[kind] = [draw(rng) for _ in range(n)]
+        return suite
 
     def reference(self, source: str) -> Example | None:
         """Read a typed date back through the formats; None unless one matches a real date
@@ -225,3 +255,44 @@ class DatesTask(Task):
                 pieces = parse_format(fmt, words)
                 return Example(source, date.isoformat(), iso_alignment(pieces))
         return None
+
+
+def _any_date(rng: random.Random) -> dt.date:
+    return dt.date.fromordinal(rng.randint(FIRST, LAST))
+
+
+def _edge_date(rng: random.Random) -> dt.date:
+    """The first or last day of a month, in the first or last years of the range, or 29 Feb."""
+    year = rng.choice([1900, 1901, 2000, 2098, 2099, rng.randint(1900, 2099)])
+    if rng.random() < 0.2:
+        return dt.date(rng.choice([1904, 1960, 2000, 2024, 2096]), 2, 29)
+    month = rng.randint(1, 12)
+    last = (dt.date(year + (month == 12), month % 12 + 1, 1) - dt.timedelta(days=1)).day
+    return dt.date(year, month, rng.choice([1, last]))
+
+
+def _repetitive_date(rng: random.Random) -> dt.date:
+    """Day and month the same number, in a year of repeated digits: 11/11/2011, 2.2.2022."""
+    month = rng.randint(1, 12)
+    year = rng.choice([1900, 1911, 1919, 1944, 1955, 1977, 1988, 1999, 2000, 2002, 2011, 2020,
+                       2022, 2033, 2055, 2088, 2099])  # fmt: skip
+    return dt.date(year, month, month)
+
+
+def _mixed_case(word: str, rng: random.Random) -> str:
+    """Names in capitals as often as not: "SAT 21 Nov 2026"."""
+    return word.upper() if rng.random() < 0.5 else _case(word, rng)
+
+
+def _shortest(task: DatesTask, rng: random.Random) -> Example:
+    """Dates written in at most 9 characters: 1/2/1999."""
+    while len((e := task.written(_any_date(rng), rng)).source) > 9:
+        pass
+    return e
+
+
+def _longest(task: DatesTask, rng: random.Random) -> Example:
+    """Dates written in at least 27 characters: Wednesday, September 27, 2023."""
+    while len((e := task.written(_any_date(rng), rng)).source) < 27:
+        pass
+    return e

@@ -2,20 +2,29 @@
 
 from __future__ import annotations
 
-import string
-
 from attnlens.model.training.tasks.base import Example, StringTask
+from attnlens.model.training.tasks.strings import PRINTABLE
 
 
 class ReverseTask(StringTask):
     name = "reverse"
     description = (
-        "Reverses a string of lowercase letters, digits and spaces; "
+        "Reverses what you type (letters of either case, digits, spaces, punctuation); "
         "cross-attention should trace the anti-diagonal."
     )
-    chars = string.ascii_lowercase + string.digits + " "
+    chars = PRINTABLE
+    example = "Hello, World!"
 
     default_max_len = 16
+    # Runs of one character among others ("ab%%%%%c") need the count kept by position, not by
+    # content: reverse's mix holds runs of up to six characters too.
+    mix = (
+        ("random", 0.3),
+        ("runs", 0.2),
+        ("many runs", 0.15),
+        ("digits", 0.15),
+        ("typed", 0.2),
+    )
 
     def answer(self, source: str) -> Example:
         n = len(source)

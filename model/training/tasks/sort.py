@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import string
+import random
 
 from attnlens.model.training.tasks.base import Example, StringTask
+from attnlens.model.training.tasks.strings import PRINTABLE
 
 
 def sorted_positions(text: str) -> tuple[int, ...]:
@@ -13,17 +14,31 @@ def sorted_positions(text: str) -> tuple[int, ...]:
 
 
 class SortTask(StringTask):
-    """Sort a string of digits and lowercase letters (digits first, then a-z)."""
+    """Sort the characters of what you type in Python's order (code points): space, then
+    punctuation, digits and capitals before small letters, as `sorted` does."""
 
     name = "sort"
     description = (
-        "Sorts digits and letters (0-9 before a-z); cross-attention hunts for each output "
-        "character's place in the source, duplicates left to right."
+        "Sorts the characters you type as Python's sorted() does (space and punctuation, "
+        "digits, capitals, small letters); cross-attention hunts for each output character's "
+        "place in the source, duplicates left to right."
     )
-    chars = string.digits + string.ascii_lowercase
-    example = "attention"
+    chars = PRINTABLE
+    example = "Mississippi"
 
     default_max_len = 12
+    # Sorting a run means counting it: more runs and digits than reverse needs, and long strings
+    # (the longer of two lengths) as often as short ones were before.
+    mix = (
+        ("random", 0.15),
+        ("runs", 0.25),
+        ("many runs", 0.15),
+        ("digits", 0.2),
+        ("typed", 0.25),
+    )
+
+    def length(self, rng: random.Random) -> int:
+        return max(rng.randint(self.min_len, self.max_len), rng.randint(self.min_len, self.max_len))
 
     def answer(self, source: str) -> Example:
         order = sorted_positions(source)

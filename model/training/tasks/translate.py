@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from attnlens.model.net.tokenizer import WordTokenizer
-from attnlens.model.training.tasks.base import Example, Task
+from attnlens.model.training.tasks.base import Example, HardSuite, Reading, Task, kind_rng
+from attnlens.record.errors import InputError
 
 Variants = tuple[tuple[str, float], ...]  # (translation, probability), probabilities sum to 1
 
@@ -54,6 +55,7 @@ SAYING = {"says": one("dice"), "knows": one("sab")}
 THAT = {"that": one("ke")}
 MASS = {"ice cream": one("gelo")}
 MAX_WORDS = 12  # the longest sentence the grammar makes: 'the big dog says that … eats'
+PUNCTUATION = ".,;:!?\"'()"  # dropped from the ends of typed words
 
 
 @dataclass(frozen=True)
@@ -96,7 +98,7 @@ class TranslateTask(Task):
         "and beam ('kasa') disagree: try 'the cat sees a house'."
     )
     max_source_len = MAX_WORDS
-    example = "the cat sees a house"
+    example = "The cat sees a house."
 
     @property
     def tokenizer(self) -> WordTokenizer:
@@ -127,10 +129,49 @@ class TranslateTask(Task):
         units, order = self.sentence(rng)
         return self.render(units, order, pick)
 
+    def read(self, text: str) -> Reading:
+        """The grammar's words are lower case without punctuation: typed text is read that way,
+        and a note says so when that changed anything ("The cat sees a house.")."""
+        words = [w.strip(PUNCTUATION).lower() for w in text.split()]
+        read = " ".join(w for w in words if w)
+        if not read and text.strip():
+            raise InputError(f"text {text!r} has no words once punctuation is dropped")
+        if read == " ".join(text.split()):
+            return Reading(read)
+        note = (
+            f"{self.name} reads lower-case words without punctuation: {text!r} was read as {read!r}"
+        )
+        return Reading(read, (note,))
+
     def reference(self, source: str) -> Example | None:
-        """The reference translation (greedy's synonyms) of a sentence of this grammar."""
-        parsed = _Reader(source.split()).sentence()
+        """The reference translation (greedy's synonyms) of a sentence of this grammar, as the
+        model reads it (`read`)."""
+        try:
+            words = self.read(source).text.split()
+        except InputError:
+            return None
+        parsed = _Reader(words).sentence()
         return None if parsed is None else self.render(*parsed, pick=greedy_choice)
+
+    def hard_suite(self, n: int, seed: int) -> HardSuite:
+        """A word said twice ("the dog sees the dog"), typed sentences ("The cat sees a
+        house."), the shortest sentences (3 words) and the longest (11 or 12)."""
+        keep: dict[str, Callable[[Example], bool]] = {
+            "repeats": _repeats_a_word,
+            "mixed case": lambda e: True,
+            "shortest": lambda e: len(e.source.split()) <= 3,
+            "longest": lambda e: len(e.source.split()) >= MAX_WORDS - 1,
+        }
+        suite: HardSuite = {}
+        for kind, wanted in keep.items():
+            rng = kind_rng(seed, kind)
+            found: list[Example] = []
+            while len(found) < n:
+                e = self._example(rng, greedy_choice)
+                if wanted(e):
+                    found.append(_typed(e, rng) if kind == "mixed case" else e)
+            suite[kind] = found
+        return suite
 
     def sentence(self, rng: random.Random) -> tuple[list[Unit], list[int]]:
         """Units in source order and their target order: a subject, then an intransitive verb,
@@ -168,6 +209,26 @@ class TranslateTask(Task):
     def _add(units: list[Unit], unit: Unit) -> list[int]:
         units.append(unit)
         return [len(units) - 1]
+
+
+def _repeats_a_word(e: Example) -> bool:
+    """Whether a word other than "the" and "a" comes twice."""
+    words = [w for w in e.source.split() if w not in DETERMINERS]
+    return len(set(words)) < len(words)
+
+
+def _typed(e: Example, rng: random.Random) -> Example:
+    """The sentence as a person might type it: a capital first letter, a word or all of it in
+    capitals now and then, and a full stop, "!" or "?" at the end."""
+    words = e.source.split()
+    if rng.random() < 0.15:
+        words = [w.upper() for w in words]
+    elif rng.random() < 0.3:
+        at = rng.randrange(len(words))
+        words[at] = words[at].upper()
+    words[0] = words[0][:1].upper() + words[0][1:]
+    end = rng.choices([".", "!", "?", ""], [0.6, 0.15, 0.1, 0.15])[0]
+    return Example(" ".join(words) + end, e.target, e.alignment)
 
 
 def _draw(lexicon: dict[str, Variants], rng: random.Random) -> Unit:

@@ -53,7 +53,7 @@ def test_top_k_keeps_the_k_highest() -> None:
 
 
 def test_temperature_then_filters_give_the_sampled_distribution() -> None:
-    s = Sampling(2.0, top_k=3, top_p=None, seed=0, device=torch.device("cpu"))
+    s = Sampling(2.0, top_k=3, top_p=None, seed=0)
     dist = s.distribution(PROBS.log())[0]
     tempered = PROBS[0] ** 0.5 * torch.tensor([0.0, 1, 1, 1])
     assert torch.allclose(dist, tempered / tempered.sum(), atol=1e-6)

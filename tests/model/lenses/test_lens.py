@@ -64,7 +64,7 @@ def test_word_models_count_and_show_words(word_model_dir: Path) -> None:
     assert run.output_text == " ".join(
         t for t in run.output_tokens if t in WORDS
     )  # specials dropped
-    assert lens.example == "the cat sees a house"  # the example of its task
+    assert lens.example == "The cat sees a house."  # the example of its task
     assert lens.text_of(("lo", "gat", "<unk>", "vid", "</s>", "kan")) == "lo gat vid"
     assert lens.text_of(run.output_tokens) == run.output_text
 
@@ -79,3 +79,19 @@ def test_word_models_name_unknown_words_and_limits_in_words(word_model_dir: Path
         lens.trace("  \t ")
     with pytest.raises(InputError, match=r"text has 30 words .* at most 23"):
         lens.trace("a " * 30)
+
+
+def test_a_translate_model_reads_typed_text_lower_cased_and_says_so(word_model_dir: Path) -> None:
+    """The record holds the tokens the model read; the warning names what was typed."""
+    lens = load(str(word_model_dir), device="cpu")
+    typed = 'The CAT sees "a" dog!'
+    tr = lens.trace(typed, target="lo gat")
+    assert tr.src_tokens == ("the", "cat", "sees", "a", "dog", "</s>")
+    note = f"reads lower-case words without punctuation: {typed!r} was read as 'the cat sees a dog'"
+    assert any(note in w for w in tr.warnings), tr.warnings
+    run = lens.decode(typed, max_len=3)
+    assert run.src_tokens == tr.src_tokens and any(note in w for w in run.warnings)
+    assert lens.trace("the cat sees a dog", target="lo").warnings == ()  # nothing to say
+    assert lens.reference("The cat sleeps.") == lens.reference("the cat sleeps")
+    with pytest.raises(InputError, match="has no words once punctuation is dropped"):
+        lens.trace("?!")

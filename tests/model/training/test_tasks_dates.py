@@ -89,6 +89,8 @@ def test_reference_reads_every_generated_date_back() -> None:
         ("sat 21 nov 2026", "2026-11-21"),
         ("21st November 2026", "2026-11-21"),
         ("1/2/1999", "1999-02-01"),
+        ("SAT 21 Nov 2026", "2026-11-21"),
+        ("SATURDAY, NOVEMBER 21, 2026", "2026-11-21"),
     ],
 )
 def test_reference_of_typed_dates(text: str, iso: str) -> None:
@@ -97,8 +99,32 @@ def test_reference_of_typed_dates(text: str, iso: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["sun 21 nov 2026", "31/02/2026", "21/11/1899", "SAT 21 nov 2026", "hello", ""]
+    "text", ["sun 21 nov 2026", "31/02/2026", "21/11/1899", "sAT 21 nov 2026", "hello", ""]
 )
 def test_reference_refuses_what_the_task_never_writes(text: str) -> None:
     """A wrong weekday, an impossible or out-of-range date, or no format at all."""
     assert DatesTask().reference(text) is None
+
+
+def test_names_come_lower_case_capitalised_and_in_capitals() -> None:
+    sources = [e.source for e in DatesTask().examples(2000, seed=9)]
+    names = [w.strip(",.") for s in sources for w in s.split() if w.strip(",.").isalpha()]
+    assert {"lower", "capitalised", "capitals"} == {
+        "capitals" if w.isupper() else "capitalised" if w[0].isupper() else "lower" for w in names
+    }
+
+
+def test_the_hard_suite_holds_what_each_kind_promises() -> None:
+    task = DatesTask()
+    suite = task.hard_suite(80, seed=1)
+    assert list(suite) == ["edge dates", "repeats", "mixed case", "shortest", "longest"]
+    for examples in suite.values():
+        assert len(examples) == 80 and all(task.reference(e.source) == e for e in examples)
+    days = [e.target for e in suite["edge dates"]]
+    assert all(d[8:] in ("01", "28", "29", "30", "31") for d in days)
+    assert {"1900", "2099"} <= {d[:4] for d in days} and any(d[5:] == "02-29" for d in days)
+    assert all(e.target[5:7] == e.target[8:] for e in suite["repeats"])  # 11/11/2011
+    capitals = [any(w.strip(",.").isupper() for w in e.source.split()) for e in suite["mixed case"]]
+    assert sum(capitals) > 40  # "SAT 21 Nov 2026": half or more of them
+    assert all(len(e.source) <= 9 for e in suite["shortest"])
+    assert all(len(e.source) >= 27 for e in suite["longest"])

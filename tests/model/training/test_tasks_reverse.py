@@ -19,6 +19,7 @@ def test_samples_are_reversed_with_the_anti_diagonal() -> None:
 def test_reference_reverses_typed_text_of_the_vocabulary() -> None:
     task = ReverseTask()
     assert task.reference("ab c") == Example("ab c", "c ba", (3, 2, 1, 0))
-    assert task.reference("Hello") is None and task.reference("") is None
+    assert task.reference("Hi, you!") == Example("Hi, you!", "!uoy ,iH", (7, 6, 5, 4, 3, 2, 1, 0))
+    assert task.reference("naïve") is None and task.reference("") is None
     e = task.examples(1, seed=9)[0]
     assert task.reference(e.source) == e

@@ -35,4 +35,6 @@ def test_reference_sorts_any_text_of_the_vocabulary() -> None:
     for e in task.examples(200, seed=3):
         assert task.reference(e.source) == e
     assert task.reference("b2a2") == Example("b2a2", "22ab", (1, 3, 2, 0))
-    assert task.reference("B") is None and task.reference("") is None
+    assert task.reference("Hello, World!") == task.answer("Hello, World!")
+    assert task.reference("Hello, World!").target == " !,HWdellloor"  # as Python's sorted()
+    assert task.reference("naïve") is None and task.reference("") is None

@@ -1,10 +1,11 @@
 """The translate task: grammar, reordering, word alignments, and real ambiguity."""
 
 import random
+from dataclasses import replace
 
 import pytest
 
-from attnlens.model.training.tasks.base import Example
+from attnlens.model.training.tasks.base import Example, Reading
 from attnlens.model.training.tasks.translate import (
     ADJECTIVES,
     DETERMINERS,
@@ -19,6 +20,7 @@ from attnlens.model.training.tasks.translate import (
     greedy_choice,
     weighted_choice,
 )
+from attnlens.record.errors import InputError
 
 
 def _pointed(e: Example) -> list[str]:
@@ -140,7 +142,38 @@ def test_reference_reads_back_every_generated_sentence() -> None:
 
 
 @pytest.mark.parametrize(
-    "text", ["", "the cat", "cat sleeps", "the cat sleeps a", "The cat sleeps", "the cat sees"]
+    "text",
+    ["", "the cat", "cat sleeps", "the cat sleeps a", "The cat sleeps a", "the cat sees", "?!"],
 )
 def test_reference_is_none_outside_the_grammar(text: str) -> None:
     assert TranslateTask().reference(text) is None
+
+
+def test_typed_text_is_read_lower_case_without_punctuation_and_says_so() -> None:
+    task = TranslateTask()
+    reading = task.read('The CAT sees "a" house!')
+    assert reading.text == "the cat sees a house"
+    assert reading.notes == (
+        "translate reads lower-case words without punctuation: 'The CAT sees \"a\" house!' "
+        "was read as 'the cat sees a house'",
+    )
+    assert task.read("the  cat\tsleeps") == Reading("the cat sleeps")  # spacing says nothing
+    assert task.reference("The cat sees a house.") == task.reference("the cat sees a house")
+    with pytest.raises(InputError, match="no words once punctuation is dropped"):
+        task.read("... !")
+
+
+def test_the_hard_suite_holds_what_each_kind_promises() -> None:
+    task = TranslateTask()
+    suite = task.hard_suite(80, seed=1)
+    assert list(suite) == ["repeats", "mixed case", "shortest", "longest"]
+    for examples in suite.values():
+        assert len(examples) == 80
+        assert all(task.reference(e.source) == replace(e, source=task.read(e.source).text)
+                   for e in examples)  # fmt: skip
+    for e in suite["repeats"]:  # a word other than "the" and "a" comes twice
+        words = [w for w in e.source.split() if w not in DETERMINERS]
+        assert len(set(words)) < len(words), e.source
+    assert all(task.read(e.source).notes for e in suite["mixed case"])  # each one typed
+    assert all(len(e.source.split()) == 3 for e in suite["shortest"])
+    assert all(len(e.source.split()) >= MAX_WORDS - 1 for e in suite["longest"])

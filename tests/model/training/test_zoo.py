@@ -1,4 +1,5 @@
-"""The bundled models meet their held-out targets (issue 4), on a small fresh set."""
+"""The bundled models meet their held-out targets (issue 4) and hold up on the hard suite of what
+people type (issue 18), on small fixed samples."""
 
 from __future__ import annotations
 
@@ -7,9 +8,10 @@ import torch
 
 from attnlens.model.lenses.registry import BUNDLED_DIR, bundled_models, load
 from attnlens.model.net import checkpoint
-from attnlens.model.training.evaluate import Evaluation, evaluate
+from attnlens.model.training.evaluate import Evaluation, TaskReport, evaluate, evaluate_task
 from attnlens.model.training.tasks import get_task
 
+# sort: 98.5% of 1000 held-out (99.0% of this sample): issue 18's 99% is not reached (README)
 EXACT = {"reverse": 0.99, "sort": 0.98, "dates": 0.99, "translate": 0.95}
 ALIGNED = {"reverse": 0.95, "translate": 0.85}  # best head; tasks without a target are left out
 SEED = 31_337  # neither training's stream (its seed) nor its held-out set (10_000 + its seed)
@@ -36,6 +38,41 @@ def test_bundled_model_meets_its_alignment_target(name: str) -> None:
     assert aligned >= ALIGNED[name], f"{name}: best head {aligned:.2%} < {ALIGNED[name]:.0%}"
 
 
+# Every kind of the hard suite, 200 examples each, at what the bundled models reach (1000 of each
+# kind, `attnlens eval MODEL --suite hard`: reverse 99.7%, sort 98.4%, dates 100%, translate
+# 99.6%). Issue 18 asks sort for 99% on the suite and on repeats and digits: it reaches 98.4%,
+# repeats 96.5%, digits 99.9% (here 98.5%, 96.5%, 99.5%), so these guard what it does reach.
+HARD = {"sort": 0.98, "reverse": 0.99, "dates": 0.99, "translate": 0.98}
+HARD_KINDS = {"sort": {"repeats": 0.96, "digits": 0.99}, "reverse": {"repeats": 0.99}}
+HARD_N = 200
+
+
+def _hard(name: str) -> TaskReport:
+    folder = BUNDLED_DIR / name
+    if not (folder / checkpoint.DESCRIPTION).is_file():
+        pytest.skip(f"{name} is not bundled yet")
+    net, tok, meta = checkpoint.load(folder, torch.device("cpu"))
+    return evaluate_task(name, net, tok, get_task(meta["task"]), HARD_N, SEED, suite="hard")
+
+
+@pytest.mark.parametrize("name", sorted(HARD))
+def test_bundled_model_holds_up_on_the_hard_suite(name: str) -> None:
+    report = _hard(name)
+    scores = {k.kind: k.exact for k in report.kinds}
+    assert report.exact >= HARD[name], f"{name}: hard suite {report.exact:.2%}, {scores}"
+    for kind, target in HARD_KINDS.get(name, {}).items():
+        assert scores[kind] >= target, f"{name} on {kind}: {scores[kind]:.2%} < {target:.0%}"
+
+
+def test_sort_sorts_what_the_issue_saw_it_fail_on() -> None:
+    if not (BUNDLED_DIR / "sort" / checkpoint.DESCRIPTION).is_file():
+        pytest.skip("sort is not bundled yet")
+    lens = load("sort", device="cpu")
+    for text in ["554565", "69976763", "220519011", "3141592653", "555-0100", "Mississippi",
+                 "aaaaaaaaaaaa", "Hello, World"]:  # fmt: skip
+        assert lens.decode(text).output_text == "".join(sorted(text)), text
+
+
 def test_every_bundled_model_says_what_to_look_for() -> None:
     for entry in bundled_models():
         assert len(entry.description) > 30 and "\n" not in entry.description, entry.name
@@ -46,7 +83,7 @@ def test_bundled_weights_stay_under_40_mb() -> None:
     assert total < 40 * 2**20, f"bundled files take {total / 2**20:.1f} MB"
 
 
-@pytest.mark.parametrize("name", ["reverse", "translate"])
+@pytest.mark.parametrize("name", ["reverse", "sort", "dates", "translate"])
 def test_snapshots_from_along_training_load(name: str) -> None:
     snapshots = BUNDLED_DIR / name / "snapshots"
     if not (BUNDLED_DIR / name / checkpoint.DESCRIPTION).is_file():
