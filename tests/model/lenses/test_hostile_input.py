@@ -52,7 +52,8 @@ def lens_for(name: str) -> Lens:
 def check_trace(tr: Trace, text: str, lens: Lens) -> None:
     assert tr.src_tokens or tr.tgt_tokens
     if isinstance(lens, Seq2SeqLens):
-        n = lens.tokenizer.count(text)
+        read = text if lens.task is None else lens.task.read(text).text  # translate normalises
+        n = lens.tokenizer.count(read)
         assert len(tr.src_tokens) == n + 1  # one position per character or word, then </s>
     for kind in tr.kinds:
         weights, mask = tr.attention(kind), tr.mask(kind)
