@@ -27,15 +27,30 @@ def long_text(words: int = 508) -> str:
     return " ".join(WORDS[i % len(WORDS)] for i in range(words))
 
 
-def status(pid: int, field: str) -> int:
-    """A field of /proc/PID/status in bytes: VmRSS (now) or VmHWM (peak)."""
+def status(pid: int | str, field: str) -> int:
+    """A field of /proc/PID/status in bytes: VmRSS (now) or VmHWM (peak); pid "self" is this
+    process."""
     match = re.search(rf"{field}:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text())
     return int(match.group(1)) * 1024 if match else 0
 
 
-def reset_peak(pid: int) -> None:
+def reset_peak(pid: int | str) -> None:
     """Start the peak RSS (VmHWM) again from the current RSS."""
     Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+
+def own_peak() -> int:
+    """This process's peak RSS (VmHWM) in bytes."""
+    return status("self", "VmHWM")
+
+
+def reset_own_peak() -> bool:
+    """Start this process's peak RSS again; False where the kernel does not let it."""
+    try:
+        reset_peak("self")
+    except OSError:
+        return False
+    return True
 
 
 @contextlib.contextmanager
