@@ -4,16 +4,13 @@ sessions through Explore on a long text (used by the memory test and bench/memor
 from __future__ import annotations
 
 import contextlib
-import os
 import re
-import subprocess
-import sys
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .server import ROOT, free_port, stop, wait_for_port
+from .server import free_port, serve_command, started
 
 WORDS = ("the", "cat", "sat", "on", "mat", "and", "a", "dog", "saw", "it")
 HEATMAP_READY = (
@@ -58,17 +55,8 @@ def served(model: str, env: dict[str, str] | None = None) -> Iterator[tuple[str,
     """`attnlens serve --model MODEL` on a free port: (url, pid). `serve` execs Streamlit in
     its own process, so the pid is the server's."""
     port = free_port()
-    command = [sys.executable, "-m", "attnlens.app.cli", "serve", "--port", str(port),
-               "--model", model]  # fmt: skip
-    proc = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, env={**os.environ, **(env or {})},
-    )  # fmt: skip
-    try:
-        wait_for_port(port, proc)
+    with started(serve_command(model, port), port, env) as proc:
         yield f"http://127.0.0.1:{port}", proc.pid
-    finally:
-        stop(proc)
 
 
 def explore_url(url: str, model: str, text: str) -> str:
