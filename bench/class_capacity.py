@@ -20,7 +20,6 @@ import argparse
 import shutil
 import sqlite3
 import statistics
-import sys
 import tempfile
 import threading
 import time
@@ -31,8 +30,9 @@ from urllib.parse import parse_qs, urlparse
 
 from attnlens.app.classroom.state import ClassState
 from attnlens.app.classroom.store import ClassStore, open_store
+from tests.helpers.lecture_page import FOREGROUND, WATCH, shows
 from tests.helpers.redis_server import REDIS_SERVER, redis_server
-from tests.helpers.server import CHROMIUM_ARGS, free_port, running
+from tests.helpers.server import CHROMIUM_ARGS, free_port, running, serve_command
 
 LIMIT_S = 2.0
 QUESTION = {
@@ -49,23 +49,6 @@ QUESTION = {
     "step": None,
     "scores": [],
 }
-FOREGROUND = [
-    "--disable-background-timer-throttling",
-    "--disable-renderer-backgrounding",
-    "--disable-backgrounding-occluded-windows",
-]
-COUNTER = "() => document.querySelector('.st-key-lec_counter')?.innerText?.trim()"
-WATCH = """() => {
-  window.__shown = {};
-  const note = () => {
-    const el = document.querySelector('.st-key-lec_counter');
-    const text = el && el.innerText.trim();
-    if (text && !(text in window.__shown)) window.__shown[text] = Date.now();
-  };
-  note();
-  new MutationObserver(note).observe(document.body,
-    {subtree: true, childList: true, characterData: true});
-}"""
 
 
 def in_threads(n_threads: int, work: list[Any], one: Callable[[Any], object]) -> float:
@@ -176,7 +159,7 @@ class Class:
         self.browser, self.url = browser, url
         self.teacher = browser.new_page(viewport={"width": 1920, "height": 1080})
         self.teacher.goto(f"{url}/?page=lecture&deck=section3&slide=1", timeout=120_000)
-        self.teacher.wait_for_function(f"() => ({COUNTER})() === '1 / 14'", timeout=120_000)
+        self.teacher.wait_for_function(shows(1), timeout=120_000)
         self.teacher.get_by_role("button", name="Start a class").click()
         self.teacher.wait_for_function("() => location.search.includes('key=')", timeout=60_000)
         self.code = parse_qs(urlparse(self.teacher.url).query)["class"][0]
@@ -187,7 +170,7 @@ class Class:
         while len(self.students) < n:
             page = self.browser.new_context(viewport={"width": 412, "height": 915}).new_page()
             page.goto(f"{self.url}/?class={self.code}", timeout=180_000, wait_until="commit")
-            page.wait_for_function(f"() => ({COUNTER})() === '{self.slide} / 14'", timeout=180_000)
+            page.wait_for_function(shows(self.slide), timeout=180_000)
             self.students.append(page)
 
     def move(self) -> list[float]:
@@ -219,18 +202,8 @@ def capacity_table(sizes: list[int], moves: int, budget: float) -> None:
     start, largest = time.monotonic(), 0
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:
-        command = [
-            sys.executable,
-            "-m",
-            "attnlens.app.cli",
-            "serve",
-            "--port",
-            str(port),
-            "--model",
-            "translate",
-            "--class-store",
-            f"sqlite:///{folder}/c.sqlite3",
-        ]
+        store = f"sqlite:///{folder}/c.sqlite3"
+        command = [*serve_command("translate", port), "--class-store", store]
         with running(command, port) as url, sync_playwright() as p:
             browser = p.chromium.launch(
                 executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS + FOREGROUND

@@ -8,7 +8,6 @@ answers are still there (SQLite). Playwright drives Debian's Chromium, never a d
 from __future__ import annotations
 
 import shutil
-import sys
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -17,31 +16,14 @@ import pytest
 
 from attnlens.app.classroom.store import open_store
 from helpers.apptest import require_bundled
-from helpers.server import CHROMIUM_ARGS, free_port, running
+from helpers.lecture_page import COUNTER, FOREGROUND, WATCH, shows
+from helpers.server import CHROMIUM_ARGS, free_port, running, serve_command
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 CHROMIUM = shutil.which("chromium")
-# Each student is a device of their own, in the foreground: no background-tab throttling.
-FOREGROUND = [
-    "--disable-background-timer-throttling",
-    "--disable-renderer-backgrounding",
-    "--disable-backgrounding-occluded-windows",
-]
 STUDENTS = 5
 FOLLOWER = "iframe[title*='attnlens_follow']"
 FOLLOW_LIMIT_MS = 2000
-COUNTER = "() => document.querySelector('.st-key-lec_counter')?.innerText?.trim()"
-WATCH = """() => {
-  window.__shown = {};
-  const note = () => {
-    const el = document.querySelector('.st-key-lec_counter');
-    const text = el && el.innerText.trim();
-    if (text && !(text in window.__shown)) window.__shown[text] = Date.now();
-  };
-  note();
-  new MutationObserver(note).observe(document.body,
-    {subtree: true, childList: true, characterData: true});
-}"""
 HISTOGRAM_TOTAL = """() => {
   const plots = [...document.querySelectorAll('.js-plotly-plot')];
   const h = plots.find(p => p.layout && p.layout.title
@@ -62,27 +44,12 @@ def sees_result(page: Any, timeout: int = 30_000) -> None:
         raise AssertionError(f"no result on the student's page; it shows:\n{shown}") from err
 
 
-def shows(n: int) -> str:
-    return f"() => ({COUNTER})() === '{n} / 14'"
-
-
 class Server:
     """`attnlens serve` on one port that outlives a restart (the pages reconnect to it)."""
 
     def __init__(self, store: str) -> None:
         self.port = free_port()
-        self.command = [
-            sys.executable,
-            "-m",
-            "attnlens.app.cli",
-            "serve",
-            "--port",
-            str(self.port),
-            "--model",
-            "translate",
-            "--class-store",
-            store,
-        ]
+        self.command = [*serve_command("translate", self.port), "--class-store", store]
         self.url = f"http://127.0.0.1:{self.port}"
 
     def run(self) -> Any:
