@@ -7,7 +7,6 @@ answers are still there (SQLite). Playwright drives Debian's Chromium, never a d
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -16,11 +15,11 @@ import pytest
 
 from attnlens.app.classroom.store import open_store
 from helpers.apptest import require_bundled
+from helpers.browser import chromium
 from helpers.lecture_page import COUNTER, FOREGROUND, WATCH, shows
-from helpers.server import CHROMIUM_ARGS, free_port, running, serve_command
+from helpers.server import free_port, running, serve_command
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-CHROMIUM = shutil.which("chromium")
 STUDENTS = 5
 FOLLOWER = "iframe[title*='attnlens_follow']"
 FOLLOW_LIMIT_MS = 2000
@@ -63,16 +62,9 @@ def store_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if CHROMIUM is None:
-        pytest.skip("Debian's chromium is not installed (make test installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS + FOREGROUND)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    """Debian's Chromium, launched once for this module's tests."""
+    with chromium(FOREGROUND) as launched:
+        yield launched
 
 
 def test_a_class_of_five_follows_answers_and_survives_a_restart(
