@@ -30,6 +30,7 @@ from urllib.parse import parse_qs, urlparse
 
 from attnlens.app.classroom.state import ClassState
 from attnlens.app.classroom.store import ClassStore, open_store
+from bench.threads import seconds_all_done
 from tests.helpers.lecture_page import FOREGROUND, WATCH, shows
 from tests.helpers.redis_server import REDIS_SERVER, redis_server
 from tests.helpers.server import CHROMIUM_ARGS, free_port, running, serve_command
@@ -59,12 +60,7 @@ def in_threads(n_threads: int, work: list[Any], one: Callable[[Any], object]) ->
             one(item)
 
     threads = [threading.Thread(target=run, args=(work[i::n_threads],)) for i in range(n_threads)]
-    start = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return time.perf_counter() - start
+    return seconds_all_done(threads)
 
 
 def store_rate(store: ClassStore, answers: int, threads: int) -> float:
