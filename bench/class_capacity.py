@@ -26,12 +26,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlparse
 
 from attnlens.app.classroom.state import ClassState
 from attnlens.app.classroom.store import ClassStore, open_store
 from bench.threads import seconds_all_done
-from tests.helpers.lecture_page import FOREGROUND, WATCH, shows
+from tests.helpers.lecture_page import FOREGROUND, WATCH, open_student, start_class
 from tests.helpers.redis_server import REDIS_SERVER, redis_server
 from tests.helpers.server import CHROMIUM_ARGS, free_port, running, serve_command
 
@@ -153,21 +152,13 @@ class Class:
 
     def __init__(self, browser: Any, url: str) -> None:
         self.browser, self.url = browser, url
-        self.teacher = browser.new_page(viewport={"width": 1920, "height": 1080})
-        self.teacher.goto(f"{url}/?page=lecture&deck=section3&slide=1", timeout=120_000)
-        self.teacher.wait_for_function(shows(1), timeout=120_000)
-        self.teacher.get_by_role("button", name="Start a class").click()
-        self.teacher.wait_for_function("() => location.search.includes('key=')", timeout=60_000)
-        self.code = parse_qs(urlparse(self.teacher.url).query)["class"][0]
+        self.teacher, self.code = start_class(browser, url, 1, timeout=120_000)
         self.slide = 1
         self.students: list[Any] = []
 
     def grow(self, n: int) -> None:
         while len(self.students) < n:
-            page = self.browser.new_context(viewport={"width": 412, "height": 915}).new_page()
-            page.goto(f"{self.url}/?class={self.code}", timeout=180_000, wait_until="commit")
-            page.wait_for_function(shows(self.slide), timeout=180_000)
-            self.students.append(page)
+            self.students.append(open_student(self.browser, self.url, self.code, self.slide))
 
     def move(self) -> list[float]:
         """The teacher presses → (or ← past the third slide); each student's latency in s."""

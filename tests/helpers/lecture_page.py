@@ -1,8 +1,11 @@
-"""The Lecture page as a browser sees it: what its slide counter shows and when it changed, and
-the flags that keep every student's page in the foreground (used by the live-class browser test
-and bench/class_capacity.py)."""
+"""The Lecture page as a browser sees it: a teacher starting a class, students joining it, what
+the slide counter shows and when it changed, and the flags that keep every student's page in the
+foreground (used by the live-class browser test and bench/class_capacity.py)."""
 
 from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 # Each student is a device of their own, in the foreground: no background-tab throttling.
 FOREGROUND = [
@@ -28,3 +31,23 @@ WATCH = """() => {
 def shows(n: int) -> str:
     """A page function true once the counter shows slide n of the 14 of deck section3."""
     return f"() => ({COUNTER})() === '{n} / 14'"
+
+
+def start_class(browser: Any, url: str, slide: int, timeout: int = 60_000) -> tuple[Any, str]:
+    """A teacher's page (1920×1080) on deck section3 at `slide` that starts a class: the page,
+    and the class's join code read from its link."""
+    teacher = browser.new_page(viewport={"width": 1920, "height": 1080})
+    teacher.goto(f"{url}/?page=lecture&deck=section3&slide={slide}", timeout=timeout)
+    teacher.wait_for_function(shows(slide), timeout=timeout)
+    teacher.get_by_role("button", name="Start a class").click()
+    teacher.wait_for_function("() => location.search.includes('key=')", timeout=timeout // 2)
+    return teacher, parse_qs(urlparse(teacher.url).query)["class"][0]
+
+
+def open_student(browser: Any, url: str, code: str, slide: int) -> Any:
+    """A student of class `code` on a phone-sized device of their own (a browser context),
+    once their page shows the teacher's `slide`."""
+    page = browser.new_context(viewport={"width": 412, "height": 915}).new_page()
+    page.goto(f"{url}/?class={code}", timeout=180_000, wait_until="commit")
+    page.wait_for_function(shows(slide), timeout=180_000)
+    return page
