@@ -58,17 +58,11 @@ def target_input(lens: attnlens.Lens) -> str | None:
     """The optional teacher-forcing target of an encoder-decoder model (None: its own output)."""
     if lens.info.architecture != "encoder-decoder":
         return None
-    urlstate.prepare("w_target", "target", "", str)
-    target = st.text_input(
+    return _optional_text(
         "Target (optional: teacher forcing; empty = the model's own greedy output)",
-        key="w_target",
-        live=LIVE,
+        "w_target",
+        "target",
     )
-    if target:
-        urlstate.remember("target", target)
-    else:
-        urlstate.forget("target")
-    return str(target) or None
 
 
 def pair_input(lens: attnlens.Lens) -> str | None:
@@ -76,17 +70,23 @@ def pair_input(lens: attnlens.Lens) -> str | None:
     sentence B: its own segment ids); None for one text."""
     if not lens.reads_pairs:
         return None
-    urlstate.prepare("w_pair", "pair", "", str)
-    pair = st.text_input(
+    return _optional_text(
         "Second text (optional: a sentence pair, read with its own segment ids as sentence B)",
-        key="w_pair",
-        live=LIVE,
+        "w_pair",
+        "pair",
     )
-    if pair:
-        urlstate.remember("pair", pair)
+
+
+def _optional_text(label: str, key: str, url_key: str) -> str | None:
+    """A text box that may stay empty (None); its text is in the URL under url_key while it
+    has any."""
+    urlstate.prepare(key, url_key, "", str)
+    text = st.text_input(label, key=key, live=LIVE)
+    if text:
+        urlstate.remember(url_key, text)
     else:
-        urlstate.forget("pair")
-    return str(pair) or None
+        urlstate.forget(url_key)
+    return str(text) or None
 
 
 def traced(

@@ -39,6 +39,7 @@ import attnlens
 from attnlens.app import click_targets, show, state
 from attnlens.app.cli import STREAMLIT_OPTIONS
 from bench.app_latency import WORDS
+from bench.threads import seconds_all_done
 
 ROOT = Path(__file__).resolve().parents[1]
 APP_SCRIPT = str(ROOT / "app" / "main.py")
@@ -259,13 +260,7 @@ def thread_rows(repeats: int = 3) -> list[tuple[str, int, float, float]]:
 
 def _traced(lens: attnlens.Lens, texts: list[str]) -> float:
     """Seconds until every text is traced, each in its own thread, all at once."""
-    workers = [threading.Thread(target=lens.trace, args=(t,)) for t in texts]
-    start = time.perf_counter()
-    for w in workers:
-        w.start()
-    for w in workers:
-        w.join()
-    return time.perf_counter() - start
+    return seconds_all_done([threading.Thread(target=lens.trace, args=(t,)) for t in texts])
 
 
 def random_letters(rng: random.Random, n: int) -> str:

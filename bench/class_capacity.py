@@ -20,19 +20,19 @@ import argparse
 import shutil
 import sqlite3
 import statistics
-import sys
 import tempfile
 import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlparse
 
 from attnlens.app.classroom.state import ClassState
 from attnlens.app.classroom.store import ClassStore, open_store
+from bench.threads import seconds_all_done
+from tests.helpers.lecture_page import FOREGROUND, WATCH, open_student, start_class
 from tests.helpers.redis_server import REDIS_SERVER, redis_server
-from tests.helpers.server import CHROMIUM_ARGS, free_port, running
+from tests.helpers.server import CHROMIUM_ARGS, free_port, running, serve_command
 
 LIMIT_S = 2.0
 QUESTION = {
@@ -49,23 +49,6 @@ QUESTION = {
     "step": None,
     "scores": [],
 }
-FOREGROUND = [
-    "--disable-background-timer-throttling",
-    "--disable-renderer-backgrounding",
-    "--disable-backgrounding-occluded-windows",
-]
-COUNTER = "() => document.querySelector('.st-key-lec_counter')?.innerText?.trim()"
-WATCH = """() => {
-  window.__shown = {};
-  const note = () => {
-    const el = document.querySelector('.st-key-lec_counter');
-    const text = el && el.innerText.trim();
-    if (text && !(text in window.__shown)) window.__shown[text] = Date.now();
-  };
-  note();
-  new MutationObserver(note).observe(document.body,
-    {subtree: true, childList: true, characterData: true});
-}"""
 
 
 def in_threads(n_threads: int, work: list[Any], one: Callable[[Any], object]) -> float:
@@ -76,12 +59,7 @@ def in_threads(n_threads: int, work: list[Any], one: Callable[[Any], object]) ->
             one(item)
 
     threads = [threading.Thread(target=run, args=(work[i::n_threads],)) for i in range(n_threads)]
-    start = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return time.perf_counter() - start
+    return seconds_all_done(threads)
 
 
 def store_rate(store: ClassStore, answers: int, threads: int) -> float:
@@ -174,21 +152,13 @@ class Class:
 
     def __init__(self, browser: Any, url: str) -> None:
         self.browser, self.url = browser, url
-        self.teacher = browser.new_page(viewport={"width": 1920, "height": 1080})
-        self.teacher.goto(f"{url}/?page=lecture&deck=section3&slide=1", timeout=120_000)
-        self.teacher.wait_for_function(f"() => ({COUNTER})() === '1 / 14'", timeout=120_000)
-        self.teacher.get_by_role("button", name="Start a class").click()
-        self.teacher.wait_for_function("() => location.search.includes('key=')", timeout=60_000)
-        self.code = parse_qs(urlparse(self.teacher.url).query)["class"][0]
+        self.teacher, self.code = start_class(browser, url, 1, timeout=120_000)
         self.slide = 1
         self.students: list[Any] = []
 
     def grow(self, n: int) -> None:
         while len(self.students) < n:
-            page = self.browser.new_context(viewport={"width": 412, "height": 915}).new_page()
-            page.goto(f"{self.url}/?class={self.code}", timeout=180_000, wait_until="commit")
-            page.wait_for_function(f"() => ({COUNTER})() === '{self.slide} / 14'", timeout=180_000)
-            self.students.append(page)
+            self.students.append(open_student(self.browser, self.url, self.code, self.slide))
 
     def move(self) -> list[float]:
         """The teacher presses → (or ← past the third slide); each student's latency in s."""
@@ -219,18 +189,8 @@ def capacity_table(sizes: list[int], moves: int, budget: float) -> None:
     start, largest = time.monotonic(), 0
     port = free_port()
     with tempfile.TemporaryDirectory() as folder:
-        command = [
-            sys.executable,
-            "-m",
-            "attnlens.app.cli",
-            "serve",
-            "--port",
-            str(port),
-            "--model",
-            "translate",
-            "--class-store",
-            f"sqlite:///{folder}/c.sqlite3",
-        ]
+        store = f"sqlite:///{folder}/c.sqlite3"
+        command = [*serve_command("translate", port), "--class-store", store]
         with running(command, port) as url, sync_playwright() as p:
             browser = p.chromium.launch(
                 executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS + FOREGROUND

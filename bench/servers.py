@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from attnlens.app.cli import STREAMLIT_OPTIONS
-from tests.helpers.server import free_port, stop, wait_for_port
+from tests.helpers.server import free_port, serve_command
+from tests.helpers.server import started as process
 
 ROOT = Path(__file__).resolve().parents[1]
 BARE_PAGE = ROOT / "bench" / "minimal_app.py"
@@ -40,22 +40,14 @@ class Server:
 @contextlib.contextmanager
 def started(name: str, command: list[str], port: int, timeout: float = 90.0) -> Iterator[Server]:
     """Run command (which listens on port) until the block ends; always stopped."""
-    proc = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, env={**os.environ},
-    )  # fmt: skip
-    try:
-        wait_for_port(port, proc, timeout)
+    with process(command, port, timeout=timeout) as proc:
         yield Server(name, f"http://127.0.0.1:{port}", proc.pid)
-    finally:
-        stop(proc)
 
 
 def attnlens_server(model: str) -> contextlib.AbstractContextManager[Server]:
     """`attnlens serve --model model`, as a user starts it (it becomes the Streamlit process)."""
     port = free_port()
-    command = [sys.executable, "-m", "attnlens.app.cli", "serve", "--port", str(port)]
-    return started("attnlens", [*command, "--model", model], port)
+    return started("attnlens", serve_command(model, port), port)
 
 
 def bare_server() -> contextlib.AbstractContextManager[Server]:

@@ -20,7 +20,7 @@ from nbclient import NotebookClient
 
 import attnlens
 from attnlens.notebook import plotly_js
-from helpers.server import CHROMIUM_ARGS
+from helpers.browser import chromium
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "docs" / "notebook.ipynb"
 PLOTLY = "application/vnd.plotly.v1+json"
@@ -131,12 +131,9 @@ def test_long_work_shows_a_notebook_progress_bar(executed: Any) -> None:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    """Debian's Chromium, launched once for this module's tests."""
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.mark.browser

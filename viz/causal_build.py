@@ -9,9 +9,8 @@ from plotly.subplots import make_subplots
 from attnlens.record.trace import Trace
 from attnlens.viz.labels import position_labels, token_text
 from attnlens.viz.mask_view import ALLOWED, BLOCKED
+from attnlens.viz.outline import outline_row
 from attnlens.viz.picking import allowed_of, attention_of, check_head, check_layer
-
-ROW_COLOUR = "#d62728"
 
 
 def causal_build(trace: Trace, layer: int, head: int, step: int) -> go.Figure:
@@ -79,16 +78,7 @@ def causal_build(trace: Trace, layer: int, head: int, step: int) -> go.Figure:
         col=2,
     )
     for col in (1, 2):
-        fig.add_shape(
-            type="rect",
-            x0=-0.5,
-            x1=T - 0.5,
-            y0=step - 0.5,
-            y1=step + 0.5,
-            line={"color": ROW_COLOUR, "width": 3},
-            row=1,
-            col=col,
-        )
+        outline_row(fig, step, T, col)
     fig.update_xaxes(type="category", side="bottom", tickangle=-45, range=[-0.5, T - 0.5])
     fig.update_yaxes(type="category", autorange="reversed")
     fig.update_layout(

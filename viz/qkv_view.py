@@ -10,9 +10,8 @@ from plotly.subplots import make_subplots
 
 from attnlens.viz.heatmap import MASKED_COLOUR
 from attnlens.viz.labels import position_labels
+from attnlens.viz.outline import outline_row
 from attnlens.viz.sdpa_steps import attention_steps
-
-ROW_COLOUR = "#d62728"
 
 
 def qkv_view(
@@ -61,16 +60,7 @@ def qkv_view(
         if not 0 <= query < len(rows):
             raise ValueError(f"query {query} is outside 0..{len(rows) - 1}")
         for col, width in ((1, len(dims)), (4, len(keys))):
-            fig.add_shape(
-                type="rect",
-                x0=-0.5,
-                x1=width - 0.5,
-                y0=query - 0.5,
-                y1=query + 0.5,
-                line={"color": ROW_COLOUR, "width": 3},
-                row=1,
-                col=col,
-            )
+            outline_row(fig, query, width, col)
     fig.update_xaxes(type="category", side="bottom", showticklabels=False, row=1)
     fig.update_xaxes(showticklabels=True, col=4)
     fig.update_yaxes(type="category", autorange="reversed")

@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 from streamlit.testing.v1 import AppTest
 
-from helpers.apptest import open_bundled, open_on
+from helpers.apptest import chart, open_bundled, open_on
 
 
 def open_page(model_dir: Path, **params: str) -> AppTest:
     return open_on(model_dir, "decode", **{"text": "bad cafe", **params})
-
-
-def chart(at: AppTest, title_part: str) -> dict[str, Any]:
-    """The first figure whose title contains title_part."""
-    for element in at.get("plotly_chart"):
-        spec = json.loads(element.proto.spec)
-        if title_part in spec["layout"].get("title", {}).get("text", ""):
-            return spec  # type: ignore[no-any-return]
-    raise AssertionError(f"no figure titled ...{title_part!r}...")
 
 
 def test_default_render_shows_step_zero(tiny_model_dir: Path) -> None:

@@ -3,27 +3,12 @@ that follow each kind's own layers and heads, a what-if force past the end named
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from streamlit.testing.v1 import AppTest
-
-from helpers.apptest import open_bundled, open_on
+from helpers.apptest import chart, open_bundled, open_on, titles
 from helpers.hf_zoo import zoo_folder
 
 PAIR = ("the cat sat", "a dog sat on a log")
-
-
-def titles(at: AppTest) -> list[str]:
-    return [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
-
-
-def figure(at: AppTest, title_part: str) -> dict[str, Any]:
-    for element in at.get("plotly_chart"):
-        spec = json.loads(element.proto.spec)
-        if title_part in spec["layout"].get("title", {}).get("text", ""):
-            return spec  # type: ignore[no-any-return]
-    raise AssertionError(f"no figure titled ...{title_part!r}... in {titles(at)}")
 
 
 def test_a_sentence_pair_box_and_the_two_sentences_in_the_figures() -> None:
@@ -33,13 +18,13 @@ def test_a_sentence_pair_box_and_the_two_sentences_in_the_figures() -> None:
     at.text_input(key="w_pair").input(PAIR[1]).run()
     assert not at.exception and not at.error
     assert at.query_params["pair"] == PAIR[1]
-    whole = figure(at, "sentence A: positions 0–4 · sentence B: 5–")
+    whole = chart(at, "sentence A: positions 0–4 · sentence B: 5–")
     assert len(whole["layout"]["shapes"]) == 2  # the boundary on both axes
     blocks = {a["text"] for a in whole["layout"]["annotations"]}
     assert blocks == {"A→A", "A→B", "B→A", "B→B"}
     at.selectbox(key="w_pair_block").select("A→B").run()
     assert at.query_params["pair_block"] == "A→B"
-    block = figure(at, "sentence A → sentence B")
+    block = chart(at, "sentence A → sentence B")
     cells = block["data"][0]
     assert cells["y"][0].endswith("[CLS]") and cells["x"][0].startswith("5 · ")
     assert len(cells["y"]) == 5 and len(cells["x"]) == 7  # [CLS] the c at [SEP] | B… [SEP]
@@ -51,7 +36,7 @@ def test_a_shared_link_opens_the_same_pair_and_block() -> None:
         pair_block="B→A",
     )  # fmt: skip
     assert not at.exception and at.text_input(key="w_pair").value == PAIR[1]
-    assert figure(at, "sentence B → sentence A")
+    assert chart(at, "sentence B → sentence A")
 
 
 def test_models_without_pairs_show_no_pair_box(tiny_model_dir: Any) -> None:

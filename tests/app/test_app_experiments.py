@@ -4,19 +4,13 @@ induction heads of a decoder."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from helpers.apptest import open_on
-
-
-def titles(at: AppTest) -> list[str]:
-    specs = [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
-    return [str(s["layout"].get("title", {}).get("text", "")) for s in specs]
+from helpers.apptest import open_on, titles
 
 
 def run(folder: Path, experiment: str, n: int, **params: str) -> AppTest:

@@ -12,7 +12,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attnlens.model.lenses.seq2seq import Seq2SeqLens
-from helpers.apptest import open_bundled, open_on, require_bundled
+from helpers.apptest import chart, open_bundled, open_on, require_bundled
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -21,18 +21,8 @@ def open_page(model_dir: Path, page: str = "explore", **params: str) -> AppTest:
     return open_on(model_dir, page, **params)
 
 
-def chart(at: AppTest, title_start: str) -> dict[str, Any]:
-    """The first Plotly figure whose title starts with title_start, as its JSON."""
-    for element in at.get("plotly_chart"):
-        spec = json.loads(element.proto.spec)
-        title = spec["layout"].get("title", {}).get("text", "")
-        if title.startswith(title_start):
-            return spec  # type: ignore[no-any-return]
-    raise AssertionError(f"no figure titled {title_start!r}")
-
-
 def heatmap(at: AppTest) -> dict[str, Any]:
-    spec = chart(at, "")
+    spec = chart(at, "", at_start=True)
     assert spec["data"][0]["type"] == "heatmap"
     return spec
 

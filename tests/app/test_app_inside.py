@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import json
 from pathlib import Path
 from typing import Any
 
@@ -12,19 +11,11 @@ from streamlit.testing.v1 import AppTest
 
 import attnlens
 from attnlens.model.lenses.causal import CausalLens
-from helpers.apptest import open_on
+from helpers.apptest import chart, open_on
 
 
 def open_page(model_dir: Path, **params: str) -> AppTest:
     return open_on(model_dir, "inside", **{"text": "bad", "target": "dab", **params})
-
-
-def chart(at: AppTest, title_start: str) -> dict[str, Any]:
-    for element in at.get("plotly_chart"):
-        spec = json.loads(element.proto.spec)
-        if spec["layout"].get("title", {}).get("text", "").startswith(title_start):
-            return spec  # type: ignore[no-any-return]
-    raise AssertionError(f"no figure titled {title_start!r}")
 
 
 def array(value: Any) -> np.ndarray:
@@ -37,14 +28,14 @@ def array(value: Any) -> np.ndarray:
 
 
 def softmax_cells(at: AppTest) -> np.ndarray:
-    return array(chart(at, "4 · softmax")["data"][0]["z"])
+    return array(chart(at, "4 · softmax", at_start=True)["data"][0]["z"])
 
 
 def test_default_render_shows_positions_masks_and_five_steps(tiny_model_dir: Path) -> None:
     at = open_page(tiny_model_dir)
     assert not at.exception and not at.error
     for title in ("1 · Q·Kᵀ", "2 · Q·Kᵀ / √d_k", "3 · masked", "4 · softmax", "5 · weights · V"):
-        assert chart(at, title)
+        assert chart(at, title, at_start=True)
     assert len(at.get("plotly_chart")) == 7  # positional encoding, masks, five steps
 
 
@@ -54,7 +45,7 @@ def test_the_softmax_step_is_the_recorded_attention(tiny_model_dir: Path) -> Non
     recorded = attnlens.load(str(tiny_model_dir)).trace("bad", target="dab").decoder_self
     assert recorded is not None
     np.testing.assert_allclose(softmax_cells(at), recorded[1, 1], atol=1e-5)
-    masked = chart(at, "3 · masked")["data"][0]["text"]
+    masked = chart(at, "3 · masked", at_start=True)["data"][0]["text"]
     assert masked[0][1] == "−∞"  # the first decoder position may not see the second
 
 
@@ -65,7 +56,7 @@ def test_changing_the_head_changes_the_numbers(tiny_model_dir: Path) -> None:
     assert not at.exception
     assert not np.allclose(before, softmax_cells(at))
     at.selectbox(key="w_kind").select("encoder_self").run()
-    assert chart(at, "4 · softmax")["data"][0]["x"][0] == "0 · b"
+    assert chart(at, "4 · softmax", at_start=True)["data"][0]["x"][0] == "0 · b"
 
 
 def test_bad_input_gives_a_message(tiny_model_dir: Path) -> None:

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import shutil
 import threading
 import time
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
@@ -18,7 +16,7 @@ from attnlens.model.lenses.seq2seq import Seq2SeqLens
 from attnlens.model.net import checkpoint
 from attnlens.model.net.tokenizer import CharTokenizer
 from attnlens.model.training.snapshots import SnapshotScore
-from helpers.apptest import open_bundled, open_on
+from helpers.apptest import figures, open_bundled, open_on
 from helpers.tiny import TINY_CHARS, tiny_transformer
 
 
@@ -38,10 +36,6 @@ def trained_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def open_page(model_dir: Path, **params: str) -> AppTest:
     return open_on(model_dir, "training", **{"text": "bad", **params})
-
-
-def figures(at: AppTest) -> list[dict[str, Any]]:
-    return [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
 
 
 def test_snapshot_and_final_model_side_by_side(trained_dir: Path) -> None:

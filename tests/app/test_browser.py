@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 
 from attnlens.viz.labels import position_labels
-from helpers.server import CHROMIUM_ARGS, serving
+from helpers.browser import chromium
+from helpers.server import serving
 
 pytestmark = pytest.mark.browser
-CHROMIUM = shutil.which("chromium")
 HEATMAP_X = (
     "() => { const p = document.querySelector('.js-plotly-plot');"
     " return p && p.data ? JSON.stringify(p.data[0].x) : null; }"
@@ -57,16 +57,8 @@ def server(tiny_model_dir: Path) -> Iterator[str]:
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
     """Debian's Chromium, launched once for this module's tests."""
-    if CHROMIUM is None:
-        pytest.skip("Debian's chromium is not installed (make test installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    with chromium() as launched:
+        yield launched
 
 
 def explore_on_bad(browser: Any, server: str, **options: Any) -> Any:

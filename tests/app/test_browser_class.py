@@ -7,41 +7,21 @@ answers are still there (SQLite). Playwright drives Debian's Chromium, never a d
 
 from __future__ import annotations
 
-import shutil
-import sys
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import parse_qs, urlparse
 
 import pytest
 
 from attnlens.app.classroom.store import open_store
 from helpers.apptest import require_bundled
-from helpers.server import CHROMIUM_ARGS, free_port, running
+from helpers.browser import chromium
+from helpers.lecture_page import COUNTER, FOREGROUND, WATCH, open_student, shows, start_class
+from helpers.server import free_port, running, serve_command
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-CHROMIUM = shutil.which("chromium")
-# Each student is a device of their own, in the foreground: no background-tab throttling.
-FOREGROUND = [
-    "--disable-background-timer-throttling",
-    "--disable-renderer-backgrounding",
-    "--disable-backgrounding-occluded-windows",
-]
 STUDENTS = 5
 FOLLOWER = "iframe[title*='attnlens_follow']"
 FOLLOW_LIMIT_MS = 2000
-COUNTER = "() => document.querySelector('.st-key-lec_counter')?.innerText?.trim()"
-WATCH = """() => {
-  window.__shown = {};
-  const note = () => {
-    const el = document.querySelector('.st-key-lec_counter');
-    const text = el && el.innerText.trim();
-    if (text && !(text in window.__shown)) window.__shown[text] = Date.now();
-  };
-  note();
-  new MutationObserver(note).observe(document.body,
-    {subtree: true, childList: true, characterData: true});
-}"""
 HISTOGRAM_TOTAL = """() => {
   const plots = [...document.querySelectorAll('.js-plotly-plot')];
   const h = plots.find(p => p.layout && p.layout.title
@@ -62,27 +42,12 @@ def sees_result(page: Any, timeout: int = 30_000) -> None:
         raise AssertionError(f"no result on the student's page; it shows:\n{shown}") from err
 
 
-def shows(n: int) -> str:
-    return f"() => ({COUNTER})() === '{n} / 14'"
-
-
 class Server:
     """`attnlens serve` on one port that outlives a restart (the pages reconnect to it)."""
 
     def __init__(self, store: str) -> None:
         self.port = free_port()
-        self.command = [
-            sys.executable,
-            "-m",
-            "attnlens.app.cli",
-            "serve",
-            "--port",
-            str(self.port),
-            "--model",
-            "translate",
-            "--class-store",
-            store,
-        ]
+        self.command = [*serve_command("translate", self.port), "--class-store", store]
         self.url = f"http://127.0.0.1:{self.port}"
 
     def run(self) -> Any:
@@ -96,16 +61,9 @@ def store_url(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if CHROMIUM is None:
-        pytest.skip("Debian's chromium is not installed (make test installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS + FOREGROUND)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    """Debian's Chromium, launched once for this module's tests."""
+    with chromium(FOREGROUND) as launched:
+        yield launched
 
 
 def test_a_class_of_five_follows_answers_and_survives_a_restart(
@@ -114,12 +72,7 @@ def test_a_class_of_five_follows_answers_and_survives_a_restart(
     require_bundled("translate")
     server = Server(store_url)
     with server.run():
-        teacher = browser.new_page(viewport={"width": 1920, "height": 1080})
-        teacher.goto(f"{server.url}/?page=lecture&deck=section3&slide=1", timeout=60_000)
-        teacher.wait_for_function(shows(1), timeout=60_000)
-        teacher.get_by_role("button", name="Start a class").click()
-        teacher.wait_for_function("() => location.search.includes('key=')", timeout=30_000)
-        code = parse_qs(urlparse(teacher.url).query)["class"][0]
+        teacher, code = start_class(browser, server.url, 1)
         students = [join(browser, server.url, code) for _ in range(STUDENTS)]
         for page in students:
             page.evaluate(WATCH)
@@ -141,9 +94,7 @@ def test_a_class_of_five_follows_answers_and_survives_a_restart(
 
 def join(browser: Any, url: str, code: str) -> Any:
     """A student on a device of their own (a browser context each)."""
-    page = browser.new_context(viewport={"width": 412, "height": 915}).new_page()
-    page.goto(f"{url}/?class={code}", timeout=180_000, wait_until="commit")
-    page.wait_for_function(shows(1), timeout=180_000)
+    page = open_student(browser, url, code, 1)
     page.wait_for_selector(FOLLOWER, state="attached", timeout=60_000)  # its follow signal
     page.wait_for_timeout(1000)  # the signal's page has loaded and polls
     return page
@@ -198,15 +149,8 @@ def test_two_replicas_share_one_class_through_redis(browser: Any, redis_url: str
     require_bundled("translate")
     first, second = Server(redis_url), Server(redis_url)
     with first.run(), second.run():
-        teacher = browser.new_page(viewport={"width": 1920, "height": 1080})
-        teacher.goto(f"{first.url}/?page=lecture&deck=section3&slide=3", timeout=60_000)
-        teacher.wait_for_function(shows(3), timeout=60_000)
-        teacher.get_by_role("button", name="Start a class").click()
-        teacher.wait_for_function("() => location.search.includes('key=')", timeout=30_000)
-        code = parse_qs(urlparse(teacher.url).query)["class"][0]
-        student = browser.new_context(viewport={"width": 412, "height": 915}).new_page()
-        student.goto(f"{second.url}/?class={code}", timeout=180_000, wait_until="commit")
-        student.wait_for_function(shows(3), timeout=180_000)
+        teacher, code = start_class(browser, first.url, 3)
+        student = open_student(browser, second.url, code, 3)
         teacher.keyboard.press("ArrowRight")
         student.wait_for_function(shows(4), timeout=30_000)
         student.locator(".st-key-lec_options button").nth(0).click()

@@ -3,7 +3,6 @@ an encoded surrogate as the text on every page, Markdown shortcodes as the model
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,26 +11,19 @@ import pytest
 from attnlens.app.main import PAGES
 from attnlens.app.safe_text import WORD_JOINER
 from helpers.apptest import require_bundled
-from helpers.server import CHROMIUM_ARGS, serving
+from helpers.browser import chromium
+from helpers.server import serving
 
 pytestmark = pytest.mark.browser
-CHROMIUM = shutil.which("chromium")
 PYTHON_ERRORS = ("Traceback", "TypeError", "UnicodeEncodeError", "surrogates", "IndexError")
 SHORTCODES = ":material/warning: :red[x] :streamlit:"
 
 
 @pytest.fixture(scope="module")
 def browser_page() -> Iterator[tuple[Any, str]]:
-    if CHROMIUM is None:
-        pytest.skip("Debian's chromium is not installed")
     require_bundled("reverse")
-    from playwright.sync_api import sync_playwright
-
-    with serving("reverse") as url, sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1200, "height": 900})
-        yield page, url
-        browser.close()
+    with chromium() as browser, serving("reverse") as url:
+        yield browser.new_page(viewport={"width": 1200, "height": 900}), url
 
 
 def settled(page: Any, url: str, query: str, drawn: str = "h1") -> list[str]:

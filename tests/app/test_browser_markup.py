@@ -23,7 +23,8 @@ from attnlens.model.net.config import TransformerConfig
 from attnlens.model.net.tokenizer import CharTokenizer
 from attnlens.model.net.transformer import Transformer
 from attnlens.record.trace import ModelInfo, Trace
-from helpers.server import CHROMIUM_ARGS, ROOT, serving
+from helpers.browser import chromium
+from helpers.server import ROOT, serving
 
 pytestmark = [
     pytest.mark.browser,
@@ -51,12 +52,9 @@ def markup_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+    """Debian's Chromium, launched once for this module's tests."""
+    with chromium() as launched:
+        yield launched
 
 
 def nothing_ran(page: Any) -> bool:

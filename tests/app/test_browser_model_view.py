@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,10 +13,10 @@ from typing import Any
 import pytest
 
 from helpers.apptest import require_bundled
-from helpers.server import CHROMIUM_ARGS, serving
+from helpers.browser import chromium
+from helpers.server import serving
 
 pytestmark = pytest.mark.browser
-CHROMIUM = shutil.which("chromium")
 DRAWN = (
     "() => { const p = document.querySelectorAll('.js-plotly-plot');"
     " return p.length >= 3 && Array.from(p).every((q) => q.data); }"
@@ -42,16 +41,9 @@ HEIGHTS = """() => ({
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    if CHROMIUM is None:
-        pytest.skip("Debian's chromium is not installed (make test installs it)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
+    """Debian's Chromium, launched once for this module's tests."""
+    with chromium() as launched:
+        yield launched
 
 
 @pytest.fixture(scope="module")

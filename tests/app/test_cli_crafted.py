@@ -5,7 +5,6 @@ nothing."""
 
 from __future__ import annotations
 
-import re
 import time
 from pathlib import Path
 
@@ -14,32 +13,20 @@ import pytest
 from attnlens.app.cli import main
 from helpers import crafted
 from helpers.hf_models import tiny_hf
+from helpers.memory import own_peak, reset_own_peak
 
 MB = 2**20
 LIMIT_MB = 256  # ATTNLENS_MAX_MODEL_MB for these tests; the tiny models take well under 1 MB
 SECONDS = 10.0
 
 
-def peak_rss() -> int:
-    text = Path("/proc/self/status").read_text()
-    return int(re.search(r"VmHWM:\s+(\d+)", text).group(1)) * 1024  # type: ignore[union-attr]
-
-
-def reset_peak() -> bool:
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        return False
-    return True
-
-
 def refuse(folder: Path, capsys: pytest.CaptureFixture[str]) -> str:
     """Trace with a crafted folder: exit 2, one line, in time, within the memory limit."""
     capsys.readouterr()
-    measured = reset_peak()
-    before, start = peak_rss(), time.monotonic()
+    measured = reset_own_peak()
+    before, start = own_peak(), time.monotonic()
     code = main(["trace", str(folder), "abc"])
-    took, grown = time.monotonic() - start, peak_rss() - before
+    took, grown = time.monotonic() - start, own_peak() - before
     out, err = capsys.readouterr()
     assert code == 2 and out == "", (code, err)
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err

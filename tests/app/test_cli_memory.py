@@ -4,7 +4,6 @@ record's, not that of the record as Python lists, a DataFrame and a string (the 
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import numpy as np
@@ -17,21 +16,10 @@ from attnlens.model.net.config import TransformerConfig
 from attnlens.model.net.decoder_only import DecoderOnlyTransformer
 from attnlens.model.net.tokenizer import CharTokenizer
 from attnlens.record.trace import Trace
+from helpers.memory import own_peak, reset_own_peak
 
 MB = 2**20
 LONG = 600  # positions: 2 layers × 4 heads × 600² weights, an 11 MB record
-
-
-def peak_rss() -> int:
-    return int(re.search(r"VmHWM:\s+(\d+)", Path("/proc/self/status").read_text()).group(1)) * 1024  # type: ignore[union-attr]
-
-
-def reset_peak() -> bool:
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        return False
-    return True
 
 
 @pytest.fixture(scope="module")
@@ -54,11 +42,11 @@ def test_writing_a_record_takes_memory_for_the_record_not_its_text(
     record_bytes = 2 * 4 * (len(text) + 1) ** 2 * 4
     out = tmp_path / f"trace.{fmt}"
     main(["trace", str(long_lm), text, "--out", str(out)])  # warm: torch's first call allocates
-    if not reset_peak():
+    if not reset_own_peak():
         pytest.skip("this kernel does not let a process reset its peak RSS")
-    before = peak_rss()
+    before = own_peak()
     assert main(["trace", str(long_lm), text, "--format", fmt, "--out", str(out)]) == 0
-    grown = peak_rss() - before
+    grown = own_peak() - before
     assert grown < 2 * record_bytes + 48 * MB, f"{fmt}: peak grew {grown / MB:.0f} MB"
     if fmt == "npz":
         tr = Trace.from_npz(out.read_bytes())

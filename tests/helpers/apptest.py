@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -33,3 +35,22 @@ def open_bundled(page: str, model_name: str, timeout: float = 60, **params: str)
     at = AppTest.from_file(APP_SCRIPT, default_timeout=timeout)
     at.query_params.update({"page": page, "model": model_name, **params})
     return at.run()
+
+
+def figures(at: AppTest) -> list[dict[str, Any]]:
+    """Every Plotly figure on the page, as its JSON, in page order."""
+    return [json.loads(element.proto.spec) for element in at.get("plotly_chart")]
+
+
+def titles(at: AppTest) -> list[str]:
+    """The titles of the page's Plotly figures ("" for one without)."""
+    return [str(spec["layout"].get("title", {}).get("text", "")) for spec in figures(at)]
+
+
+def chart(at: AppTest, title_part: str, *, at_start: bool = False) -> dict[str, Any]:
+    """The first figure whose title contains title_part (begins with it, with at_start)."""
+    for spec in figures(at):
+        title = str(spec["layout"].get("title", {}).get("text", ""))
+        if title.startswith(title_part) if at_start else title_part in title:
+            return spec
+    raise AssertionError(f"no figure titled ...{title_part!r}... in {titles(at)}")

@@ -4,16 +4,13 @@ sessions through Explore on a long text (used by the memory test and bench/memor
 from __future__ import annotations
 
 import contextlib
-import os
 import re
-import subprocess
-import sys
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .server import ROOT, free_port, stop, wait_for_port
+from .server import free_port, serve_command, started
 
 WORDS = ("the", "cat", "sat", "on", "mat", "and", "a", "dog", "saw", "it")
 HEATMAP_READY = (
@@ -27,15 +24,30 @@ def long_text(words: int = 508) -> str:
     return " ".join(WORDS[i % len(WORDS)] for i in range(words))
 
 
-def status(pid: int, field: str) -> int:
-    """A field of /proc/PID/status in bytes: VmRSS (now) or VmHWM (peak)."""
+def status(pid: int | str, field: str) -> int:
+    """A field of /proc/PID/status in bytes: VmRSS (now) or VmHWM (peak); pid "self" is this
+    process."""
     match = re.search(rf"{field}:\s+(\d+) kB", Path(f"/proc/{pid}/status").read_text())
     return int(match.group(1)) * 1024 if match else 0
 
 
-def reset_peak(pid: int) -> None:
+def reset_peak(pid: int | str) -> None:
     """Start the peak RSS (VmHWM) again from the current RSS."""
     Path(f"/proc/{pid}/clear_refs").write_text("5")
+
+
+def own_peak() -> int:
+    """This process's peak RSS (VmHWM) in bytes."""
+    return status("self", "VmHWM")
+
+
+def reset_own_peak() -> bool:
+    """Start this process's peak RSS again; False where the kernel does not let it."""
+    try:
+        reset_peak("self")
+    except OSError:
+        return False
+    return True
 
 
 @contextlib.contextmanager
@@ -43,17 +55,8 @@ def served(model: str, env: dict[str, str] | None = None) -> Iterator[tuple[str,
     """`attnlens serve --model MODEL` on a free port: (url, pid). `serve` execs Streamlit in
     its own process, so the pid is the server's."""
     port = free_port()
-    command = [sys.executable, "-m", "attnlens.app.cli", "serve", "--port", str(port),
-               "--model", model]  # fmt: skip
-    proc = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, env={**os.environ, **(env or {})},
-    )  # fmt: skip
-    try:
-        wait_for_port(port, proc)
+    with started(serve_command(model, port), port, env) as proc:
         yield f"http://127.0.0.1:{port}", proc.pid
-    finally:
-        stop(proc)
 
 
 def explore_url(url: str, model: str, text: str) -> str:

@@ -42,18 +42,35 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 40.
 
 
 @contextlib.contextmanager
-def running(command: list[str], port: int, env: dict[str, str] | None = None) -> Iterator[str]:
-    """Any server command listening on port, in its own process group; yields its URL and is
-    always stopped with everything it started."""
+def started(
+    command: list[str], port: int, env: dict[str, str] | None = None, timeout: float = 40.0
+) -> Iterator[subprocess.Popen[bytes]]:
+    """Any server command, in its own process group, once it listens on port; yields its
+    process and is always stopped with everything it started."""
     proc = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
         start_new_session=True, env={**os.environ, **(env or {})},
     )  # fmt: skip
     try:
-        wait_for_port(port, proc)
-        yield f"http://127.0.0.1:{port}"
+        wait_for_port(port, proc, timeout)
+        yield proc
     finally:
         stop(proc)
+
+
+@contextlib.contextmanager
+def running(command: list[str], port: int, env: dict[str, str] | None = None) -> Iterator[str]:
+    """Any server command listening on port, in its own process group; yields its URL and is
+    always stopped with everything it started."""
+    with started(command, port, env):
+        yield f"http://127.0.0.1:{port}"
+
+
+def serve_command(model_name: str, port: int) -> list[str]:
+    """`attnlens serve --port PORT --model MODEL_NAME`, run by this Python. `serve` execs
+    Streamlit in its own process, so the process started is the server."""
+    return [sys.executable, "-m", "attnlens.app.cli", "serve", "--port", str(port),
+            "--model", model_name]  # fmt: skip
 
 
 def serving(
@@ -61,9 +78,7 @@ def serving(
 ) -> contextlib.AbstractContextManager[str]:
     """`attnlens serve --model model_name` on a free port; yields its URL; always stopped."""
     port = free_port()
-    command = [sys.executable, "-m", "attnlens.app.cli", "serve", "--port", str(port)]
-    command += ["--model", model_name]
-    return running(command, port, env)
+    return running(serve_command(model_name, port), port, env)
 
 
 def stop(proc: subprocess.Popen[bytes]) -> None:

@@ -1,0 +1,53 @@
+"""The Lecture page as a browser sees it: a teacher starting a class, students joining it, what
+the slide counter shows and when it changed, and the flags that keep every student's page in the
+foreground (used by the live-class browser test and bench/class_capacity.py)."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import parse_qs, urlparse
+
+# Each student is a device of their own, in the foreground: no background-tab throttling.
+FOREGROUND = [
+    "--disable-background-timer-throttling",
+    "--disable-renderer-backgrounding",
+    "--disable-backgrounding-occluded-windows",
+]
+COUNTER = "() => document.querySelector('.st-key-lec_counter')?.innerText?.trim()"
+# Notes in window.__shown the page's own time at which each slide counter text first showed.
+WATCH = """() => {
+  window.__shown = {};
+  const note = () => {
+    const el = document.querySelector('.st-key-lec_counter');
+    const text = el && el.innerText.trim();
+    if (text && !(text in window.__shown)) window.__shown[text] = Date.now();
+  };
+  note();
+  new MutationObserver(note).observe(document.body,
+    {subtree: true, childList: true, characterData: true});
+}"""
+
+
+def shows(n: int) -> str:
+    """A page function true once the counter shows slide n of the 14 of deck section3."""
+    return f"() => ({COUNTER})() === '{n} / 14'"
+
+
+def start_class(browser: Any, url: str, slide: int, timeout: int = 60_000) -> tuple[Any, str]:
+    """A teacher's page (1920×1080) on deck section3 at `slide` that starts a class: the page,
+    and the class's join code read from its link."""
+    teacher = browser.new_page(viewport={"width": 1920, "height": 1080})
+    teacher.goto(f"{url}/?page=lecture&deck=section3&slide={slide}", timeout=timeout)
+    teacher.wait_for_function(shows(slide), timeout=timeout)
+    teacher.get_by_role("button", name="Start a class").click()
+    teacher.wait_for_function("() => location.search.includes('key=')", timeout=timeout // 2)
+    return teacher, parse_qs(urlparse(teacher.url).query)["class"][0]
+
+
+def open_student(browser: Any, url: str, code: str, slide: int) -> Any:
+    """A student of class `code` on a phone-sized device of their own (a browser context),
+    once their page shows the teacher's `slide`."""
+    page = browser.new_context(viewport={"width": 412, "height": 915}).new_page()
+    page.goto(f"{url}/?class={code}", timeout=180_000, wait_until="commit")
+    page.wait_for_function(shows(slide), timeout=180_000)
+    return page
