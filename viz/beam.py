@@ -111,7 +111,7 @@ def _rows_axis(rows: int) -> dict[str, Any]:
         "tickmode": "array",
         "tickvals": [*range(rows), rows],
         "ticktext": [*map(str, range(rows)), "pruned"],
-        "range": [rows + 0.6, -0.8],  # reversed: beam 0 on top
+        "range": [rows + 0.6, -1.2],  # reversed: beam 0 on top, room above for its label
         "automargin": True,
         "zeroline": False,
     }

@@ -10,6 +10,7 @@ from plotly.subplots import make_subplots
 from attnlens.record.decode import DecodeRun
 from attnlens.viz.beam import Node, followed, followed_row
 from attnlens.viz.labels import positions_axis, visible
+from attnlens.viz.style import panel_title
 
 
 def check_step(run: DecodeRun, step: int) -> None:
@@ -64,12 +65,9 @@ def step_attention(
         fig.add_trace(_bar(weights, axis.values), row=i, col=1)
         fig.update_xaxes(type="category", automargin=True, row=i, col=1, **axis.ticks)
         fig.update_yaxes(range=[0, 1], title="weight", automargin=True, row=i, col=1)
-    fig.update_layout(
-        title={"text": f"step {step}: what the new position attends to (live beam {row})<br>"
-               f"layer {layer} · head {head}", "automargin": True, "yref": "paper"},
-        showlegend=False,
-        margin={"l": 10, "r": 10, "t": 10, "b": 10},
-    )  # fmt: skip
+    title = f"step {step}: what the new position attends to (live beam {row})<br>"
+    fig.update_layout(panel_title(title + f"layer {layer} · head {head}"))
+    fig.update_layout(showlegend=False, margin={"l": 10, "r": 10, "b": 10})
     return fig
 
 

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-MAX_TICKS = 40  # labelled ticks per axis at most; the rest of the positions answer on hover
+MAX_TICKS = 30  # labelled ticks per axis at most; the rest of the positions answer on hover
 
 
 def escape(text: str) -> str:

@@ -16,9 +16,9 @@ from attnlens.viz.picking import KIND_TITLES, attention_of, check_head, check_la
 LEVELS = (0.1, 0.25, 0.5, 0.75, 1.01)  # weights binned by upper edge; each bin one trace
 HOVER_AT = 0.15  # hover points sit this far along each line, near the query
 LABEL_GAP = 0.04  # labels stand this far off the line ends, so no line covers them
-ROW_PX, MIN_HEIGHT, MAX_HEIGHT = 22, 400, 760  # a row's height while the view fits the bounds
+ROW_PX, MIN_HEIGHT, MAX_HEIGHT = 22, 400, 700  # a row while the view fits the bounds
 FRAME_PX = 120  # title and margins
-LINE_BUDGET = 6000  # lines drawn at most (the strongest), so a long input stays light
+LINE_BUDGET = 3000  # lines drawn at most (the strongest), so a long input stays light and legible
 
 
 def lines_view(
@@ -43,7 +43,8 @@ def lines_view(
         check_head(weights, h)
     raw, shown = trace.tokens(kind), trace.shown(kind)
     span = max(len(raw[0]), len(raw[1]))
-    height = int(min(MAX_HEIGHT, max(MIN_HEIGHT, ROW_PX * span + FRAME_PX)))
+    row = max(ROW_PX, text_px + 6)  # short inputs: every label has room
+    height = int(min(MAX_HEIGHT, max(MIN_HEIGHT, row * span + FRAME_PX)))
     row_px = (height - FRAME_PX) / max(span, 1)
     rows = (column_rows(len(raw[0]), span), column_rows(len(raw[1]), span))
     w = weights[layer, chosen]  # (H', Q, K)
@@ -187,8 +188,11 @@ def _column(
     every: int,
 ) -> go.Scatter:  # fmt: skip
     """Token labels in one column, each position its own row even for repeated tokens; on a
-    long input only every `every`-th is written (the hover names them all)."""
-    labels = [token_text(t) if i % every == 0 else "" for i, t in enumerate(shown)]
+    long input only every `every`-th is written, with its position (the hover names all)."""
+    if every == 1:
+        labels = [token_text(t) for t in shown]
+    else:
+        labels = [f"{i} · {token_text(t)}" if i % every == 0 else "" for i, t in enumerate(shown)]
     return go.Scatter(
         x=np.full(len(raw), x),
         y=rows,

@@ -10,6 +10,7 @@ from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heatmap import cell_gap
 from attnlens.viz.labels import positions_axis
 from attnlens.viz.picking import KIND_TITLES, allowed_of, attention_of
+from attnlens.viz.style import panel_title
 
 ALLOWED, BLOCKED = "rgb(158,202,225)", "rgb(60,60,60)"
 APPLIES: dict[str, tuple[str, ...]] = {  # the masks each kind of attention applies (§3.2.3)
@@ -54,12 +55,9 @@ def masks_view(trace: Trace, kind: Kind) -> go.Figure:
     # keys below the panels: on top they would run into the panel titles
     fig.update_xaxes(type="category", side="bottom", automargin=True, **cols.ticks)
     fig.update_yaxes(type="category", autorange="reversed", automargin=True, **rows.ticks)
-    fig.update_layout(
-        title={"text": f"masks of {KIND_TITLES[kind]}<br>{_note(parts, trace.mask(kind) is None)}",
-               "automargin": True, "yref": "paper"},
-        margin={"l": 10, "r": 10, "t": 10, "b": 10},
-        legend={"title": {"text": "query → key"}},
-    )  # fmt: skip
+    note = _note(parts, trace.mask(kind) is None)
+    fig.update_layout(panel_title(f"masks of {KIND_TITLES[kind]}<br>{note}"))
+    fig.update_layout(margin={"l": 10, "r": 10, "b": 10}, legend={"title": {"text": "query → key"}})
     return fig
 
 

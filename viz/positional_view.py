@@ -11,6 +11,7 @@ from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from attnlens.record.trace import Trace
+from attnlens.viz.style import panel_title
 
 TABLE_SCHEMES = {
     "sinusoidal": "sinusoidal positional encoding (§3.5), added to the embeddings",
@@ -82,7 +83,7 @@ def positional_view(trace: Trace, dims: Sequence[int] = (0, 1, 4, 5)) -> go.Figu
     bad = [d for d in dims if not 0 <= d < d_model]
     if bad:
         raise ValueError(f"dimension {bad[0]} is outside 0..{d_model - 1} (d_model = {d_model})")
-    fig = make_subplots(rows=2, cols=2, subplot_titles=TITLES, vertical_spacing=0.2)
+    fig = make_subplots(rows=2, cols=2, subplot_titles=TITLES, vertical_spacing=0.26)
     fig.add_trace(_matrix(pe), row=1, col=1)
     sinusoidal = trace.positional_scheme == "sinusoidal"
     for n, d in enumerate(dims):
@@ -100,17 +101,17 @@ def positional_view(trace: Trace, dims: Sequence[int] = (0, 1, 4, 5)) -> go.Figu
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
     reach = float(np.abs(pe).max()) or 1.0
+    name = TABLE_NAMES.get(trace.positional_scheme, TABLE_NAMES[None])
+    fig.update_layout(panel_title(f"{name} · {P} positions × {d_model} dimensions"))
     fig.update_layout(
-        title={"text": f"{TABLE_NAMES.get(trace.positional_scheme, TABLE_NAMES[None])} · "
-                       f"{P} positions × {d_model} dimensions",
-               "automargin": True, "yref": "paper"},
         coloraxis={"colorscale": "RdBu", "cmin": -reach, "cmax": reach,
                    "colorbar": {"title": {"text": "value"}, "y": 0.8, "len": 0.4}},
         coloraxis2={"colorscale": "Viridis",
                     "colorbar": {"title": {"text": "PE·PE"}, "y": 0.2, "len": 0.4}},
         height=820,
-        legend={"orientation": "h", "y": -0.14, "yanchor": "top"},
-        margin={"l": 10, "r": 10, "t": 10, "b": 10},
+        # the legend at the foot of the figure, below the lower panels' axis titles
+        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
+        margin={"l": 10, "r": 10, "b": 90},
     )  # fmt: skip
     return fig
 

@@ -83,8 +83,8 @@ def step_figure(
     )
     fig = go.Figure(heat)
     fig.update_layout(
-        title={"text": STEP_TITLES[step], "automargin": True, "yref": "paper"},
-        xaxis={"type": "category", "side": "top", "automargin": True, **cols.ticks},
+        title={"text": STEP_TITLES[step], "automargin": True, "yref": "paper", "pad": {"b": 8}},
+        xaxis={"type": "category", "automargin": True, **cols.ticks},
         yaxis={"type": "category", "autorange": "reversed", "title": {"text": "query"},
                "automargin": True, **rows.ticks},
         margin={"l": 10, "r": 10, "t": 10, "b": 10},

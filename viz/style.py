@@ -8,11 +8,13 @@ from typing import Any
 
 import plotly.graph_objects as go
 
+BASE_FONT = 12  # px: the text size figures are laid out for
 PROJECTOR_FONT = 24  # px: every text of a figure on a projector, ticks included
 TITLE_EXTRA = 6  # figure titles this much larger
-PROJECTOR_HEIGHT = (560, 900)  # a projected figure's height, px: at least, at most
+PROJECTOR_HEIGHT = (520, 680)  # px, at least and at most: a figure and the page title fit 1080
 HEIGHT_GROWTH = 1.3  # larger text needs a taller figure
 TICK_PX = 1.6  # px between labelled ticks per px of font
+PANEL_TITLE_PX = 30  # px a panel title takes at BASE_FONT (make_subplots draws them at 16 px)
 TEXT_PROPERTIES = ("textfont", "insidetextfont", "outsidetextfont")
 EXPORT_TEMPLATES = {False: "plotly_white", True: "plotly_dark"}
 EXPORT_WIDTH = 1100  # px of a PNG or SVG when the figure sets no width of its own
@@ -32,6 +34,12 @@ def projector(fig: go.Figure, size: int = PROJECTOR_FONT) -> go.Figure:
     height = fig.layout.height or 450
     height = min(PROJECTOR_HEIGHT[1], max(PROJECTOR_HEIGHT[0], round(height * HEIGHT_GROWTH)))
     fig.update_layout(height=height)
+    margin = fig.layout.margin  # margins and paddings set for BASE_FONT text grow with it
+    for side in ("l", "r", "t", "b"):
+        if margin[side] is not None:
+            margin[side] = round(margin[side] * size / BASE_FONT)
+    if fig.layout.title.pad.b:
+        fig.layout.title.pad.b = round(fig.layout.title.pad.b * size / BASE_FONT)
     for annotation in fig.layout.annotations:  # subplot titles, grid labels
         annotation.font.size = max(size, annotation.font.size or 0)
     for name in [k for k in fig.layout if k.startswith("coloraxis")]:
@@ -74,6 +82,17 @@ def _trace(trace: Any, size: int) -> None:
     for prop in TEXT_PROPERTIES:
         if prop in trace:
             trace[prop].size = size
+
+
+def panel_title(text: str) -> dict[str, Any]:
+    """Layout for a figure title above subplot panels: just above the plot area, lifted over
+    the panels' own titles, the top margin growing to hold it. (A title anchored to the top
+    of the figure loses its first line when it has two.)"""
+    return {
+        "title": {"text": text, "yref": "paper", "y": 1, "yanchor": "bottom",
+                  "pad": {"b": PANEL_TITLE_PX}, "automargin": True},
+        "margin": {"t": 10},
+    }  # fmt: skip
 
 
 def exported(fig: go.Figure, dark: bool = False) -> go.Figure:

@@ -104,7 +104,7 @@ def step_view(run: DecodeRun) -> None:
     layer, head = layer_head_pickers(*run.model.shape("cross"))  # the decoder's layers
     row = followed_row(run, step, node)
     if row is not None:
-        left, right = st.columns(2)
+        left, right = (st.container(), st.container()) if show.presenting() else st.columns(2)
         with left:
             bars = viz.candidate_bars(run, step, row, node)
             show.figure(bars, "candidates_chart", f"candidates-{step}")
@@ -176,7 +176,7 @@ def looked_at(runs: dict[str, DecodeRun], n_layers: int, n_heads: int) -> None:
     for col, (name, run) in zip(st.columns(len(runs)), runs.items(), strict=True):
         with col:
             fig = viz.decoding_alignment(run, layer, head)
-            fig.update_layout(title=name)
+            fig.update_layout(title_text=name)
             show.figure(fig, f"looked_at_{run.strategy}", f"{run.strategy}-alignment-{layer}")
 
 

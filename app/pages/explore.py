@@ -24,6 +24,7 @@ from attnlens.record.trace import Kind, Trace
 from attnlens.viz.style import PROJECTOR_FONT
 
 MODEL_VIEW_KEY = "model_view_chart"
+WIDE_FROM = 64  # positions past which the heatmap takes the full width (cells stay ≥ 1 px)
 
 
 def page() -> None:
@@ -57,8 +58,8 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
     cols = st.columns(3)
     kind = kind_picker(tr, cols[0])
     layer, head = layer_head_pickers(*tr.model.shape(kind), (cols[1], cols[2]))
-    if first is not None:  # large fonts need the full width
-        left, right = first, st.container()
+    if first is not None or max(map(len, tr.tokens(kind))) > WIDE_FROM:
+        left, right = first or st.container(), st.container()  # each figure the full width
     else:
         left, right = st.columns([3, 2])
     with left:

@@ -79,7 +79,7 @@ def test_every_text_of_every_view_is_projector_sized(name: str, trace: Trace, sy
     small = {where: size for where, size in fonts(fig) if (size or 0) < PROJECTOR_FONT}
     assert not small
     assert fig.layout.title.font.size > PROJECTOR_FONT
-    assert fig.layout.height >= 560
+    assert fig.layout.height >= 520
 
 
 def test_a_projector_thins_position_ticks_further(synth: type) -> None:
