@@ -22,6 +22,7 @@ from attnlens.viz.style import PROJECTOR_FONT, exported, image_size, projector
 
 CLEAR = "rgba(0,0,0,0)"
 FIRST_CHART_PAUSE = 0.04  # seconds between the chart an action waits for and the ones after it
+MISSING = "–"  # a value a table has no meaning for
 
 
 def presenting() -> bool:
@@ -131,7 +132,10 @@ def table(frame: pd.DataFrame, key: str, file_name: str, wide: tuple[str, ...] =
     'None'; tokens made visible, a space as '␣'; `wide` columns given room to show their text
     whole) and a CSV download of the data itself at full precision."""
     config = {name: st.column_config.TextColumn(name, width="large") for name in wide}
-    st.dataframe(readable(frame), hide_index=True, width="stretch", key=key, column_config=config)
+    st.dataframe(
+        readable(frame), hide_index=True, width="stretch", key=key, column_config=config,
+        placeholder=MISSING,  # the browser draws a missing value as this, not "None"
+    )  # fmt: skip
     bound = int(frame.memory_usage(deep=True).sum()) * 2 + 4096  # text is at most twice that
     downloads.button(
         "Download table (CSV)",
@@ -157,4 +161,4 @@ def readable(frame: pd.DataFrame) -> Any:
     for name in shown.columns:
         if shown[name].dtype == object:
             shown[name] = [visible(v) if isinstance(v, str) else v for v in shown[name]]
-    return shown.style.format(precision=4, na_rep="–")
+    return shown.style.format(precision=4, na_rep=MISSING)

@@ -77,7 +77,7 @@ def positional_view(trace: Trace, dims: Sequence[int] = (0, 1, 4, 5)) -> go.Figu
     """Four panels: the table, chosen dimensions as curves, similarity matrix, by offset.
 
     The title says which scheme the table is; colours span the values the table holds
-    (a learned table near ±0.1 is not drawn on a ±1 scale)."""
+    (a learned table near ±0.1 is not drawn on a ±1 scale; the hover has exact values)."""
     pe = positional_encoding_of(trace)  # (P, d_model)
     P, d_model = pe.shape
     bad = [d for d in dims if not 0 <= d < d_model]
@@ -100,13 +100,14 @@ def positional_view(trace: Trace, dims: Sequence[int] = (0, 1, 4, 5)) -> go.Figu
     fig.update_yaxes(title_text="position p", autorange="reversed", row=2, col=1)
     fig.update_xaxes(automargin=True)
     fig.update_yaxes(automargin=True)
-    reach = float(np.abs(pe).max()) or 1.0
+    reach = robust_reach(pe)
+    low, high = np.percentile(sim, [1, 99]) if sim.size else (0.0, 1.0)
     name = TABLE_NAMES.get(trace.positional_scheme, TABLE_NAMES[None])
     fig.update_layout(panel_title(f"{name} · {P} positions × {d_model} dimensions"))
     fig.update_layout(
         coloraxis={"colorscale": "RdBu", "cmin": -reach, "cmax": reach,
                    "colorbar": {"title": {"text": "value"}, "y": 0.8, "len": 0.4}},
-        coloraxis2={"colorscale": "Viridis",
+        coloraxis2={"colorscale": "Viridis", "cmin": float(low), "cmax": float(high),
                     "colorbar": {"title": {"text": "PE·PE"}, "y": 0.2, "len": 0.4}},
         height=820,
         # the legend at the foot of the figure, below the lower panels' axis titles
@@ -114,6 +115,13 @@ def positional_view(trace: Trace, dims: Sequence[int] = (0, 1, 4, 5)) -> go.Figu
         margin={"l": 10, "r": 10, "b": 90},
     )  # fmt: skip
     return fig
+
+
+def robust_reach(values: np.ndarray) -> float:
+    """The colour scale's half-width for a table: its 99th percentile of |value|, so a few
+    outlying entries (BERT's position 0) saturate instead of washing out the rest."""
+    reach = float(np.percentile(np.abs(values), 99)) if values.size else 0.0
+    return reach or float(np.abs(values).max()) or 1.0
 
 
 def _matrix(pe: np.ndarray) -> go.Heatmap:

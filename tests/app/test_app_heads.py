@@ -46,6 +46,7 @@ def test_the_table_never_prints_none_and_gives_tags_room(tiny_model_dir: Path) -
     cross = cells[cells["kind"] == "cross"]
     assert (cross["mean_distance"] == "–").all()  # no meaning for cross-attention: a dash
     assert at.dataframe[0].value["mean_distance"].isna().sum() == len(cross)  # data keeps NaN
+    assert at.dataframe[0].proto.placeholder == "–"  # how the browser draws a missing value
     config = json.loads(at.dataframe[0].proto.columns)
     assert config["tag"]["width"] == "large"
 
