@@ -129,7 +129,7 @@ def _head_lines(
         low = high
         if q.size:
             ys = np.column_stack([rows[0][q], rows[1][k], np.full(q.size, np.nan)]).ravel()
-            line = {"color": colour, "width": min(1 + 2.5 * n, widest)}
+            line = {"color": colour, "width": min(1 + 1.2 * n, widest)}  # 1 to 5.8 px
             opacity = min(1.0, 0.2 + 0.2 * n)
             out.append(_segments(ys, line, opacity, group, q, k))
     out.append(_hover_points(w, drawn, head, colour, rows, raw, shown, group))

@@ -29,6 +29,7 @@ from helpers.server import CHROMIUM_ARGS
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.slow,
+    pytest.mark.filterwarnings("ignore:The kopts argument is ignored:UserWarning"),
     pytest.mark.skipif(shutil.which("chromium") is None, reason="Debian's chromium is missing"),
 ]
 MEASURE = """() => Array.from(document.querySelectorAll('text'))
