@@ -16,7 +16,7 @@ CHOSEN = "crimson"  # the path of the output
 FOLLOWED = "rgb(255,127,14)"  # the path of another beam the user follows
 CANDIDATE = "rgb(31,119,180)"
 Node = tuple[int, int]  # (step, beam): one node of the tree
-ROW_PX, MIN_HEIGHT, MAX_HEIGHT = 44, 320, 900
+ROW_PX, MIN_HEIGHT, MAX_HEIGHT = 48, 320, 1000
 
 
 def chosen_path(run: DecodeRun) -> list[BeamStep]:

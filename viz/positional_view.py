@@ -109,7 +109,7 @@ def positional_view(trace: Trace, dims: Sequence[int] = (0, 1, 4, 5)) -> go.Figu
                    "colorbar": {"title": {"text": "value"}, "y": 0.8, "len": 0.4}},
         coloraxis2={"colorscale": "Viridis", "cmin": float(low), "cmax": float(high),
                     "colorbar": {"title": {"text": "PE·PE"}, "y": 0.2, "len": 0.4}},
-        height=820,
+        height=720,
         # the legend at the foot of the figure, below the lower panels' axis titles
         legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
         margin={"l": 10, "r": 10, "b": 90},

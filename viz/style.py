@@ -23,7 +23,8 @@ EXPORT_WIDTH = 1100  # px of a PNG or SVG when the figure sets no width of its o
 def projector(fig: go.Figure, size: int = PROJECTOR_FONT) -> go.Figure:
     """The figure, changed in place, with every text at least `size` px: ticks, axis and
     panel titles, legend, colour bars, hover labels and text drawn on the plot; the title
-    larger; the figure taller; category ticks thinned so the larger labels do not collide."""
+    larger; the figure taller (never shorter); category ticks thinned so the larger labels do
+    not collide."""
     big = {"size": size}
     fig.update_layout(
         font=big,
@@ -31,8 +32,8 @@ def projector(fig: go.Figure, size: int = PROJECTOR_FONT) -> go.Figure:
         legend={"font": big, "title": {"font": big}},
         hoverlabel={"font": big},
     )
-    height = fig.layout.height or 450
-    height = min(PROJECTOR_HEIGHT[1], max(PROJECTOR_HEIGHT[0], round(height * HEIGHT_GROWTH)))
+    own = fig.layout.height or 450  # grown up to the cap; one already taller keeps its height
+    height = max(min(PROJECTOR_HEIGHT[1], round(own * HEIGHT_GROWTH)), PROJECTOR_HEIGHT[0], own)
     fig.update_layout(height=height)
     margin = fig.layout.margin  # margins and paddings set for BASE_FONT text grow with it
     for side in ("l", "r", "t", "b"):

@@ -89,7 +89,7 @@ def step_view(run: DecodeRun) -> None:
     """The step slider and everything drawn for one step; moving it runs no model."""
     n = len(run.steps)
     urlstate.prepare("w_step", "step", 0, int, list(range(n)))
-    cols = st.columns([1, 1, 6])
+    cols = st.columns([2, 2, 5] if show.presenting() else [1, 1, 6])  # whole button labels
     cols[0].button("◀ previous", on_click=_move, args=(-1, n), key="step_prev")
     cols[1].button("next ▶", on_click=_move, args=(1, n), key="step_next")
     if n > 1:
