@@ -23,7 +23,7 @@ MASKED_COLOUR = "rgb(120,120,120)"
 REFERENCE_COLOUR = "rgb(230,85,13)"
 GAP_LIMIT = 48  # up to this many cells a side, a 1 px gap parts them; beyond, it would hide them
 ROW_PX = 26  # height of a row while the grid fits between MIN_HEIGHT and MAX_HEIGHT
-MIN_HEIGHT, MAX_HEIGHT = 420, 800
+MIN_HEIGHT, MAX_HEIGHT = 420, 760
 PRODUCED_TITLE = "decoder position: input → produced"
 
 
