@@ -22,8 +22,10 @@ def page() -> None:
     lens = page_start("decode", "Decode")
     if lens is None:
         return
-    text = text_input(lens)
-    kwargs = settings(lens, text)
+    present = show.presenting()
+    with st.sidebar if present else st.container():  # on a projector: the step's figures first
+        text = text_input(lens)
+        kwargs = settings(lens, text, stacked=present)
     run = decoded(lens, text, "decode", **kwargs)
     if run is None:
         return
@@ -89,7 +91,11 @@ def step_view(run: DecodeRun) -> None:
     """The step slider and everything drawn for one step; moving it runs no model."""
     n = len(run.steps)
     urlstate.prepare("w_step", "step", 0, int, list(range(n)))
-    cols = st.columns([2, 2, 5] if show.presenting() else [1, 1, 6])  # whole button labels
+    if show.presenting():  # one row, so the step's figures start on the first screen
+        cols = st.columns([2, 2, 5, 2, 2], vertical_alignment="bottom")  # whole button labels
+        pickers: tuple[Any, ...] | None = (cols[3], cols[4])
+    else:
+        cols, pickers = st.columns([1, 1, 6]), None
     cols[0].button("◀ previous", on_click=_move, args=(-1, n), key="step_prev")
     cols[1].button("next ▶", on_click=_move, args=(1, n), key="step_next")
     if n > 1:
@@ -101,7 +107,7 @@ def step_view(run: DecodeRun) -> None:
     node = followed_node(run)
     followed_text(run, step, node)
     assert run.model is not None
-    layer, head = layer_head_pickers(*run.model.shape("cross"))  # the decoder's layers
+    layer, head = layer_head_pickers(*run.model.shape("cross"), pickers)  # the decoder's
     row = followed_row(run, step, node)
     if row is not None:
         left, right = (st.container(), st.container()) if show.presenting() else st.columns(2)
