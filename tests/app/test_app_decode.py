@@ -147,3 +147,27 @@ def test_a_node_the_run_lacks_falls_back_to_the_output(tiny_model_dir: Path) -> 
     at = open_page(tiny_model_dir, strategy="beam", follow="99.3")
     assert not at.exception and not at.error
     assert any(t.value.startswith("Tokens so far, on the output's path") for t in at.text)
+
+
+def test_a_shared_link_carries_the_settings_forced_token_and_ablated_heads(
+    tiny_model_dir: Path,
+) -> None:
+    """The issue: a link must reopen the same run, what-if included. Set by hand, read back
+    from the URL, and opened again from that URL alone."""
+    at = open_page(tiny_model_dir, strategy="beam")
+    at.number_input(key="w_beam_size").set_value(3).run()
+    at.number_input(key="w_force_step").set_value(1).run()
+    at.text_input(key="w_force_token").input("h").run()
+    at.multiselect(key="w_ablate").select("cross:0.0").run()
+    assert not at.exception and not at.error
+    link = {k: at.query_params[k] for k in at.query_params if k != "page"}
+    assert link["beam_size"] == "3" and link["force"] == "1=h" and link["ablate"] == "cross:0.0"
+    after = [t.value for t in at.text if t.value.startswith("After:")]
+    assert after
+    again = open_on(tiny_model_dir, "decode", **link)
+    assert not again.exception and not again.error
+    assert again.number_input(key="w_beam_size").value == 3
+    forced = again.number_input(key="w_force_step"), again.text_input(key="w_force_token")
+    assert (forced[0].value, forced[1].value) == (1, "h")
+    assert again.multiselect(key="w_ablate").value == ["cross:0.0"]
+    assert [t.value for t in again.text if t.value.startswith("After:")] == after
