@@ -10,7 +10,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from attnlens.record.decode import DecodeRun
-from attnlens.viz.decode_step import check_step, followed, followed_row
+from attnlens.viz.beam import followed, followed_row
+from attnlens.viz.decode_step import check_step
 from attnlens.viz.labels import token_text
 
 CHOSEN, OTHER, DROPPED = "#d62728", "rgb(31,119,180)", "#c0c0c0"
@@ -24,7 +25,7 @@ def next_token_bars(
     hide: the same tokens in alphabetical order with their probabilities hidden (to predict);
     limit: only the `limit` most likely."""
     check_step(run, step)
-    cands = run.steps[step].candidates[followed_row(run, step)][:limit]
+    cands = run.steps[step].candidates[followed_row(run, step) or 0][:limit]  # greedy: one row
     taken = followed(run, step)[step].token
     so_far = "".join(token_text(b.token) + " " for b in followed(run, step)[:step]).strip()
     if hide:
