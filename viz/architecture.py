@@ -21,6 +21,7 @@ COLOURS = {  # the paper's Figure 1 palette
     "frame": "#8a8a8a",
 }
 HIGHLIGHT = "#d62728"
+LINE_CHARS = 20  # a block's words wrap past this, so they stay inside it on a narrow figure
 INK = "#222222"
 GREY = "#777777"
 ATTENTION_NAMES: dict[str, str] = {
@@ -87,11 +88,11 @@ def diagram_boxes(info: ModelInfo) -> list[Box]:
     has_encoder = info.architecture in ("encoder-decoder", "encoder")
     has_decoder = info.architecture in ("encoder-decoder", "decoder")
     boxes: list[Box] = []
-    if has_encoder:
-        boxes += _column(0.6, 5.4, False, False, info.n_layers)
+    if has_encoder:  # columns as wide as the names beside them allow: words fit in blocks
+        boxes += _column(0.3, 5.7, False, False, info.n_layers)
     if has_decoder:
         n_dec = info.shape("decoder_self")[0]
-        boxes += _column(6.6, 11.4, True, has_encoder, n_dec)
+        boxes += _column(6.3, 11.7, True, has_encoder, n_dec)
     return boxes
 
 
@@ -205,10 +206,25 @@ def _draw(drawing: Drawing, box: Box, lit: bool) -> None:
     line = {"color": HIGHLIGHT, "width": 5} if lit else {"color": "#555555", "width": 1}
     drawing.rect(box, line, COLOURS[box.role])
     x, y = box.centre
-    words = box.label if box.kind is None else f"<b>{box.label}</b>"
+    lines = wrapped(box.label)
+    words = lines if box.kind is None else f"<b>{lines}</b>"
     drawing.text(x, y, words, 14, font={"color": INK})
     if box.kind is not None:
         _name_attention(drawing, box, lit)
+
+
+def wrapped(words: str, width: int = LINE_CHARS) -> str:
+    """Words broken into lines of at most `width` characters where they can be (Plotly's
+    "<br>"): a block's label stays inside it, a name beside the stacks inside the figure,
+    when the figure is narrow (the Lecture's column at 1400 px let "Masked Multi-Head
+    Attention" run out of its block, unreadable on the dark theme)."""
+    lines: list[str] = []
+    for word in words.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
 
 
 def _name_attention(drawing: Drawing, box: Box, lit: bool) -> None:
@@ -220,7 +236,7 @@ def _name_attention(drawing: Drawing, box: Box, lit: bool) -> None:
         start,
         (box.x0 if left else box.x1, box.centre[1]),
         arrowcolor=colour,
-        text=ATTENTION_NAMES[box.kind or ""].replace(" ", "<br>", 1),
+        text=wrapped(ATTENTION_NAMES[box.kind or ""], 15),
         font={"color": colour, "size": 13},
         xanchor="right" if left else "left",
     )

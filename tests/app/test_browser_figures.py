@@ -225,3 +225,18 @@ def test_a_500_token_input_on_minilm_stays_readable_and_bounded(
     tall = page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollHeight")
     assert tall < 3000
     page.close()
+
+
+@pytest.mark.parametrize("size", [{"width": 1400, "height": 1000}, PROJECTOR])
+def test_the_lectures_figure_1_keeps_its_words_inside_blocks_and_figure(
+    browser: Any, server: str, size: dict[str, int]
+) -> None:
+    """Seen on the Lecture at 1400 px: "Masked Multi-Head Attention" and "Output Embedding
+    (shifted right)" ran out of their blocks (dark ink on the dark page outside them), and
+    "masked decoder self-attention" was cut at the figure's edge."""
+    page = opened(browser, f"{server}/?page=lecture", size)
+    found = check.texts(page)
+    assert any("Multi-Head" in t["text"] for t in found), "Figure 1 is the first slide"
+    assert not check.spilling(page, found)
+    assert not check.clipped(found)
+    page.close()

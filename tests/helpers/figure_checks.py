@@ -125,6 +125,28 @@ def overlapping(found: list[dict[str, Any]], slack: float = 2.0) -> list[str]:
     return out
 
 
+BLOCKS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap((plot, p) =>
+  Array.from(plot.querySelectorAll('.shapelayer path')).filter(s => {
+    const f = getComputedStyle(s); return f.fill !== 'none' && parseFloat(f.fillOpacity) > 0;
+  }).map(s => { const b = s.getBoundingClientRect(); return [p, b.left, b.top, b.right, b.bottom]; }))
+"""
+
+
+def spilling(page: Any, found: list[dict[str, Any]]) -> list[str]:
+    """Texts centred on a filled block (a Plotly shape) that reach out of its sides: the part
+    outside sits on whatever lies behind, in a colour chosen for the block. (Only the sides:
+    a text's line box is taller than its letters, and than a thin block.)"""
+    blocks = page.evaluate(BLOCKS)
+    out = []
+    for t in found:
+        x, y = (t["box"][0] + t["box"][2]) / 2, (t["box"][1] + t["box"][3]) / 2
+        for p, *block in blocks:
+            centred = p == t["plot"] and block[0] <= x <= block[2] and block[1] <= y <= block[3]
+            if centred and not (t["box"][0] >= block[0] - 1 and t["box"][2] <= block[2] + 1):
+                out.append(f"{t['text']!r} at {t['box']} out of its block {block}")
+    return out
+
+
 def plot_area(page: Any, nth: int = 0) -> np.ndarray:
     """The grey levels (0 black … 255 white) of one figure's plot area, as drawn."""
     area = page.locator(".js-plotly-plot").nth(nth).locator(".nsewdrag").first
