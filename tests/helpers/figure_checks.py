@@ -128,7 +128,9 @@ def overlapping(found: list[dict[str, Any]], slack: float = 2.0) -> list[str]:
 BLOCKS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap((plot, p) =>
   Array.from(plot.querySelectorAll('.shapelayer path')).filter(s => {
     const f = getComputedStyle(s); return f.fill !== 'none' && parseFloat(f.fillOpacity) > 0;
-  }).map(s => { const b = s.getBoundingClientRect(); return [p, b.left, b.top, b.right, b.bottom]; }))
+  }).map(s => {
+    const b = s.getBoundingClientRect(); return [p, b.left, b.top, b.right, b.bottom];
+  }))
 """
 
 
