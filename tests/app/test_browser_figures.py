@@ -240,3 +240,20 @@ def test_the_lectures_figure_1_keeps_its_words_inside_blocks_and_figure(
     assert not check.spilling(page, found)
     assert not check.clipped(found)
     page.close()
+
+
+@pytest.mark.parametrize("size", [{"width": 1400, "height": 1000}, PROJECTOR])
+def test_the_induction_figure_keeps_its_two_line_title_whole(
+    browser: Any, size: dict[str, int]
+) -> None:
+    """Seen on Experiments and Heads with the induction model: the title's first line ("look
+    back one after the match") was cut at the top of the figure, on a projector by half."""
+    from helpers.apptest import require_bundled
+
+    require_bundled("induction")
+    with serving("induction") as url:
+        page = opened(browser, f"{url}/?page=heads", size)
+        page.get_by_text("look back one after the match").first.wait_for(timeout=60_000)
+        found = [t for t in check.texts(page) if "look back" in t["text"] or "arrows:" in t["text"]]
+        assert found and not check.clipped(found)
+        page.close()
