@@ -9,7 +9,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from attnlens.record.trace import Kind, ModelInfo
-from attnlens.viz.labels import escape, visible
+from attnlens.viz.labels import escape, visible, wrapped
 
 COLOURS = {  # the paper's Figure 1 palette
     "embedding": "#f6c7c0",
@@ -21,7 +21,7 @@ COLOURS = {  # the paper's Figure 1 palette
     "frame": "#8a8a8a",
 }
 HIGHLIGHT = "#d62728"
-LINE_CHARS = 20  # a block's words wrap past this, so they stay inside it on a narrow figure
+BLOCK_CHARS = 20  # a block's words wrap past this, so they stay inside it on a narrow figure
 INK = "#222222"
 GREY = "#777777"
 ATTENTION_NAMES: dict[str, str] = {
@@ -206,25 +206,11 @@ def _draw(drawing: Drawing, box: Box, lit: bool) -> None:
     line = {"color": HIGHLIGHT, "width": 5} if lit else {"color": "#555555", "width": 1}
     drawing.rect(box, line, COLOURS[box.role])
     x, y = box.centre
-    lines = wrapped(box.label)
+    lines = wrapped(box.label, BLOCK_CHARS)
     words = lines if box.kind is None else f"<b>{lines}</b>"
     drawing.text(x, y, words, 14, font={"color": INK})
     if box.kind is not None:
         _name_attention(drawing, box, lit)
-
-
-def wrapped(words: str, width: int = LINE_CHARS) -> str:
-    """Words broken into lines of at most `width` characters where they can be (Plotly's
-    "<br>"): a block's label stays inside it, a name beside the stacks inside the figure,
-    when the figure is narrow (the Lecture's column at 1400 px let "Masked Multi-Head
-    Attention" run out of its block, unreadable on the dark theme)."""
-    lines: list[str] = []
-    for word in words.split(" "):
-        if lines and len(lines[-1]) + 1 + len(word) <= width:
-            lines[-1] += " " + word
-        else:
-            lines.append(word)
-    return "<br>".join(lines)
 
 
 def _name_attention(drawing: Drawing, box: Box, lit: bool) -> None:

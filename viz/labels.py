@@ -34,6 +34,19 @@ def token_text(token: str) -> str:
     return escape(visible(token))
 
 
+def wrapped(words: str, width: int) -> str:
+    """Words broken into lines of at most `width` characters where they can be (Plotly's
+    "<br>"; a longer word keeps its own line): a label stays inside its block or panel when
+    the figure is narrow (the Lecture's column at 1400 px)."""
+    lines: list[str] = []
+    for word in words.split(" "):
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return "<br>".join(lines)
+
+
 def position_labels(tokens: Sequence[str]) -> list[str]:
     """'3 · h' style labels, unique per position even when tokens repeat; safe as figure text."""
     return [f"{i} · {token_text(tok)}" for i, tok in enumerate(tokens)]
