@@ -129,7 +129,9 @@ BLOCKS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).flatM
   Array.from(plot.querySelectorAll('.shapelayer path')).filter(s => {
     const f = getComputedStyle(s); return f.fill !== 'none' && parseFloat(f.fillOpacity) > 0;
   }).map(s => {
-    const b = s.getBoundingClientRect(); return [p, b.left, b.top, b.right, b.bottom];
+    const b = s.getBoundingClientRect(); const f = getComputedStyle(s);
+    const c = (f.fill.match(/[\d.]+/g) || []).map(Number);
+    return [p, b.left, b.top, b.right, b.bottom, [c[0], c[1], c[2], parseFloat(f.fillOpacity)]];
   }))
 """
 
@@ -142,10 +144,25 @@ def spilling(page: Any, found: list[dict[str, Any]]) -> list[str]:
     out = []
     for t in found:
         x, y = (t["box"][0] + t["box"][2]) / 2, (t["box"][1] + t["box"][3]) / 2
-        for p, *block in blocks:
+        for p, *block, _ in blocks:
             centred = p == t["plot"] and block[0] <= x <= block[2] and block[1] <= y <= block[3]
             if centred and not (t["box"][0] >= block[0] - 1 and t["box"][2] <= block[2] + 1):
                 out.append(f"{t['text']!r} at {t['box']} out of its block {block}")
+    return out
+
+
+def on_blocks(page: Any, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The texts, each centred on a filled block (a Plotly shape) given that block's colour
+    as what lies behind it, so `unreadable` judges a diagram's words against their blocks."""
+    blocks = page.evaluate(BLOCKS)
+    out = []
+    for t in found:
+        x, y = (t["box"][0] + t["box"][2]) / 2, (t["box"][1] + t["box"][3]) / 2
+        under = [b for b in blocks if b[0] == t["plot"] and b[1] <= x <= b[3] and b[2] <= y <= b[4]]
+        if under:
+            area, paper, page_colour = t["behind"]
+            t = {**t, "behind": [under[-1][5], paper, page_colour]}  # the topmost block
+        out.append(t)
     return out
 
 
