@@ -125,7 +125,7 @@ def overlapping(found: list[dict[str, Any]], slack: float = 2.0) -> list[str]:
     return out
 
 
-BLOCKS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap((plot, p) =>
+BLOCKS = r"""() => Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap((plot, p) =>
   Array.from(plot.querySelectorAll('.shapelayer path')).filter(s => {
     const f = getComputedStyle(s); return f.fill !== 'none' && parseFloat(f.fillOpacity) > 0;
   }).map(s => {
@@ -160,7 +160,7 @@ def on_blocks(page: Any, found: list[dict[str, Any]]) -> list[dict[str, Any]]:
         x, y = (t["box"][0] + t["box"][2]) / 2, (t["box"][1] + t["box"][3]) / 2
         under = [b for b in blocks if b[0] == t["plot"] and b[1] <= x <= b[3] and b[2] <= y <= b[4]]
         if under:
-            area, paper, page_colour = t["behind"]
+            _, paper, page_colour = t["behind"]
             t = {**t, "behind": [under[-1][5], paper, page_colour]}  # the topmost block
         out.append(t)
     return out
