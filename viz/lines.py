@@ -16,7 +16,8 @@ from attnlens.viz.picking import KIND_TITLES, attention_of, check_head, check_la
 LEVELS = (0.1, 0.25, 0.5, 0.75, 1.01)  # weights binned by upper edge; each bin one trace
 HOVER_AT = 0.15  # hover points sit this far along each line, near the query
 LABEL_GAP = 0.04  # labels stand this far off the line ends, so no line covers them
-ROW_PX, MIN_HEIGHT, MAX_HEIGHT = 22, 400, 700  # a row while the view fits the bounds
+ROW_PX, MIN_HEIGHT, MAX_HEIGHT = 22, 400, 600  # a row while the view fits the bounds
+PROJECTED_MAX_HEIGHT = 700  # larger text (a projector) needs taller rows
 FRAME_PX = 120  # title and margins
 LINE_BUDGET = 3000  # lines drawn at most (the strongest), so a long input stays light and legible
 
@@ -44,7 +45,8 @@ def lines_view(
     raw, shown = trace.tokens(kind), trace.shown(kind)
     span = max(len(raw[0]), len(raw[1]))
     row = max(ROW_PX, text_px + 6)  # short inputs: every label has room
-    height = int(min(MAX_HEIGHT, max(MIN_HEIGHT, row * span + FRAME_PX)))
+    cap = MAX_HEIGHT if text_px <= ROW_PX - 6 else PROJECTED_MAX_HEIGHT
+    height = int(min(cap, max(MIN_HEIGHT, row * span + FRAME_PX)))
     row_px = (height - FRAME_PX) / max(span, 1)
     rows = (column_rows(len(raw[0]), span), column_rows(len(raw[1]), span))
     w = weights[layer, chosen]  # (H', Q, K)
