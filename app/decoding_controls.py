@@ -78,16 +78,22 @@ def _widget(where: Any, name: str, default: Any, high: float | None = None) -> A
     )  # fmt: skip
 
 
-def settings(lens: Lens, text: str) -> dict[str, Any]:
-    """Strategy and every knob `Lens.decode` takes, as keyword arguments, each in the URL."""
+def _row(n: int, stacked: bool) -> list[Any]:
+    """n places for widgets: side by side, or one under another (a narrow sidebar)."""
+    return [st.container() for _ in range(n)] if stacked else list(st.columns(n))
+
+
+def settings(lens: Lens, text: str, stacked: bool = False) -> dict[str, Any]:
+    """Strategy and every knob `Lens.decode` takes, as keyword arguments, each in the URL;
+    `stacked` puts the widgets one under another (in the sidebar on a projector)."""
     limits = limits_of(lens, text)
     defaults = _defaults(lens, limits)
     room = lens.max_tokens if limits is None else limits.max_len
     values: dict[str, Any] = {}
-    for col, name in zip(st.columns(len(MAIN)), MAIN, strict=True):
+    for col, name in zip(_row(len(MAIN), stacked), MAIN, strict=True):
         values[name] = _widget(col, name, defaults[name], room if name == "max_len" else None)
     with st.expander("Sampling settings"):
-        for col, name in zip(st.columns(len(SAMPLING)), SAMPLING, strict=True):
+        for col, name in zip(_row(len(SAMPLING), stacked), SAMPLING, strict=True):
             values[name] = _widget(col, name, defaults[name])
     for name, value in values.items():
         urlstate.remember(name, value)

@@ -10,6 +10,7 @@ import attnlens
 from attnlens.app import urlstate
 from attnlens.app.inputs import pair_input, target_input, text_input, traced
 from attnlens.app.safe_text import md
+from attnlens.app.show import presenting
 from attnlens.app.sidebar import sidebar
 from attnlens.app.state import load_lens
 from attnlens.record.trace import Trace
@@ -45,7 +46,8 @@ def traced_page_start(url_path: str, title: str, caption: bool = False) -> Start
         return None
     if caption:
         st.caption(md(lens.description))
-    text, target, pair = text_input(lens), target_input(lens), pair_input(lens)
+    with st.sidebar if presenting() else st.container():  # on a projector: figures first
+        text, target, pair = text_input(lens), target_input(lens), pair_input(lens)
     tr = traced(lens, text, target, pair=pair)
     return None if tr is None else Started(lens, text, target, tr, pair)
 

@@ -17,9 +17,17 @@ from attnlens.app import downloads
 from attnlens.record.decode import DecodeRun
 from attnlens.record.export import json_bound, json_chunks
 from attnlens.record.trace import Trace
+from attnlens.viz.labels import visible
+from attnlens.viz.style import PROJECTOR_FONT, exported, image_size, projector
 
-LARGE_FONT = 22
+CLEAR = "rgba(0,0,0,0)"
 FIRST_CHART_PAUSE = 0.04  # seconds between the chart an action waits for and the ones after it
+MISSING = "–"  # a value a table has no meaning for
+
+
+def presenting() -> bool:
+    """Whether this session shows the app for a projector (the sidebar's toggle)."""
+    return bool(st.session_state.get("_present"))
 
 
 def let_it_draw() -> None:
@@ -31,12 +39,15 @@ def let_it_draw() -> None:
 
 
 def styled(fig: go.Figure) -> go.Figure:
-    """The figure, changed in place, in the session's presentation size and theme (no copy:
-    copying re-validates every trace, and each figure is drawn fresh for one run)."""
-    if st.session_state.get("_present"):
-        fig.update_layout(font={"size": LARGE_FONT}, title_font={"size": LARGE_FONT + 6})
-    if _dark():
-        fig.update_layout(plot_bgcolor="rgba(0,0,0,0)", paper_bgcolor="rgba(0,0,0,0)")
+    """The figure, changed in place, as this session shows it (no copy: copying re-validates
+    every trace, and each figure is drawn fresh for one run).
+
+    Backgrounds are left clear, so the page's theme shows through and Streamlit colours the
+    text for it in the browser: a theme switched in the ⋮ menu (no rerun) still reads. In
+    presentation mode every text is projector-sized."""
+    fig.update_layout(plot_bgcolor=CLEAR, paper_bgcolor=CLEAR)
+    if presenting():
+        projector(fig, PROJECTOR_FONT)
     return fig
 
 
@@ -57,8 +68,9 @@ def _dark() -> bool:
 def figure(
     fig: go.Figure, key: str, file_name: str, on_click: Callable[[], None] | None = None
 ) -> None:
-    """A Plotly chart and a button that downloads it, as shown, as a standalone HTML file;
-    `on_click` runs when a point is clicked (its selection is in st.session_state[key])."""
+    """A Plotly chart and buttons that download it as shown (HTML; PNG and SVG when kaleido
+    can draw them); `on_click` runs when a point is clicked (its selection is in
+    st.session_state[key])."""
     shown = styled(fig)
     if on_click is None:
         st.plotly_chart(shown, key=key, width="stretch")
@@ -66,19 +78,46 @@ def figure(
         st.plotly_chart(
             shown, key=key, width="stretch", on_select=on_click, selection_mode="points"
         )
+    download_buttons(shown, key, file_name)
+
+
+def download_buttons(fig: go.Figure, key: str, file_name: str) -> None:
+    """Download buttons for a figure as this session shows it, in the page's theme."""
+    dark = _dark()
     with st.container(horizontal=True):
         bound = downloads.figure_bound(fig)
         downloads.button(
-            "Figure (HTML)", downloads.html_writer(fig), bound + downloads.PLOTLY_JS_BYTES,
+            "Figure (HTML)", _writer(fig, "html", dark), bound + downloads.PLOTLY_JS_BYTES,
             f"{file_name}.html", "text/html", f"{key}_download",
         )  # fmt: skip
         if can_export_images():
             for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml")):
                 downloads.button(
-                    fmt.upper(), downloads.image_writer(fig, fmt), downloads.IMAGE_BYTES,
+                    fmt.upper(), _writer(fig, fmt, dark), downloads.IMAGE_BYTES,
                     f"{file_name}.{fmt}", mime, f"{key}_{fmt}",
                     help="drawn by kaleido with the system's Chromium: a few seconds",
                 )  # fmt: skip
+
+
+def export(fig: go.Figure, fmt: str, dark: bool = False) -> bytes:
+    """The file a download button gives: the figure as shown (presentation sizes included),
+    in the light or dark theme's own template, whose margins grow to fit every label (the
+    process-wide default is Streamlit's, with fixed margins and placeholder colours).
+    HTML opens offline (plotly.js inside); PNG is drawn at twice the size for sharpness."""
+    out = exported(fig, dark)
+    if fmt == "html":
+        return str(out.to_html(include_plotlyjs=True, full_html=True)).encode()
+    scale = 2 if fmt == "png" else 1
+    return bytes(out.to_image(format=fmt, scale=scale, **image_size(out)))
+
+
+def _writer(fig: go.Figure, fmt: str, dark: bool) -> downloads.Writer:
+    """The file, made only when clicked (kaleido starts a browser: seconds, not ms)."""
+
+    def write(handle: Any) -> None:
+        handle.write(export(fig, fmt, dark))
+
+    return write
 
 
 @functools.cache
@@ -88,10 +127,15 @@ def can_export_images() -> bool:
     return has_browser and importlib.util.find_spec("kaleido") is not None
 
 
-def table(frame: pd.DataFrame, key: str, file_name: str) -> None:
-    """A dataframe (token text stays text; numbers shown to 4 decimals) and a CSV download of
-    it at full precision, written when clicked."""
-    st.dataframe(frame.round(4), hide_index=True, width="stretch", key=key)
+def table(frame: pd.DataFrame, key: str, file_name: str, wide: tuple[str, ...] = ()) -> None:
+    """A dataframe as people read it (numbers to 4 decimals, a missing value as '–', never
+    'None'; tokens made visible, a space as '␣'; `wide` columns given room to show their text
+    whole) and a CSV download of the data itself at full precision."""
+    config = {name: st.column_config.TextColumn(name, width="large") for name in wide}
+    st.dataframe(
+        readable(frame), hide_index=True, width="stretch", key=key, column_config=config,
+        placeholder=MISSING,  # the browser draws a missing value as this, not "None"
+    )  # fmt: skip
     bound = int(frame.memory_usage(deep=True).sum()) * 2 + 4096  # text is at most twice that
     downloads.button(
         "Download table (CSV)",
@@ -108,3 +152,13 @@ def record(rec: Trace | DecodeRun, key: str, file_name: str, label: str) -> None
         label, downloads.text_writer(lambda: json_chunks(rec.json_tree())), bound,
         f"{file_name}.json", "application/json", key,
     )  # fmt: skip
+
+
+def readable(frame: pd.DataFrame) -> Any:
+    """The frame for the eye: a Styler showing numbers to 4 decimals and missing values as
+    '–' (the data keeps NaN, so columns still sort as numbers), and text cells made visible."""
+    shown = frame.copy()
+    for name in shown.columns:
+        if shown[name].dtype == object:
+            shown[name] = [visible(v) if isinstance(v, str) else v for v in shown[name]]
+    return shown.style.format(precision=4, na_rep=MISSING)

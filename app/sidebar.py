@@ -13,8 +13,13 @@ LARGE_FONT_CSS = """<style>
 html, body, [data-testid="stAppViewContainer"] { font-size: 22px; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stText"], label, input, textarea
   { font-size: 1.3rem !important; }
-h1 { font-size: 3rem !important; } h2 { font-size: 2.3rem !important; }
-</style>"""
+h1 { font-size: 2.4rem !important; } h2 { font-size: 2rem !important; }
+[data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }
+[data-testid="stSidebarNavLink"] .stMarkdownEllipsis,
+[data-testid="stSidebarNavLink"] .stMarkdownEllipsis p
+  { white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
+</style>"""  # projector: large text, page names whole (wrapped), the figure high on the page
+THEME_HINT = "Light or dark: ⋮ menu (top right) → System, Light or Dark. Figures follow it."
 
 
 def bundled_names() -> list[str]:
@@ -62,5 +67,5 @@ def sidebar(initial: str) -> str:
     """Draw the sidebar; returns the model name this session uses."""
     name = model_picker(initial)
     presentation_toggle()
-    st.sidebar.caption("Light or dark: the ⋮ menu, top right. Figures follow it.")
+    st.sidebar.caption(THEME_HINT)
     return name

@@ -6,8 +6,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnlens.record.trace import Trace
-from attnlens.viz.heatmap import grid_layout, masked_layer, weight_layer
-from attnlens.viz.labels import position_labels, token_text
+from attnlens.viz.heatmap import grid_layout, masked_layer, query_axis, weight_layer
+from attnlens.viz.labels import positions_axis
 from attnlens.viz.picking import allowed_of, attention_of, check_head, check_layer
 
 
@@ -23,7 +23,9 @@ def cross_alignment(trace: Trace, layer: int | None = None, head: int | None = N
         check_head(weights, head)
     w = weights[layer].mean(0) if head is None else weights[layer, head]  # (T, S)
     allowed = allowed_of(trace, "cross")
-    x, y = position_labels(trace.src_tokens), produced_labels(trace.tgt_tokens)
+    cols = positions_axis(trace.src_tokens, trace.src_shown)
+    rows, row_title = query_axis(trace, "cross")
+    x, y = cols.values, rows.values
     layers = [weight_layer(w, allowed, x, y, ("target", "source"), "Greens")]
     if not allowed.all():
         layers.append(masked_layer(allowed, x, y))
@@ -32,17 +34,8 @@ def cross_alignment(trace: Trace, layer: int | None = None, head: int | None = N
     which = "mean of heads" if head is None else f"head {head}"
     fig = go.Figure(layers)
     title = f"cross-attention alignment · layer {layer} · {which}"
-    fig.update_layout(grid_layout(title, "source", "target (input → produced)"))
+    fig.update_layout(grid_layout(title, cols, rows, "source", row_title))
     return fig
-
-
-def produced_labels(tgt_tokens: tuple[str, ...]) -> list[str]:
-    """'i · input → produced' per decoder position; the last position produced the end."""
-    produced = [*tgt_tokens[1:], "end"]
-    return [
-        f"{i} · {token_text(a)} → {token_text(b)}"
-        for i, (a, b) in enumerate(zip(tgt_tokens, produced, strict=True))
-    ]
 
 
 def _best(best: np.ndarray, x: list[str], y: list[str]) -> go.Scatter:

@@ -9,7 +9,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from attnlens.record.trace import Kind, ModelInfo
-from attnlens.viz.labels import escape, visible
+from attnlens.viz.labels import escape, visible, wrapped
 
 COLOURS = {  # the paper's Figure 1 palette
     "embedding": "#f6c7c0",
@@ -21,6 +21,7 @@ COLOURS = {  # the paper's Figure 1 palette
     "frame": "#8a8a8a",
 }
 HIGHLIGHT = "#d62728"
+BLOCK_CHARS = 20  # a block's words wrap past this, so they stay inside it on a narrow figure
 INK = "#222222"
 GREY = "#777777"
 ATTENTION_NAMES: dict[str, str] = {
@@ -87,11 +88,11 @@ def diagram_boxes(info: ModelInfo) -> list[Box]:
     has_encoder = info.architecture in ("encoder-decoder", "encoder")
     has_decoder = info.architecture in ("encoder-decoder", "decoder")
     boxes: list[Box] = []
-    if has_encoder:
-        boxes += _column(0.6, 5.4, False, False, info.n_layers)
+    if has_encoder:  # columns as wide as the names beside them allow: words fit in blocks
+        boxes += _column(0.3, 5.7, False, False, info.n_layers)
     if has_decoder:
         n_dec = info.shape("decoder_self")[0]
-        boxes += _column(6.6, 11.4, True, has_encoder, n_dec)
+        boxes += _column(6.3, 11.7, True, has_encoder, n_dec)
     return boxes
 
 
@@ -205,7 +206,8 @@ def _draw(drawing: Drawing, box: Box, lit: bool) -> None:
     line = {"color": HIGHLIGHT, "width": 5} if lit else {"color": "#555555", "width": 1}
     drawing.rect(box, line, COLOURS[box.role])
     x, y = box.centre
-    words = box.label if box.kind is None else f"<b>{box.label}</b>"
+    lines = wrapped(box.label, BLOCK_CHARS)
+    words = lines if box.kind is None else f"<b>{lines}</b>"
     drawing.text(x, y, words, 14, font={"color": INK})
     if box.kind is not None:
         _name_attention(drawing, box, lit)
@@ -220,7 +222,7 @@ def _name_attention(drawing: Drawing, box: Box, lit: bool) -> None:
         start,
         (box.x0 if left else box.x1, box.centre[1]),
         arrowcolor=colour,
-        text=ATTENTION_NAMES[box.kind or ""].replace(" ", "<br>", 1),
+        text=wrapped(ATTENTION_NAMES[box.kind or ""], 15),
         font={"color": colour, "size": 13},
         xanchor="right" if left else "left",
     )

@@ -1,92 +1,195 @@
-"""Beam search seen as a tree, and the candidates a live beam weighed at one step."""
+"""Beam search seen as a tree, the path one follows through it, and the candidates a live beam
+weighed at one step."""
 
 from __future__ import annotations
 
-import numpy as np
+from collections.abc import Sequence
+from typing import Any
+
 import plotly.graph_objects as go
 
 from attnlens.record.decode import BeamStep, DecodeRun
 from attnlens.viz.labels import token_text
 
 STATUS_COLOURS = {"alive": "rgb(31,119,180)", "finished": "rgb(44,160,44)", "pruned": "#c0c0c0"}
-CHOSEN = "crimson"
+CHOSEN = "crimson"  # the path of the output
+FOLLOWED = "rgb(255,127,14)"  # the path of another beam the user follows
+CANDIDATE = "rgb(31,119,180)"
+Node = tuple[int, int]  # (step, beam): one node of the tree
+ROW_PX, MIN_HEIGHT, MAX_HEIGHT = 48, 320, 1000
 
 
 def chosen_path(run: DecodeRun) -> list[BeamStep]:
     """The beams the best hypothesis went through, step 0 first."""
-    best = run.best
-    return run.path(best.step, best.beam)
+    return run.path(*output_node(run))
 
 
-def beam_tree(run: DecodeRun) -> go.Figure:
-    """Nodes = tokens at (step, beam) with their scores; the chosen path in red, pruned greyed.
+def output_node(run: DecodeRun) -> Node:
+    """The node where the output (the best hypothesis) ends."""
+    return run.best.step, run.best.beam
 
-    Each node's customdata is [step, beam], so a click identifies it.
+
+def check_node(run: DecodeRun, node: Sequence[int]) -> Node:
+    """(step, beam) as ints, or a ValueError naming what the run has."""
+    step, beam = (int(v) for v in node)
+    if not 0 <= step < len(run.steps):
+        raise ValueError(f"step {step} is outside 0..{len(run.steps) - 1} ({len(run.steps)} steps)")
+    n = len(run.steps[step].beams)
+    if not 0 <= beam < n:
+        raise ValueError(f"beam {beam} is outside 0..{n - 1} (beams at step {step})")
+    return step, beam
+
+
+def extended(run: DecodeRun, node: Node) -> Node:
+    """Where following a node leads: a live beam goes on through its best-scoring child that
+    was kept (alive or finished) until it finishes, is cut, or the run ends."""
+    step, beam = check_node(run, node)
+    while step + 1 < len(run.steps) and run.steps[step].beams[beam].status == "alive":
+        kids = [b for b in run.steps[step + 1].beams if b.parent == beam and b.status != "pruned"]
+        if not kids:
+            break
+        step, beam = step + 1, max(kids, key=lambda b: b.score).beam
+    return step, beam
+
+
+def followed(run: DecodeRun, step: int, node: Node | None = None) -> list[BeamStep]:
+    """The followed hypothesis from step 0 to `step`, shorter when it ended before `step`.
+    node: the beam followed (default: where the output ends)."""
+    if not 0 <= step < len(run.steps):
+        raise ValueError(f"step {step} is outside 0..{len(run.steps) - 1} ({len(run.steps)} steps)")
+    return run.path(*extended(run, node or output_node(run)))[: step + 1]
+
+
+def followed_row(run: DecodeRun, step: int, node: Node | None = None) -> int | None:
+    """The live row (previous step's alive beam) the followed path extends at `step`; None
+    once the followed hypothesis has ended before it."""
+    path = followed(run, step, node)
+    if len(path) <= step:
+        return None
+    parent = path[step].parent
+    return 0 if parent is None else parent
+
+
+def beam_tree(run: DecodeRun, node: Node | None = None) -> go.Figure:
+    """Kept beams (alive, finished) at integer rows with their token and cumulative score;
+    each step's pruned continuations collapsed into one faded node in the bottom row; the
+    output's path in red, and a followed beam's path (node) in orange when it differs.
+
+    Each kept node's customdata is [step, beam], so a click identifies it.
     """
-    chosen = {(t, b.beam) for t, b in enumerate(chosen_path(run))}
-    traces = [_edges(run, chosen, on_path) for on_path in (False, True)]
-    for status in STATUS_COLOURS:
-        traces.append(_nodes(run, status, chosen))
+    chosen = [(t, b.beam) for t, b in enumerate(chosen_path(run))]
+    path = (
+        chosen
+        if node is None
+        else [(t, b.beam) for t, b in enumerate(run.path(*extended(run, node)))]
+    )
+    rows = max(sum(b.status != "pruned" for b in r.beams) for r in run.steps)
+    traces = [_edges(run, set(chosen) | set(path), None, "extends")]
+    if path != chosen:
+        traces.append(_edges(run, set(path), FOLLOWED, "followed beam"))
+    traces.append(_edges(run, set(chosen), CHOSEN, "output's path"))
+    traces += [_kept(run, status, set(chosen), set(path)) for status in ("alive", "finished")]
+    traces.append(_pruned(run, rows))
     fig = go.Figure(traces)
     best = run.best
     fig.update_layout(
-        title=f"{run.strategy} · {len(run.steps)} steps · best score {best.score:.3f}"
-        f" · output “{token_text(best.text)}”",
-        xaxis={"title": "step", "dtick": 1},
-        yaxis={"title": "beam (alive first, then finished, then pruned)", "autorange": "reversed"},
+        title=f"{run.strategy} · {len(run.steps)} steps · output “{token_text(best.text)}” "
+        f"(score {best.score:.3f})",
+        xaxis={"title": {"text": "step"}, "dtick": 1, "automargin": True},
+        yaxis=_rows_axis(rows),
         plot_bgcolor="white",
-        legend={"title": "status"},
+        legend={"title": {"text": "beams"}},
+        height=int(min(MAX_HEIGHT, max(MIN_HEIGHT, ROW_PX * (rows + 1) + 160))),
     )
     return fig
 
 
-def _edges(run: DecodeRun, chosen: set[tuple[int, int]], on_path: bool) -> go.Scatter:
-    """Lines from each beam's parent at the previous step; the chosen path's drawn on top."""
+def _rows_axis(rows: int) -> dict[str, Any]:
+    """Integer beam positions, alive first then finished; the pruned row below them."""
+    return {
+        "title": {"text": "beam (alive first, then finished)"},
+        "tickmode": "array",
+        "tickvals": [*range(rows), rows],
+        "ticktext": [*map(str, range(rows)), "pruned"],
+        "range": [rows + 0.6, -1.2],  # reversed: beam 0 on top, room above for its label
+        "automargin": True,
+        "zeroline": False,
+    }
+
+
+def _edges(run: DecodeRun, on: set[Node], colour: str | None, name: str) -> go.Scatter:
+    """Lines from each kept beam's parent at the previous step: every edge (colour None,
+    faint) or the edges into the nodes `on` (drawn on top, thick)."""
     xs: list[float | None] = []
     ys: list[float | None] = []
     for record in run.steps[1:]:
         t = record.step
         for b in record.beams:
-            if b.parent is not None and ((t, b.beam) in chosen) == on_path:
-                xs += [t - 1, t, None]
-                ys += [b.parent, b.beam, None]
-    line = {"color": CHOSEN, "width": 3} if on_path else {"color": "#bbbbbb", "width": 1}
-    name = "chosen path" if on_path else "extends"
+            if b.parent is None or b.status == "pruned" or (colour and (t, b.beam) not in on):
+                continue
+            xs += [t - 1, t, None]
+            ys += [b.parent, b.beam, None]
+    line = {"color": colour, "width": 3} if colour else {"color": "#aaaaaa", "width": 1}
     return go.Scatter(x=xs, y=ys, mode="lines", line=line, hoverinfo="skip", name=name)
 
 
-def _nodes(run: DecodeRun, status: str, chosen: set[tuple[int, int]]) -> go.Scatter:
+def _kept(run: DecodeRun, status: str, chosen: set[Node], path: set[Node]) -> go.Scatter:
     cells = [(r.step, b) for r in run.steps for b in r.beams if b.status == status]
-    on = [(t, b.beam) in chosen for t, b in cells]
+    outline = [
+        CHOSEN if (t, b.beam) in chosen else FOLLOWED if (t, b.beam) in path else "white"
+        for t, b in cells
+    ]
     hover = [
         f"step {t} · beam {b.beam} · {status}<br>token {token_text(b.token)}"
         f"<br>log p {b.logprob:.4f} · score {b.score:.4f}"
         + ("" if b.parent is None else f"<br>extends beam {b.parent} of step {t - 1}")
+        + "<br>click to follow this beam"
         for t, b in cells
     ]
     return go.Scatter(
         x=[t for t, _ in cells],
         y=[b.beam for _, b in cells],
         mode="markers+text",
-        text=[token_text(b.token) for _, b in cells],
+        text=[f"{token_text(b.token)} {b.score:.2f}" for _, b in cells],
         textposition="top center",
-        customdata=np.array([[t, b.beam] for t, b in cells], dtype=int).reshape(-1, 2),
+        customdata=[[t, b.beam] for t, b in cells],
         hovertext=hover,
         hoverinfo="text",
-        marker={
-            "size": 14,
-            "color": STATUS_COLOURS[status],
-            "line": {"color": [CHOSEN if c else "white" for c in on], "width": 3},
-        },
+        marker={"size": 14, "color": STATUS_COLOURS[status], "line": {"color": outline,
+                                                                      "width": 3}},
         name=status,
+    )  # fmt: skip
+
+
+def _pruned(run: DecodeRun, row: int) -> go.Scatter:
+    """One faded node per step for the continuations it pruned; the hover lists them."""
+    steps = [(r.step, [b for b in r.beams if b.status == "pruned"]) for r in run.steps]
+    steps = [(t, cut) for t, cut in steps if cut]
+    hover = [
+        f"step {t} · {len(cut)} pruned<br>"
+        + "<br>".join(f"{token_text(b.token)} {b.score:.3f}" for b in cut[:12])
+        + ("<br>…" if len(cut) > 12 else "")
+        for t, cut in steps
+    ]
+    return go.Scatter(
+        x=[t for t, _ in steps],
+        y=[row] * len(steps),
+        mode="markers+text",
+        text=[str(len(cut)) for _, cut in steps],
+        textposition="middle right",
+        hovertext=hover,
+        hoverinfo="text",
+        marker={"size": 10, "color": STATUS_COLOURS["pruned"], "opacity": 0.6},
+        name="pruned (count)",
     )
 
 
-def candidate_bars(run: DecodeRun, step: int, row: int | None = None) -> go.Figure:
-    """The most probable next tokens of one live beam at a step (default: the chosen path's)."""
-    if not 0 <= step < len(run.steps):
-        raise ValueError(f"step {step} is outside 0..{len(run.steps) - 1} ({len(run.steps)} steps)")
-    path = chosen_path(run)
+def candidate_bars(
+    run: DecodeRun, step: int, row: int | None = None, node: Node | None = None
+) -> go.Figure:
+    """The most probable next tokens of one live beam at a step, ranked from 1 (default: the
+    row the followed path extends; node: the beam followed, default the output's)."""
+    path = followed(run, step, node)
     taken = path[step] if step < len(path) else None
     if row is None:
         row = 0 if taken is None or taken.parent is None else taken.parent
@@ -94,23 +197,23 @@ def candidate_bars(run: DecodeRun, step: int, row: int | None = None) -> go.Figu
     if not 0 <= row < len(rows):
         raise ValueError(f"beam {row} is outside 0..{len(rows) - 1} (live beams at step {step})")
     cands = rows[row]
-    labels = [f"{i} · {token_text(c.token)}" for i, c in enumerate(cands)]
+    labels = [f"{i} · {token_text(c.token)}" for i, c in enumerate(cands, start=1)]
     chosen_token = taken.token if taken is not None and (taken.parent or 0) == row else None
-    colours = [CHOSEN if c.token == chosen_token else "rgb(31,119,180)" for c in cands]
+    colours = [CHOSEN if c.token == chosen_token else CANDIDATE for c in cands]
     fig = go.Figure(
         go.Bar(
             x=[c.prob for c in cands],
             y=labels,
             orientation="h",
             marker={"color": colours},
-            hovertemplate="%{y}<br>probability %{x:.5f}<extra></extra>",
+            hovertemplate="rank %{y}<br>probability %{x:.5f}<extra></extra>",
         )
     )
     fig.update_layout(
         title=f"step {step} · candidates of live beam {row}"
-        + (" (red: chosen)" if chosen_token else ""),
-        xaxis={"title": "probability", "range": [0, 1]},
-        yaxis={"type": "category", "autorange": "reversed"},
+        + (" (red: taken)" if chosen_token else ""),
+        xaxis={"title": {"text": "probability"}, "range": [0, 1]},
+        yaxis={"type": "category", "autorange": "reversed", "automargin": True},
         plot_bgcolor="white",
     )
     return fig

@@ -10,6 +10,7 @@ from plotly.subplots import make_subplots
 from attnlens.record.decode import DecodeRun
 from attnlens.viz.beam import chosen_path
 from attnlens.viz.labels import token_text
+from attnlens.viz.style import PANEL_TITLE_PX, panel_title
 
 
 def compare_runs(runs: Mapping[str, DecodeRun]) -> go.Figure:
@@ -26,12 +27,9 @@ def compare_runs(runs: Mapping[str, DecodeRun]) -> go.Figure:
         fig.add_trace(_bars(token_text(name), runs[name]), row=1, col=col)
         fig.update_xaxes(type="category", title_text="output position", row=1, col=col)
     fig.update_yaxes(title_text="log p(token)", row=1, col=1)
-    fig.update_layout(
-        title="decoding runs side by side",
-        showlegend=False,
-        plot_bgcolor="white",
-        margin={"t": 110},  # room for the two-line panel titles under the figure title
-    )
+    fig.update_layout(panel_title("decoding runs side by side"))
+    fig.layout.title.pad.b = 2 * PANEL_TITLE_PX  # the panel titles have two lines
+    fig.update_layout(showlegend=False, plot_bgcolor="white")
     return fig
 
 

@@ -7,8 +7,8 @@ import plotly.graph_objects as go
 
 from attnlens.record.decode import DecodeRun
 from attnlens.viz.beam import chosen_path
-from attnlens.viz.heatmap import grid_layout
-from attnlens.viz.labels import position_labels, token_text
+from attnlens.viz.heatmap import cell_gap, grid_layout
+from attnlens.viz.labels import positions_axis, token_axis, token_text
 
 
 def decoding_alignment(
@@ -27,22 +27,24 @@ def decoding_alignment(
     path = chosen_path(run)
     rows = [_row(run, t, b.parent, layer, head) for t, b in enumerate(path)]  # each (S,)
     which = "mean of heads" if head is None else f"head {head}"
+    cols = positions_axis(run.src_tokens)
+    chosen = token_axis([f"step {t} → {token_text(b.token)}" for t, b in enumerate(path)])
     fig = go.Figure(
         go.Heatmap(
             z=np.stack(rows).astype(np.float32),  # (steps, S)
-            x=position_labels(run.src_tokens),
-            y=[f"step {t} → {token_text(b.token)}" for t, b in enumerate(path)],
+            x=cols.values,
+            y=chosen.values,
             zmin=0.0,
             zmax=1.0,
             colorscale="Greens",
-            colorbar={"title": "weight"},
+            colorbar={"title": {"text": "weight"}},
             hovertemplate="%{y}<br>source %{x}<br>weight %{z:.7g}<extra></extra>",
-            xgap=1,
-            ygap=1,
+            xgap=cell_gap(len(cols.values)),
+            ygap=cell_gap(len(chosen.values)),
         )
     )
     title = f"cross-attention row added at each step · layer {layer} · {which} · {run.strategy}"
-    fig.update_layout(grid_layout(title, "source", "step → token chosen"))
+    fig.update_layout(grid_layout(title, cols, chosen, "source", "step → token chosen"))
     return fig
 
 

@@ -7,24 +7,10 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from attnlens.record.decode import BeamStep, DecodeRun
-from attnlens.viz.labels import position_labels
-
-
-def followed(run: DecodeRun, step: int) -> list[BeamStep]:
-    """The beams from step 0 to `step` on the best hypothesis; past its end (beam search goes
-    on while other beams might still win), the path of that step's top beam."""
-    check_step(run, step)
-    best = run.best
-    if step <= best.step:
-        return run.path(best.step, best.beam)[: step + 1]
-    return run.path(step, 0)
-
-
-def followed_row(run: DecodeRun, step: int) -> int:
-    """The live row (previous step's alive beam) the followed path extends at `step`."""
-    parent = followed(run, step)[step].parent
-    return 0 if parent is None else parent
+from attnlens.record.decode import DecodeRun
+from attnlens.viz.beam import Node, followed, followed_row
+from attnlens.viz.labels import positions_axis, visible
+from attnlens.viz.style import panel_title
 
 
 def check_step(run: DecodeRun, step: int) -> None:
@@ -33,15 +19,17 @@ def check_step(run: DecodeRun, step: int) -> None:
         raise ValueError(f"step {step} is outside 0..{len(run.steps) - 1} ({len(run.steps)} steps)")
 
 
-def tokens_so_far(run: DecodeRun, step: int) -> list[str]:
-    """The followed path's tokens up to and including the one chosen at `step`."""
-    return [b.token for b in followed(run, step)]
+def tokens_so_far(run: DecodeRun, step: int, node: Node | None = None) -> list[str]:
+    """The followed path's tokens up to and including the one chosen at `step` (node: the
+    beam followed, default the output's), each as a reader sees it (a space as '␣')."""
+    return [visible(b.token) for b in followed(run, step, node)]
 
 
 def candidates_frame(run: DecodeRun, step: int, row: int | None = None) -> pd.DataFrame:
-    """The most probable next tokens of one live row at a step (default: the followed path's)."""
+    """The most probable next tokens of one live row at a step (default: the output's path's),
+    ranked from 1."""
     check_step(run, step)
-    row = followed_row(run, step) if row is None else row
+    row = (followed_row(run, step) or 0) if row is None else row
     rows = run.steps[step].candidates[row]
     return pd.DataFrame(
         {
@@ -52,13 +40,19 @@ def candidates_frame(run: DecodeRun, step: int, row: int | None = None) -> pd.Da
     )
 
 
-def step_attention(run: DecodeRun, step: int, layer: int, head: int) -> go.Figure:
-    """Cross-attention and decoder self-attention of the position the step predicts from."""
+def step_attention(
+    run: DecodeRun, step: int, layer: int, head: int, row: int | None = None
+) -> go.Figure:
+    """Cross-attention and decoder self-attention of the position the step predicts from, on
+    one live row (default: the one the output's path extends)."""
     check_step(run, step)
-    record, row = run.steps[step], followed_row(run, step)
+    row = (followed_row(run, step) or 0) if row is None else row
+    record = run.steps[step]
+    if not 0 <= row < len(record.candidates):
+        raise ValueError(f"beam {row} is outside 0..{len(record.candidates) - 1} (live beams)")
     has_cross = record.cross_attention is not None
     titles = (["cross-attention → source"] if has_cross else []) + ["decoder self-attention"]
-    fig = make_subplots(rows=len(titles), cols=1, subplot_titles=titles, vertical_spacing=0.25)
+    fig = make_subplots(rows=len(titles), cols=1, subplot_titles=titles, vertical_spacing=0.3)
     panels = []
     if record.cross_attention is not None:
         panels.append((record.cross_attention, run.src_tokens))
@@ -67,19 +61,19 @@ def step_attention(run: DecodeRun, step: int, layer: int, head: int) -> go.Figur
         _check_index(att.shape[0], layer, "layer")
         _check_index(att.shape[1], head, "head")
         weights = att[layer, head, row]  # (K,)
-        fig.add_trace(_bar(weights, keys), row=i, col=1)
-        fig.update_yaxes(range=[0, 1], title="weight", row=i, col=1)
-    fig.update_layout(
-        title=f"step {step}: what the new position attends to · layer {layer} · head {head}",
-        showlegend=False,
-        margin={"l": 10, "r": 10, "t": 80, "b": 10},
-    )
+        axis = positions_axis(keys)
+        fig.add_trace(_bar(weights, axis.values), row=i, col=1)
+        fig.update_xaxes(type="category", automargin=True, row=i, col=1, **axis.ticks)
+        fig.update_yaxes(range=[0, 1], title="weight", automargin=True, row=i, col=1)
+    title = f"step {step}: what the new position attends to (live beam {row})<br>"
+    fig.update_layout(panel_title(title + f"layer {layer} · head {head}"))
+    fig.update_layout(showlegend=False, margin={"l": 10, "r": 10, "b": 10})
     return fig
 
 
-def _bar(weights: np.ndarray, keys: tuple[str, ...]) -> go.Bar:
+def _bar(weights: np.ndarray, keys: list[str]) -> go.Bar:
     return go.Bar(
-        x=position_labels(keys),
+        x=keys,
         y=weights.astype(np.float64),
         hovertemplate="key %{x}<br>weight %{y:.4f}<extra></extra>",
     )
@@ -104,7 +98,7 @@ def up_to_step(tree: go.Figure, step: int) -> go.Figure:
     fig.update_xaxes(range=[-0.5, step + 0.5])
     fig.add_vline(x=step, line_dash="dot", line_color="#888")
     title = fig.layout.title.text or "beam tree"
-    fig.update_layout(title=f"{title} · up to step {step}")
+    fig.update_layout(title=f"{title}<br>up to step {step}")
     return fig
 
 

@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnlens.record.trace import Kind, Trace
-from attnlens.viz.labels import position_labels
+from attnlens.viz.labels import TokenAxis, positions_axis, produced_labels, token_axis
 from attnlens.viz.picking import (
     KIND_TITLES,
     allowed_of,
@@ -21,6 +21,10 @@ from attnlens.viz.picking import (
 
 MASKED_COLOUR = "rgb(120,120,120)"
 REFERENCE_COLOUR = "rgb(230,85,13)"
+GAP_LIMIT = 48  # up to this many cells a side, a 1 px gap parts them; beyond, it would hide them
+ROW_PX = 26  # height of a row while the grid fits between MIN_HEIGHT and MAX_HEIGHT
+MIN_HEIGHT, MAX_HEIGHT = 420, 760
+PRODUCED_TITLE = "decoder position: input → produced"
 
 
 def head_heatmap(
@@ -28,16 +32,18 @@ def head_heatmap(
 ) -> go.Figure:
     """Query tokens on rows, key tokens on columns; masked cells grey, not a low weight.
 
-    reference: for cross-attention, the true source position of each output token (query t
-    predicts output token t), drawn as open circles; the title counts the rows whose largest
-    weight is on it.
+    On an encoder-decoder, decoder rows read "input → produced": row i is fed token i and
+    produces token i + 1 (what a circle on it is about). reference: for cross-attention, the
+    true source position of each output token (query t predicts output token t), drawn as
+    open circles; the title counts the rows whose largest weight is on it.
     """
     weights = attention_of(trace, kind)
     check_layer(weights, layer)
     check_head(weights, head)
     allowed = allowed_of(trace, kind)  # (Q, K)
-    q_tokens, k_tokens = trace.tokens(kind)
-    x, y = position_labels(k_tokens), position_labels(q_tokens)
+    rows, row_title = query_axis(trace, kind)
+    cols = positions_axis(trace.tokens(kind)[1], trace.shown(kind)[1])
+    x, y = cols.values, rows.values
     layers: list[go.Heatmap | go.Scatter] = [weight_layer(weights[layer, head], allowed, x, y)]
     if not allowed.all():  # only then: at 512 tokens an empty layer would cost 1.4 MB
         layers.append(masked_layer(allowed, x, y))
@@ -47,20 +53,61 @@ def head_heatmap(
         layers.append(reference_layer(reference, x, y))
         found = f"<br>argmax on the true source: {hits} of {len(reference)} output tokens"
     fig = go.Figure(layers)
-    fig.update_layout(grid_layout(f"{KIND_TITLES[kind]} · layer {layer} · head {head}{found}"))
+    title = f"{KIND_TITLES[kind]} · layer {layer} · head {head}{found}"
+    fig.update_layout(grid_layout(title, cols, rows, "key", row_title))
     return fig
 
 
-def grid_layout(title: str, columns: str = "key", rows: str = "query") -> dict[str, Any]:
-    """The layout every rows × columns grid of positions shares: column labels on top, the
-    first row at the top, room above for rotated labels and a two-line title."""
+def query_axis(trace: Trace, kind: Kind) -> tuple[TokenAxis, str]:
+    """The rows of one kind and their title: decoder rows of an encoder-decoder as
+    'input → produced', any other as the positions' tokens."""
+    raw, shown = trace.tokens(kind)[0], trace.shown(kind)[0]
+    if kind == "encoder_self" or trace.model.architecture != "encoder-decoder":
+        return positions_axis(raw, shown), "query"
+    return token_axis(produced_labels(raw, shown), produced_labels(shown)), PRODUCED_TITLE
+
+
+def grid_layout(
+    title: str,
+    columns: TokenAxis,
+    rows: TokenAxis,
+    column_title: str = "key",
+    row_title: str = "query",
+) -> dict[str, Any]:
+    """The layout every rows × columns grid of positions shares: the first row at the top,
+    column labels below (on top they would share the room above with the title), every label
+    and title given room (automargin) so none is cut or overlaps another, and a height that
+    grows with the rows up to a bound."""
+    n = len(rows.values)
     return {
-        "title": {"text": title, "y": 0.97, "yanchor": "top"},
-        "xaxis": {"title": columns, "type": "category", "side": "top"},
-        "yaxis": {"title": rows, "type": "category", "autorange": "reversed"},
+        "title": {"text": title, "automargin": True, "yref": "paper", "pad": {"b": 8}},
+        "xaxis": {
+            "title": {"text": column_title},
+            "type": "category",
+            "automargin": True,
+            **columns.ticks,
+        },
+        "yaxis": {
+            "title": {"text": row_title},
+            "type": "category",
+            "autorange": "reversed",
+            "automargin": True,
+            **rows.ticks,
+        },
         "plot_bgcolor": "white",
-        "margin": {"l": 10, "r": 10, "t": 120, "b": 10},
+        "margin": {"l": 10, "r": 10, "t": 10, "b": 10},
+        "height": grid_height(n),
     }
+
+
+def grid_height(rows: int) -> int:
+    """Pixels for a grid of this many rows: ROW_PX a row plus room for labels, bounded."""
+    return int(min(MAX_HEIGHT, max(MIN_HEIGHT, ROW_PX * rows + 220)))
+
+
+def cell_gap(n: int) -> int:
+    """A 1 px gap between cells while they are large enough to spare it; none beyond."""
+    return 1 if n <= GAP_LIMIT else 0
 
 
 def weight_layer(
@@ -79,10 +126,10 @@ def weight_layer(
         zmin=0.0,
         zmax=1.0,
         colorscale=colorscale,
-        colorbar={"title": "weight"},
+        colorbar={"title": {"text": "weight"}},
         hovertemplate=f"{axes[0]} %{{y}}<br>{axes[1]} %{{x}}<br>weight %{{z:.7g}}<extra></extra>",
-        xgap=1,
-        ygap=1,
+        xgap=cell_gap(len(x)),
+        ygap=cell_gap(len(y)),
         hoverongaps=False,  # the layer beneath (or none) answers for its gaps
         name="weight",
     )
@@ -97,8 +144,8 @@ def masked_layer(allowed: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
         colorscale=[[0.0, MASKED_COLOUR], [1.0, MASKED_COLOUR]],
         showscale=False,
         hovertemplate="query %{y}<br>key %{x}<br>masked: not allowed<extra></extra>",
-        xgap=1,
-        ygap=1,
+        xgap=cell_gap(len(x)),
+        ygap=cell_gap(len(y)),
         hoverongaps=False,  # the layer beneath (or none) answers for its gaps
         name="masked",
     )

@@ -152,8 +152,11 @@ def induction_heads_view(
         )
     fig.update_layout(
         title={
-            "text": "look back one after the match<br><sup>arrows: from a token's earlier "
-            "occurrence to the token after it, where an induction head looks</sup>",
+            "text": "look back one after the match",
+            "subtitle": {
+                "text": "arrows: from a token's earlier occurrence to the token after it, "
+                "where an induction head looks"
+            },  # a second line of the text itself was cut at the top of the figure
             "y": 0.98,
             "yanchor": "top",
         },

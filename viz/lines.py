@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -14,6 +15,11 @@ from attnlens.viz.picking import KIND_TITLES, attention_of, check_head, check_la
 
 LEVELS = (0.1, 0.25, 0.5, 0.75, 1.01)  # weights binned by upper edge; each bin one trace
 HOVER_AT = 0.15  # hover points sit this far along each line, near the query
+LABEL_GAP = 0.04  # labels stand this far off the line ends, so no line covers them
+ROW_PX, MIN_HEIGHT, MAX_HEIGHT = 22, 400, 600  # a row while the view fits the bounds
+PROJECTED_MAX_HEIGHT = 700  # larger text (a projector) needs taller rows
+FRAME_PX = 120  # title and margins
+LINE_BUDGET = 3000  # lines drawn at most (the strongest), so a long input stays light and legible
 
 
 def lines_view(
@@ -22,36 +28,77 @@ def lines_view(
     layer: int,
     heads: Sequence[int] | None = None,
     min_weight: float = 0.02,
+    text_px: int = 12,
 ) -> go.Figure:
-    """A line from query i to key j per head, opacity and width growing with the weight."""
+    """A line from query i to key j per head for each weight ≥ min_weight, opacity and width
+    growing with the weight.
+
+    The height is bounded: past ~30 positions rows draw closer and only every k-th token is
+    labelled (rows at least text_px + 2 apart), each still named by the hover. At most
+    LINE_BUDGET lines are drawn, the strongest ones; the title says when some are left out.
+    """
     weights = attention_of(trace, kind)
     check_layer(weights, layer)
     chosen = list(range(weights.shape[1])) if heads is None else list(heads)
     for h in chosen:
         check_head(weights, h)
-    q_tokens, k_tokens = trace.tokens(kind)
-    span = max(len(q_tokens), len(k_tokens))
-    rows = (column_rows(len(q_tokens), span), column_rows(len(k_tokens), span))
+    raw, shown = trace.tokens(kind), trace.shown(kind)
+    span = max(len(raw[0]), len(raw[1]))
+    row = max(ROW_PX, text_px + 6)  # short inputs: every label has room
+    cap = MAX_HEIGHT if text_px <= ROW_PX - 6 else PROJECTED_MAX_HEIGHT
+    height = int(min(cap, max(MIN_HEIGHT, row * span + FRAME_PX)))
+    row_px = (height - FRAME_PX) / max(span, 1)
+    rows = (column_rows(len(raw[0]), span), column_rows(len(raw[1]), span))
+    w = weights[layer, chosen]  # (H', Q, K)
+    drawn = _drawn(w, min_weight, LINE_BUDGET)
     traces: list[go.Scatter] = []
-    for h in chosen:
+    for n, h in enumerate(chosen):
         colour = qualitative.Plotly[h % len(qualitative.Plotly)]
-        traces += _head_lines(weights[layer, h], h, colour, min_weight, rows, trace.tokens(kind))
-    traces += [_column(q_tokens, rows[0], 0.0, "left"), _column(k_tokens, rows[1], 1.0, "right")]
+        traces += _head_lines(w[n], drawn[n], h, colour, rows, raw, shown, row_px)
+    every = max(1, math.ceil((text_px + 2) / row_px))
+    traces += [
+        _column(raw[0], shown[0], rows[0], -LABEL_GAP, "left", every),
+        _column(raw[1], shown[1], rows[1], 1 + LABEL_GAP, "right", every),
+    ]
     fig = go.Figure(traces)
+    fig.update_layout(
+        title=_title(kind, layer, heads, chosen, w, min_weight, drawn),
+        xaxis={"visible": False, "range": [-0.6, 1.6]},
+        yaxis={"visible": False, "autorange": "reversed"},
+        plot_bgcolor="white",
+        height=height,
+        showlegend=len(chosen) > 1,  # one head: the title names it
+        legend={"title": {"text": "head"}},
+        margin={"l": 10, "r": 10, "t": 70, "b": 10},
+    )
+    return fig
+
+
+def _title(
+    kind: Kind, layer: int, heads: Sequence[int] | None, chosen: list[int], w: np.ndarray,
+    min_weight: float, drawn: np.ndarray,
+) -> str:  # fmt: skip
     shown = (
         "all heads"
         if heads is None
         else "head" + "s" * (len(chosen) > 1) + " " + ", ".join(map(str, chosen))
     )
-    fig.update_layout(
-        title=f"{KIND_TITLES[kind]}<br>layer {layer} · {shown}",
-        xaxis={"visible": False, "range": [-0.6, 1.6]},
-        yaxis={"visible": False, "autorange": "reversed"},
-        plot_bgcolor="white",
-        height=max(400, 22 * span + 120),
-        legend={"title": "head"},
-    )
-    return fig
+    title = f"{KIND_TITLES[kind]}<br>layer {layer} · {shown}"
+    above = int((w >= min_weight).sum())
+    if drawn.sum() < above:
+        title += f" · the strongest {int(drawn.sum())} of {above} lines"
+    return title
+
+
+def _drawn(w: np.ndarray, min_weight: float, budget: int) -> np.ndarray:
+    """Which weights get a line: those ≥ min_weight, or the `budget` largest of them."""
+    above: np.ndarray = w >= min_weight
+    if above.sum() <= budget:
+        return above
+    flat = np.where(above, w, -1.0).ravel()
+    keep = np.zeros(flat.size, dtype=bool)
+    keep[np.argpartition(flat, flat.size - budget)[flat.size - budget :]] = True
+    return keep.reshape(w.shape)
 
 
 def column_rows(n: int, span: int) -> np.ndarray:
@@ -61,28 +108,33 @@ def column_rows(n: int, span: int) -> np.ndarray:
 
 def _head_lines(
     w: np.ndarray,
+    drawn: np.ndarray,
     head: int,
     colour: str,
-    min_weight: float,
     rows: tuple[np.ndarray, np.ndarray],
-    tokens: tuple[tuple[str, ...], tuple[str, ...]],
+    raw: tuple[tuple[str, ...], tuple[str, ...]],
+    shown: tuple[tuple[str, ...], tuple[str, ...]],
+    row_px: float,
 ) -> list[go.Scatter]:
-    """A legend entry, one trace per weight bin (a trace has one width), and hover points."""
+    """A legend entry, one trace per weight bin (a trace has one width), and hover points,
+    for the weights `drawn` (Q, K). Lines are never thicker than 0.8 of a row, so they cannot
+    merge into bars."""
     group = {"legendgroup": str(head), "name": f"head {head}"}
     legend = go.Scatter(
         x=[None], y=[None], mode="lines", line={"color": colour, "width": 4}, **group
     )
     out: list[go.Scatter] = [legend]
-    low = min_weight
+    low = -np.inf
+    widest = max(1.0, 0.8 * row_px)
     for n, high in enumerate(LEVELS):
-        q, k = np.nonzero((w >= low) & (w < high))
-        low = max(high, min_weight)
+        q, k = np.nonzero(drawn & (w >= low) & (w < high))
+        low = high
         if q.size:
             ys = np.column_stack([rows[0][q], rows[1][k], np.full(q.size, np.nan)]).ravel()
-            line = {"color": colour, "width": 1 + 2.5 * n}
+            line = {"color": colour, "width": min(1 + 1.2 * n, widest)}  # 1 to 5.8 px
             opacity = min(1.0, 0.2 + 0.2 * n)
             out.append(_segments(ys, line, opacity, group, q, k))
-    out.append(_hover_points(w, head, colour, min_weight, rows, tokens, group))
+    out.append(_hover_points(w, drawn, head, colour, rows, raw, shown, group))
     return out
 
 
@@ -104,16 +156,20 @@ def _segments(
     )
 
 
+def _named(i: int, raw: str, shown: str) -> str:
+    """Position i's token as read, and the raw token where it differs."""
+    return f"{i} {token_text(shown)}" + ("" if raw == shown else f" (token {token_text(raw)})")
+
+
 def _hover_points(
-    w: np.ndarray, head: int, colour: str, min_weight: float,
-    rows: tuple[np.ndarray, np.ndarray], tokens: tuple[tuple[str, ...], tuple[str, ...]],
-    group: dict[str, str],
+    w: np.ndarray, drawn: np.ndarray, head: int, colour: str,
+    rows: tuple[np.ndarray, np.ndarray], raw: tuple[tuple[str, ...], tuple[str, ...]],
+    shown: tuple[tuple[str, ...], tuple[str, ...]], group: dict[str, str],
 ) -> go.Scatter:  # fmt: skip
-    q, k = np.nonzero(w >= min_weight)
-    qt, kt = tokens
+    q, k = np.nonzero(drawn)
     hover = [
-        f"head {head}<br>query {i} {token_text(qt[i])} → key {j} {token_text(kt[j])}"
-        f"<br>weight {w[i, j]:.7g}"
+        f"head {head}<br>query {_named(int(i), raw[0][i], shown[0][i])}"
+        f" → key {_named(int(j), raw[1][j], shown[1][j])}<br>weight {w[i, j]:.7g}"
         for i, j in zip(q, k, strict=True)
     ]
     y = rows[0][q] + HOVER_AT * (rows[1][k] - rows[0][q])
@@ -129,16 +185,25 @@ def _hover_points(
     )
 
 
-def _column(tokens: tuple[str, ...], rows: np.ndarray, x: float, side: str) -> go.Scatter:
-    """Token labels in one column; each position its own row, even for repeated tokens."""
-    labels = [token_text(t) for t in tokens]
+def _column(
+    raw: tuple[str, ...], shown: tuple[str, ...], rows: np.ndarray, x: float, side: str,
+    every: int,
+) -> go.Scatter:  # fmt: skip
+    """Token labels in one column, each position its own row even for repeated tokens; on a
+    long input only every `every`-th is written, with its position (the hover names all)."""
+    if every == 1:
+        labels = [token_text(t) for t in shown]
+    else:
+        labels = [f"{i} · {token_text(t)}" if i % every == 0 else "" for i, t in enumerate(shown)]
     return go.Scatter(
-        x=np.full(len(tokens), x),
+        x=np.full(len(raw), x),
         y=rows,
         mode="text",
         text=labels,
         textposition=f"middle {side}",
-        hovertext=[f"position {i} {t}" for i, t in enumerate(labels)],
+        hovertext=[
+            f"position {_named(i, r, s)}" for i, (r, s) in enumerate(zip(raw, shown, strict=True))
+        ],
         hoverinfo="text",
         showlegend=False,
     )

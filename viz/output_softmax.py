@@ -10,8 +10,9 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from attnlens.record.decode import DecodeRun
-from attnlens.viz.decode_step import check_step, followed, followed_row
-from attnlens.viz.labels import token_text
+from attnlens.viz.beam import followed, followed_row
+from attnlens.viz.decode_step import check_step
+from attnlens.viz.labels import token_text, wrapped
 
 CHOSEN, OTHER, DROPPED = "#d62728", "rgb(31,119,180)", "#c0c0c0"
 
@@ -24,7 +25,7 @@ def next_token_bars(
     hide: the same tokens in alphabetical order with their probabilities hidden (to predict);
     limit: only the `limit` most likely."""
     check_step(run, step)
-    cands = run.steps[step].candidates[followed_row(run, step)][:limit]
+    cands = run.steps[step].candidates[followed_row(run, step) or 0][:limit]  # greedy: one row
     taken = followed(run, step)[step].token
     so_far = "".join(token_text(b.token) + " " for b in followed(run, step)[:step]).strip()
     if hide:
@@ -123,9 +124,9 @@ def strategies_view(
         cols=2,
         column_widths=[0.45, 0.55],
         horizontal_spacing=0.2,
-        subplot_titles=(
-            "each strategy's output · score = Σ log p",
-            f"step {step}, sampling with {settings}",
+        subplot_titles=(  # wrapped: on the Lecture's column at 1400 px one line ran out
+            wrapped("each strategy's output · score = Σ log p", 30),
+            wrapped(f"step {step}, sampling with {settings}", 30),
         ),
     )
     names = list(runs)
@@ -166,8 +167,13 @@ def strategies_view(
     fig.update_xaxes(type="category", row=1, col=2)
     fig.update_layout(
         barmode="group",
-        title="greedy, beam search and sampling on this input",
+        title={
+            "text": "greedy, beam search and sampling on this input",
+            "y": 1,
+            "yanchor": "top",
+            "pad": {"t": 12},
+        },
         legend={"orientation": "h", "y": -0.2},
-        margin={"l": 10, "r": 10, "t": 90, "b": 10},
+        margin={"l": 10, "r": 10, "t": 120, "b": 10},  # the title, two-line panel titles
     )
     return fig

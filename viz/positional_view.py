@@ -1,4 +1,5 @@
-"""Positional encoding (§3.5): the matrix, a few dimensions as curves, similarity by offset."""
+"""Positional information (§3.5): what the model has, and when it is a table added to the
+embeddings (sinusoidal or learned), the table, a few dimensions, similarity by offset."""
 
 from __future__ import annotations
 
@@ -10,20 +11,54 @@ from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from attnlens.record.trace import Trace
+from attnlens.viz.style import panel_title
 
+TABLE_SCHEMES = {
+    "sinusoidal": "sinusoidal positional encoding (§3.5), added to the embeddings",
+    "learned": "learned position embeddings, one trained vector per position added to the "
+    "embeddings",
+    None: "a positional table added to the embeddings (the record does not say whether it is "
+    "sinusoidal or learned)",
+}
+NO_TABLE_SCHEMES = {
+    "rotary": "rotary position embeddings (RoPE): queries and keys are rotated by their "
+    "position inside every attention layer",
+    "alibi": "ALiBi: a penalty growing with the distance is added to the attention scores",
+    "relative": "relative position biases: a learned bias per distance is added to the "
+    "attention scores",
+    "none": "no positional information at all",
+}
+TABLE_NAMES = {
+    "sinusoidal": "sinusoidal positional encoding",
+    "learned": "learned position embeddings",
+    None: "positional table (scheme not recorded)",
+}
 TITLES = (
-    "encoding: position × dimension",
-    "dimensions along the positions",
+    "table: position (rows) × dimension (columns)",
+    "chosen dimensions along the positions",
     "dot product PE(p) · PE(q)",
     "dot product against offset q − p",
 )
 
 
+def positional_scheme_text(trace: Trace) -> str:
+    """What positional information the model that made this record has, in one phrase."""
+    scheme = trace.positional_scheme
+    if scheme in NO_TABLE_SCHEMES:
+        return NO_TABLE_SCHEMES[scheme] + "; no table is added to the embeddings"
+    if trace.positional_encoding is None:
+        return "no positional table is recorded for this model"
+    return TABLE_SCHEMES.get(scheme, TABLE_SCHEMES[None])
+
+
 def positional_encoding_of(trace: Trace) -> np.ndarray:
-    """The (P, d_model) encoding the record holds, or a ValueError when there is none."""
+    """The (P, d_model) table the record holds, or a ValueError saying what the model has."""
     pe = trace.positional_encoding
-    if pe is None:
-        raise ValueError(f"{trace.model.name} records no positional encoding")
+    if pe is None or trace.positional_scheme in NO_TABLE_SCHEMES:
+        raise ValueError(
+            f"{trace.model.name} records no positional encoding to draw: "
+            f"{positional_scheme_text(trace)}"
+        )
     return np.asarray(pe, dtype=np.float32)
 
 
@@ -39,55 +74,74 @@ def offset_similarity(pe: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
 
 
 def positional_view(trace: Trace, dims: Sequence[int] = (0, 1, 4, 5)) -> go.Figure:
-    """Four panels: the matrix, chosen dimensions as curves, similarity matrix, by offset."""
+    """Four panels: the table, chosen dimensions as curves, similarity matrix, by offset.
+
+    The title says which scheme the table is; colours span the values the table holds
+    (a learned table near ±0.1 is not drawn on a ±1 scale; the hover has exact values)."""
     pe = positional_encoding_of(trace)  # (P, d_model)
     P, d_model = pe.shape
     bad = [d for d in dims if not 0 <= d < d_model]
     if bad:
         raise ValueError(f"dimension {bad[0]} is outside 0..{d_model - 1} (d_model = {d_model})")
-    fig = make_subplots(rows=2, cols=2, subplot_titles=TITLES, vertical_spacing=0.14)
+    fig = make_subplots(rows=2, cols=2, subplot_titles=TITLES, vertical_spacing=0.26)
     fig.add_trace(_matrix(pe), row=1, col=1)
+    sinusoidal = trace.positional_scheme == "sinusoidal"
     for n, d in enumerate(dims):
-        fig.add_trace(_curve(pe, d, n), row=1, col=2)
+        fig.add_trace(_curve(pe, d, n, sinusoidal), row=1, col=2)
     sim = pe @ pe.T  # (P, P)
     fig.add_trace(_similarity(sim), row=2, col=1)
     for trace_ in _by_offset(pe):
         fig.add_trace(trace_, row=2, col=2)
-    fig.update_xaxes(title_text="dimension", row=1, col=1)
-    fig.update_xaxes(title_text="position", row=1, col=2)
+    # the top row's axes go untitled (the panel titles name them): their titles would run
+    # into the titles of the panels below
     fig.update_xaxes(title_text="position q", row=2, col=1)
     fig.update_xaxes(title_text="offset q − p", row=2, col=2)
-    fig.update_yaxes(title_text="position", autorange="reversed", row=1, col=1)
+    fig.update_yaxes(autorange="reversed", row=1, col=1)
     fig.update_yaxes(title_text="position p", autorange="reversed", row=2, col=1)
+    fig.update_xaxes(automargin=True)
+    fig.update_yaxes(automargin=True)
+    reach = robust_reach(pe)
+    low, high = np.percentile(sim, [1, 99]) if sim.size else (0.0, 1.0)
+    name = TABLE_NAMES.get(trace.positional_scheme, TABLE_NAMES[None])
+    fig.update_layout(panel_title(f"{name} · {P} positions × {d_model} dimensions"))
     fig.update_layout(
-        title=f"positional encoding · {P} positions × {d_model} dimensions",
-        coloraxis={"colorscale": "RdBu", "cmid": 0, "colorbar": {"title": "PE", "y": 0.8,
-                   "len": 0.4}},
-        coloraxis2={"colorscale": "Viridis", "colorbar": {"title": "PE·PE", "y": 0.2, "len": 0.4}},
-        height=800,
-        legend={"orientation": "h", "y": -0.12},
+        coloraxis={"colorscale": "RdBu", "cmin": -reach, "cmax": reach,
+                   "colorbar": {"title": {"text": "value"}, "y": 0.8, "len": 0.4}},
+        coloraxis2={"colorscale": "Viridis", "cmin": float(low), "cmax": float(high),
+                    "colorbar": {"title": {"text": "PE·PE"}, "y": 0.2, "len": 0.4}},
+        height=720,
+        # the legend at the foot of the figure, below the lower panels' axis titles
+        legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
+        margin={"l": 10, "r": 10, "b": 90},
     )  # fmt: skip
     return fig
+
+
+def robust_reach(values: np.ndarray) -> float:
+    """The colour scale's half-width for a table: its 99th percentile of |value|, so a few
+    outlying entries (BERT's position 0) saturate instead of washing out the rest."""
+    reach = float(np.percentile(np.abs(values), 99)) if values.size else 0.0
+    return reach or float(np.abs(values).max()) or 1.0
 
 
 def _matrix(pe: np.ndarray) -> go.Heatmap:
     return go.Heatmap(
         z=pe,
         coloraxis="coloraxis",
-        hovertemplate="position %{y}<br>dimension %{x}<br>PE %{z:.4f}<extra></extra>",
-        name="encoding",
+        hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.4f}<extra></extra>",
+        name="table",
     )
 
 
-def _curve(pe: np.ndarray, d: int, n: int) -> go.Scatter:
-    kind = "sin" if d % 2 == 0 else "cos"
+def _curve(pe: np.ndarray, d: int, n: int, sinusoidal: bool) -> go.Scatter:
+    wave = f" ({'sin' if d % 2 == 0 else 'cos'})" if sinusoidal else ""
     return go.Scatter(
         x=np.arange(pe.shape[0]),
         y=pe[:, d],
         mode="lines+markers",
-        name=f"dim {d} ({kind})",
+        name=f"dim {d}{wave}",
         line={"color": qualitative.Plotly[n % len(qualitative.Plotly)]},
-        hovertemplate=f"dim {d}<br>position %{{x}}<br>PE %{{y:.4f}}<extra></extra>",
+        hovertemplate=f"dim {d}<br>position %{{x}}<br>value %{{y:.4f}}<extra></extra>",
     )
 
 

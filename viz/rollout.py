@@ -9,8 +9,8 @@ import plotly.graph_objects as go
 
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.flow import layered_max_flows
-from attnlens.viz.heatmap import grid_layout
-from attnlens.viz.labels import position_labels
+from attnlens.viz.heatmap import cell_gap, grid_layout
+from attnlens.viz.labels import positions_axis
 from attnlens.viz.picking import KIND_TITLES, attention_of, check_layer
 
 Method = Literal["rollout", "flow"]
@@ -71,7 +71,8 @@ def rollout_view(
         z = attention_flow(weights, layer)
     else:
         raise ValueError(f"method must be 'rollout' or 'flow', got {method!r}")
-    labels = position_labels(trace.tokens(kind)[0])
+    axis = positions_axis(trace.tokens(kind)[0], trace.shown(kind)[0])
+    labels = axis.values
     fig = go.Figure(
         go.Heatmap(
             z=z.astype(np.float32),
@@ -79,13 +80,15 @@ def rollout_view(
             y=labels,
             zmin=0.0,
             colorscale="Purples",
-            colorbar={"title": method},
+            colorbar={"title": {"text": method}},
             hovertemplate=f"after layer {layer}: %{{y}}<br>input %{{x}}<br>{method} %{{z:.5f}}"
             "<extra></extra>",
-            xgap=1,
-            ygap=1,
+            xgap=cell_gap(len(labels)),
+            ygap=cell_gap(len(labels)),
         )
     )
     title = f"attention {method} · {KIND_TITLES[kind]} · layers 0–{layer}"
-    fig.update_layout(grid_layout(title, "input position", f"position after layer {layer}"))
+    fig.update_layout(
+        grid_layout(title, axis, axis, "input position", f"position after layer {layer}")
+    )
     return fig

@@ -9,9 +9,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from attnlens.viz.labels import position_labels, token_text
+from attnlens.viz.labels import position_labels, token_text, wrapped
 
 D_KS = (4, 16, 64, 256, 1024)
+TOP_MARGIN = 120  # px: the title, and two-line panel titles under it
 UNSCALED, SCALED = "rgb(214,39,40)", "rgb(31,119,180)"
 
 
@@ -74,9 +75,9 @@ def saturation_view(
         cols=2,
         column_widths=[0.45, 0.55],
         horizontal_spacing=0.12,
-        subplot_titles=(
-            f"random q, k ({curve.n_keys} keys): the largest weight as d_k grows",
-            f"this head (d_k = {d_k}), query {query} · {token_text(query_token)}",
+        subplot_titles=(  # wrapped: on the Lecture's column at 1400 px one line ran out
+            wrapped(f"random q, k ({curve.n_keys} keys): the largest weight as d_k grows", 30),
+            wrapped(f"this head (d_k = {d_k}), query {query} · {token_text(query_token)}", 30),
         ),
     )
     for values, name, colour in (
@@ -115,6 +116,9 @@ def saturation_view(
     fig.update_yaxes(range=[0, 1.02], title="weight", row=1, col=2)
     fig.update_xaxes(type="category", row=1, col=2)
     fig.update_layout(
-        barmode="group", title="§3.2.1: why divide by √d_k", legend={"orientation": "h", "y": -0.15}
+        barmode="group",
+        title={"text": "§3.2.1: why divide by √d_k", "y": 1, "yanchor": "top", "pad": {"t": 12}},
+        legend={"orientation": "h", "y": -0.15},
+        margin={"t": TOP_MARGIN},
     )
     return fig

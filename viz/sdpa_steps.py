@@ -9,8 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from attnlens.viz.labels import position_labels
+from attnlens.viz.heatmap import cell_gap
+from attnlens.viz.labels import positions_axis, token_axis
 
+TEXT_CELLS = 24 * 24  # cells up to which each holds its number
 STEP_TITLES = {
     "scores": "1 · Q·Kᵀ",
     "scaled": "2 · Q·Kᵀ / √d_k",
@@ -52,33 +54,41 @@ def attention_steps(
 def step_figure(
     steps: AttentionSteps, step: str, q_tokens: Sequence[str], k_tokens: Sequence[str]
 ) -> go.Figure:
-    """One step as a heatmap with every number written in its cell (−∞ for masked cells)."""
+    """One step as a heatmap with every number written in its cell (−∞ for masked cells), or
+    in the hover alone when the cells are too many to hold them."""
     if step not in STEP_TITLES:
         raise ValueError(f"step must be one of {', '.join(STEP_TITLES)}, got {step!r}")
     z: np.ndarray = getattr(steps, step)
-    y = position_labels(q_tokens)
-    x = position_labels(k_tokens) if step != "output" else [f"dim {j}" for j in range(steps.d_k)]
+    rows = positions_axis(q_tokens)
+    cols = (
+        positions_axis(k_tokens)
+        if step != "output"
+        else token_axis([f"dim {j}" for j in range(steps.d_k)])
+    )
+    x, y = cols.values, rows.values
     finite = np.where(np.isfinite(z), z, np.nan)
     text = np.where(np.isfinite(z), np.char.mod("%.3f", np.nan_to_num(z)), "−∞")
+    written = z.size <= TEXT_CELLS  # beyond, numbers could not be read in their cells
     heat = go.Heatmap(
         z=finite,
         x=x,
         y=y,
         text=text,
-        texttemplate="%{text}",
+        texttemplate="%{text}" if written else None,
         colorscale="Blues" if step == "weights" else "RdBu",
         zmid=None if step == "weights" else 0.0,
         hovertemplate="%{y}<br>%{x}<br>%{text}<extra></extra>",
-        xgap=1,
-        ygap=1,
+        xgap=cell_gap(len(x)),
+        ygap=cell_gap(len(y)),
     )
     fig = go.Figure(heat)
     fig.update_layout(
-        title=STEP_TITLES[step],
-        xaxis={"type": "category", "side": "top"},
-        yaxis={"type": "category", "autorange": "reversed", "title": "query"},
-        margin={"l": 10, "r": 10, "t": 90, "b": 10},
-    )
+        title={"text": STEP_TITLES[step], "automargin": True, "yref": "paper", "pad": {"b": 8}},
+        xaxis={"type": "category", "automargin": True, **cols.ticks},
+        yaxis={"type": "category", "autorange": "reversed", "title": {"text": "query"},
+               "automargin": True, **rows.ticks},
+        margin={"l": 10, "r": 10, "t": 10, "b": 10},
+    )  # fmt: skip
     return fig
 
 

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from attnlens.record.trace import Trace
 from attnlens.viz.heatmap import grid_layout, head_heatmap, weight_layer
-from attnlens.viz.labels import position_labels
+from attnlens.viz.labels import hover_labels, position_labels, token_axis
 from attnlens.viz.picking import allowed_of, attention_of, check_head, check_layer
 
 Block = Literal["all", "A→A", "A→B", "B→A", "B→B"]
@@ -41,13 +41,15 @@ def pair_heatmap(trace: Trace, layer: int, head: int, block: Block = "all") -> g
     S = weights.shape[-1]
     parts = {"A": np.arange(0, start), "B": np.arange(start, S)}
     rows, columns = parts[block[0]], parts[block[-1]]
-    labels = position_labels(trace.shown("encoder_self")[0])
-    y, x = [labels[i] for i in rows], [labels[j] for j in columns]
+    shown = trace.shown("encoder_self")[0]
+    values, texts = hover_labels(trace.src_tokens, shown), position_labels(shown)
+    y_axis = token_axis([values[i] for i in rows], [texts[i] for i in rows])
+    x_axis = token_axis([values[j] for j in columns], [texts[j] for j in columns])
     w = weights[layer, head][np.ix_(rows, columns)]  # (rows, columns)
     allowed = allowed_of(trace, "encoder_self")[np.ix_(rows, columns)]
-    fig = go.Figure([weight_layer(w, allowed, x, y)])
+    fig = go.Figure([weight_layer(w, allowed, x_axis.values, y_axis.values)])
     title = f"sentence {block[0]} → sentence {block[-1]} · layer {layer} · head {head}"
-    fig.update_layout(grid_layout(title))
+    fig.update_layout(grid_layout(title, x_axis, y_axis))
     return fig
 
 

@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from attnlens.viz.style import panel_title
+
 MARKER_COLOR = "rgb(214,39,40)"
 
 
@@ -55,8 +57,8 @@ def training_curve(
     if scores:
         fig.update_yaxes(title_text="share", range=[0, 1.02], tickformat=".0%", row=1, col=2)
     shown = f" · step {current_step} marked" if current_step is not None else ""
+    fig.update_layout(panel_title(f"training{shown}"))
     fig.update_layout(
-        title=f"training{shown}", height=360, margin={"l": 10, "r": 10, "t": 80, "b": 10},
-        legend={"orientation": "h", "y": -0.25},
+        height=360, margin={"l": 10, "r": 10, "b": 10}, legend={"orientation": "h", "y": -0.25},
     )  # fmt: skip
     return fig

@@ -18,7 +18,7 @@ import numpy as np
 
 from attnlens.record.decode import DecodeRun
 from attnlens.record.trace import Kind, Trace
-from attnlens.viz.decode_step import followed, followed_row
+from attnlens.viz.beam import followed, followed_row
 from attnlens.viz.labels import visible
 from attnlens.viz.picking import KIND_TITLES, allowed_of, attention_of, true_source_hits
 
@@ -263,7 +263,7 @@ def _so_far(tokens: list[str], keep: int = 24) -> str:
 
 
 def _top(run: DecodeRun, step: int) -> tuple[Any, ...]:
-    return run.steps[step].candidates[followed_row(run, step)]
+    return run.steps[step].candidates[followed_row(run, step) or 0]  # greedy: one row
 
 
 def beam_question(greedy: DecodeRun, beam: DecodeRun) -> Question:

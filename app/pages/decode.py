@@ -15,14 +15,17 @@ from attnlens.app.safe_text import md
 from attnlens.app.scaffold import page_start
 from attnlens.record.decode import DecodeRun
 from attnlens.viz import decode_step as steps_viz
+from attnlens.viz.beam import Node, check_node, extended, followed, followed_row, output_node
 
 
 def page() -> None:
     lens = page_start("decode", "Decode")
     if lens is None:
         return
-    text = text_input(lens)
-    kwargs = settings(lens, text)
+    present = show.presenting()
+    with st.sidebar if present else st.container():  # on a projector: the step's figures first
+        text = text_input(lens)
+        kwargs = settings(lens, text, stacked=present)
     run = decoded(lens, text, "decode", **kwargs)
     if run is None:
         return
@@ -51,11 +54,36 @@ def _move(delta: int, n: int) -> None:
     st.session_state["w_step"] = min(max(int(st.session_state.get("w_step", 0)) + delta, 0), n - 1)
 
 
-def _go_to_clicked(n: int) -> None:
-    """A click on a beam-tree node moves to its step (the tree's x axis is the step)."""
+def _follow_clicked(n: int) -> None:
+    """A click on a kept node of the beam tree follows that beam and moves to its step (the
+    node's customdata is [step, beam]; the pruned counts carry none)."""
     point = show.clicked_point("beam_tree")
-    if point is not None and point.get("x") is not None:
-        st.session_state["w_step"] = min(max(round(float(point["x"])), 0), n - 1)
+    data = None if point is None else point.get("customdata")
+    if data:
+        step, beam = (int(v) for v in data[:2])
+        urlstate.remember("follow", f"{step}.{beam}")
+        st.session_state["w_step"] = min(max(step, 0), n - 1)
+
+
+def _follow_output() -> None:
+    urlstate.forget("follow")
+
+
+def followed_node(run: DecodeRun) -> Node | None:
+    """The beam this session follows (kept in the URL as "follow=STEP.BEAM"), or None for
+    the output's. A new run (other text or settings) starts again from the output's."""
+    signature = repr((run.src_tokens, run.strategy, sorted(map(repr, run.params.items()))))
+    if st.session_state.get("_follow_run", signature) != signature:
+        urlstate.forget("follow")
+    st.session_state["_follow_run"] = signature
+    held = urlstate.remembered("follow", None, str)
+    if not held:
+        return None
+    try:
+        node = check_node(run, [int(v) for v in held.split(".")])
+    except ValueError:  # a bad link, or a node this run lacks: the output's path instead
+        return None
+    return None if extended(run, node) == output_node(run) else node
 
 
 @st.fragment
@@ -63,7 +91,11 @@ def step_view(run: DecodeRun) -> None:
     """The step slider and everything drawn for one step; moving it runs no model."""
     n = len(run.steps)
     urlstate.prepare("w_step", "step", 0, int, list(range(n)))
-    cols = st.columns([1, 1, 6])
+    if show.presenting():  # one row, so the step's figures start on the first screen
+        cols = st.columns([2, 2, 5, 2, 2], vertical_alignment="bottom")  # whole button labels
+        pickers: tuple[Any, ...] | None = (cols[3], cols[4])
+    else:
+        cols, pickers = st.columns([1, 1, 6]), None
     cols[0].button("◀ previous", on_click=_move, args=(-1, n), key="step_prev")
     cols[1].button("next ▶", on_click=_move, args=(1, n), key="step_next")
     if n > 1:
@@ -72,20 +104,45 @@ def step_view(run: DecodeRun) -> None:
         step = 0
         cols[2].text("One step only.")
     urlstate.remember("step", step)
-    st.text("Tokens so far: " + " ".join(steps_viz.tokens_so_far(run, step)))
+    node = followed_node(run)
+    followed_text(run, step, node)
     assert run.model is not None
-    layer, head = layer_head_pickers(*run.model.shape("cross"))  # the decoder's layers
-    left, right = st.columns(2)
-    with left:
-        row = steps_viz.followed_row(run, step)
-        show.figure(viz.candidate_bars(run, step, row), "candidates_chart", f"candidates-{step}")
-        show.let_it_draw()  # the step's candidates are drawn before the rest arrives
-        show.table(steps_viz.candidates_frame(run, step, row), "candidates", f"candidates-{step}")
-    with right:
-        fig = steps_viz.step_attention(run, step, layer, head)
-        show.figure(fig, "step_attention", f"step-{step}-attention-{layer}-{head}")
-    tree = clickable(steps_viz.up_to_step(viz.beam_tree(run), step))
-    show.figure(tree, "beam_tree", f"beam-tree-step-{step}", lambda: _go_to_clicked(n))
+    layer, head = layer_head_pickers(*run.model.shape("cross"), pickers)  # the decoder's
+    row = followed_row(run, step, node)
+    if row is not None:
+        left, right = (st.container(), st.container()) if show.presenting() else st.columns(2)
+        with left:
+            bars = viz.candidate_bars(run, step, row, node)
+            show.figure(bars, "candidates_chart", f"candidates-{step}")
+            show.let_it_draw()  # the step's candidates are drawn before the rest arrives
+            frame = steps_viz.candidates_frame(run, step, row)
+            show.table(frame, "candidates", f"candidates-{step}")
+        with right:
+            fig = steps_viz.step_attention(run, step, layer, head, row)
+            show.figure(fig, "step_attention", f"step-{step}-attention-{layer}-{head}")
+    tree = clickable(steps_viz.up_to_step(viz.beam_tree(run, node), step))
+    show.figure(tree, "beam_tree", f"beam-tree-step-{step}", lambda: _follow_clicked(n))
+    if run.strategy == "beam":
+        st.caption("Click a node to follow that beam; the output's path is red.")
+
+
+def followed_text(run: DecodeRun, step: int, node: Node | None) -> None:
+    """The tokens so far on the followed path, which path that is, and a note once it ended."""
+    path = followed(run, step, node)
+    if node is None:
+        whose = "the output's path"
+    else:
+        whose = f"the beam you follow (step {node[0]}, beam {node[1]}; orange in the tree)"
+        st.button("Follow the output again", on_click=_follow_output, key="follow_output")
+    st.text(f"Tokens so far, on {whose}: " + " ".join(steps_viz.tokens_so_far(run, step, node)))
+    if len(path) <= step:
+        end = path[-1]
+        how = "finished" if end.status == "finished" else "was cut off"
+        st.info(
+            f"This hypothesis {how} at step {len(path) - 1}; the search went on to step "
+            f"{len(run.steps) - 1} while other beams could still win. Click a node of a "
+            "later step to follow one of them."
+        )
 
 
 def versus(lens: Lens, text: str, kwargs: dict[str, Any]) -> None:
@@ -125,7 +182,7 @@ def looked_at(runs: dict[str, DecodeRun], n_layers: int, n_heads: int) -> None:
     for col, (name, run) in zip(st.columns(len(runs)), runs.items(), strict=True):
         with col:
             fig = viz.decoding_alignment(run, layer, head)
-            fig.update_layout(title=name)
+            fig.update_layout(title_text=name)
             show.figure(fig, f"looked_at_{run.strategy}", f"{run.strategy}-alignment-{layer}")
 
 

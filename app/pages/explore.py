@@ -21,8 +21,10 @@ from attnlens.app.inputs import kind_picker, layer_head_pickers, memo
 from attnlens.app.pairs import pair_view
 from attnlens.app.scaffold import traced_page_start, true_alignment
 from attnlens.record.trace import Kind, Trace
+from attnlens.viz.style import PROJECTOR_FONT
 
 MODEL_VIEW_KEY = "model_view_chart"
+WIDE_FROM = 64  # positions past which the heatmap takes the full width (cells stay ≥ 1 px)
 
 
 def page() -> None:
@@ -51,11 +53,13 @@ def _enlarge_clicked(n_layers: int, n_heads: int) -> None:
 def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
     """Re-runs alone when a control inside it moves; the model is not run again. alignment:
     the true source of each output token, circled on cross-attention when known."""
+    present = show.presenting()
+    first = st.container() if present else None  # on a projector the figure comes first
     cols = st.columns(3)
     kind = kind_picker(tr, cols[0])
     layer, head = layer_head_pickers(*tr.model.shape(kind), (cols[1], cols[2]))
-    if st.session_state.get("_present"):  # large fonts need the full width
-        left, right = st.container(), st.container()
+    if first is not None or max(map(len, tr.tokens(kind))) > WIDE_FROM:
+        left, right = first or st.container(), st.container()  # each figure the full width
     else:
         left, right = st.columns([3, 2])
     with left:
@@ -69,7 +73,9 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
             st.caption("○ the true source of each output token, known from the task")
     show.let_it_draw()  # the heatmap leaves alone and is drawn first (module docstring)
     with right:
-        show.figure(viz.lines_view(tr, kind, layer, heads=[head]), "lines", f"lines-{kind}-{layer}")
+        text_px = PROJECTOR_FONT if present else 12
+        lines = viz.lines_view(tr, kind, layer, heads=[head], text_px=text_px)
+        show.figure(lines, "lines", f"lines-{kind}-{layer}-{head}")
     if tr.src_segments is not None and kind == "encoder_self":
         pair_view(tr, layer, head)
     every_head(tr, kind, layer, head)

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from attnlens import viz
-from attnlens.app import show
+from attnlens.app import show, urlstate
 from attnlens.app.experiment_sections import induction_section
 from attnlens.app.inputs import KIND_LABELS, kind_picker, memo
 from attnlens.app.safe_text import md
@@ -37,7 +37,7 @@ def page() -> None:
             else ""
         )
     )
-    show.table(stats, "head_stats", "head-statistics")
+    show.table(stats, "head_stats", "head-statistics", wide=("tag",))
     heads_charts(tr, alignment)
     induction_section(started.lens, tr)
 
@@ -55,9 +55,9 @@ def heads_charts(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
     stats = stats_of(tr, alignment)
     shown = stats[stats["kind"] == kind]
     metrics = [m for m in METRICS if shown[m].notna().any()]  # e.g. no "aligned" without a task
-    if st.session_state.get("w_metric") not in metrics:
-        st.session_state["w_metric"] = metrics[0]
+    urlstate.prepare("w_metric", "metric", metrics[0], str, metrics)
     metric = cols[1].selectbox("Statistic", metrics, key="w_metric")
+    urlstate.remember("metric", metric)
     show.figure(viz.head_stats_chart(stats, kind, metric), "stats_chart", f"heads-{kind}-{metric}")
     st.header("Rollout and flow across layers")
     self_kinds = [k for k in tr.kinds if k != "cross"]

@@ -14,6 +14,7 @@ from attnlens.app.scaffold import traced_page_start
 from attnlens.model.lenses.lens import Lens
 from attnlens.record.trace import Trace
 from attnlens.viz.labels import visible
+from attnlens.viz.positional_view import positional_scheme_text
 from attnlens.viz.sdpa_steps import STEP_TITLES, attention_steps, largest_difference, step_figure
 
 
@@ -22,10 +23,22 @@ def page() -> None:
     if started is None:
         return
     lens, tr = started.lens, started.trace
-    st.header("Positional encoding (§3.5)")
-    st.caption("Added to the embeddings so that attention, which ignores order, can use it.")
-    show.figure(viz.positional_view(tr), "positional", "positional-encoding")
+    positional(tr)
     sdpa(lens, tr)
+
+
+def positional(tr: Trace) -> None:
+    """What the model has to tell positions apart, and its table when it adds one (§3.5)."""
+    st.header("Positional information (§3.5)")
+    st.caption(
+        md(f"Attention alone ignores order. {tr.model.name} has {positional_scheme_text(tr)}.")
+    )
+    try:
+        fig = viz.positional_view(tr)
+    except ValueError as err:
+        st.info(md(err))
+        return
+    show.figure(fig, "positional", "positional-encoding")
 
 
 @st.fragment

@@ -106,3 +106,57 @@ def test_a_decoder_only_model_decodes_by_default_and_room_follows_the_prompt() -
     assert room == 128 - 1 - len("The return statement")  # 128 positions: <s>, the prompt
     at.text_input(key="w_text").input("x" * 100).run()
     assert at.number_input(key="w_max_len").value == 128 - 101 and not at.error
+
+
+def test_the_step_through_follows_the_output_then_any_beam_the_link_names() -> None:
+    """The issue: translate, beam 4, last step read 'lo gat vid un ca dom manja' (a beam that
+    lost) while the output is 'lo gat vid un kasa'."""
+    at = open_bundled("decode", "translate", strategy="beam", beam_size="4", step="6")
+    assert not at.exception and not at.error
+    said = [t.value for t in at.text if t.value.startswith("Tokens so far")]
+    assert said == ["Tokens so far, on the output's path: lo gat vid un kasa </s>"]
+    assert any("finished at step 5" in i.value for i in at.info)
+    assert "follow" not in at.query_params
+    at = open_bundled("decode", "translate", strategy="beam", beam_size="4", step="6",
+                      follow="6.0")  # fmt: skip
+    said = [t.value for t in at.text if t.value.startswith("Tokens so far")]
+    assert said == [
+        "Tokens so far, on the beam you follow (step 6, beam 0; orange in the tree): "
+        "lo gat vid un ca dom manja"
+    ]
+    assert chart(at, "step 6:") and at.query_params["follow"] == "6.0"
+    tree = chart(at, "up to step 6")
+    assert any(t["name"] == "followed beam" for t in tree["data"])
+    at.button(key="follow_output").click().run()
+    assert "follow" not in at.query_params
+    assert any(t.value.endswith("lo gat vid un kasa </s>") for t in at.text)
+
+
+def test_a_node_the_run_lacks_falls_back_to_the_output(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir, strategy="beam", follow="99.3")
+    assert not at.exception and not at.error
+    assert any(t.value.startswith("Tokens so far, on the output's path") for t in at.text)
+
+
+def test_a_shared_link_carries_the_settings_forced_token_and_ablated_heads(
+    tiny_model_dir: Path,
+) -> None:
+    """The issue: a link must reopen the same run, what-if included. Set by hand, read back
+    from the URL, and opened again from that URL alone."""
+    at = open_page(tiny_model_dir, strategy="beam")
+    at.number_input(key="w_beam_size").set_value(3).run()
+    at.number_input(key="w_force_step").set_value(1).run()
+    at.text_input(key="w_force_token").input("h").run()
+    at.multiselect(key="w_ablate").select("cross:0.0").run()
+    assert not at.exception and not at.error
+    link = {k: at.query_params[k] for k in at.query_params if k != "page"}
+    assert link["beam_size"] == "3" and link["force"] == "1=h" and link["ablate"] == "cross:0.0"
+    after = [t.value for t in at.text if t.value.startswith("After:")]
+    assert after
+    again = open_on(tiny_model_dir, "decode", **link)
+    assert not again.exception and not again.error
+    assert again.number_input(key="w_beam_size").value == 3
+    forced = again.number_input(key="w_force_step"), again.text_input(key="w_force_token")
+    assert (forced[0].value, forced[1].value) == (1, "h")
+    assert again.multiselect(key="w_ablate").value == ["cross:0.0"]
+    assert [t.value for t in again.text if t.value.startswith("After:")] == after

@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+import pyarrow as pa
 from streamlit.testing.v1 import AppTest
 
 from helpers.apptest import open_bundled, open_on
@@ -19,14 +21,45 @@ def specs(at: AppTest) -> list[dict[str, Any]]:
     return [json.loads(e.proto.spec) for e in at.get("plotly_chart")]
 
 
+def shown_cells(element: Any) -> pd.DataFrame:
+    """A dataframe element's cells as the browser draws them (the Styler's display values)."""
+    stream = element.proto.arrow_data.styler.display_values
+    return pa.ipc.open_stream(stream).read_all().to_pandas()
+
+
 def test_default_render_has_table_chart_and_rollout(tiny_model_dir: Path) -> None:
     at = open_page(tiny_model_dir)
     assert not at.exception and not at.error
     stats = at.dataframe[0].value
     assert len(stats) == 3 * 2 * 2  # kinds × layers × heads of the tiny model
     assert {"entropy", "tag"} <= set(stats.columns)
-    assert (stats["entropy"] == stats["entropy"].round(4)).all(), "shown to 4 decimals"
+    cells = shown_cells(at.dataframe[0])
+    assert cells["entropy"].str.fullmatch(r"\d\.\d{4}").all(), "shown to 4 decimals"
     assert len(specs(at)) == 2
+
+
+def test_the_table_never_prints_none_and_gives_tags_room(tiny_model_dir: Path) -> None:
+    """The issue: a literal 'None' where a statistic has no meaning, and tags cut short."""
+    at = open_page(tiny_model_dir)
+    cells = shown_cells(at.dataframe[0])
+    assert not cells.isin(["None", "nan", "NaN", "<NA>"]).any().any()
+    cross = cells[cells["kind"] == "cross"]
+    assert (cross["mean_distance"] == "–").all()  # no meaning for cross-attention: a dash
+    assert at.dataframe[0].value["mean_distance"].isna().sum() == len(cross)  # data keeps NaN
+    assert at.dataframe[0].proto.placeholder == "–"  # how the browser draws a missing value
+    config = json.loads(at.dataframe[0].proto.columns)
+    assert config["tag"]["width"] == "large"
+
+
+def test_the_chosen_statistic_is_in_the_link(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir)
+    at.selectbox(key="w_metric").select("first").run()
+    assert at.query_params["metric"] == "first"
+    shared = open_page(tiny_model_dir, metric="first")
+    assert shared.selectbox(key="w_metric").value == "first"
+    assert specs(shared)[0]["layout"]["title"]["text"].endswith("first")
+    odd = open_page(tiny_model_dir, metric="no-such-statistic")
+    assert not odd.exception and odd.selectbox(key="w_metric").value == "entropy"
 
 
 def test_metric_and_method_change_the_figures(tiny_model_dir: Path) -> None:

@@ -1,7 +1,7 @@
 """The app in a real browser: Playwright drives Debian's Chromium against `attnlens serve`.
 
 Playwright never downloads a browser here: it launches the system's `chromium`.
-Set ATTNLENS_SCREENSHOT=path to also keep the screenshot (the README's comes from here).
+(The README's screenshots come from test_browser_figures.py.)
 """
 
 from __future__ import annotations
@@ -84,9 +84,6 @@ def test_explore_renders_a_chart_that_follows_the_text(
     shot = tmp_path / "explore.png"
     page.screenshot(path=str(shot))
     assert shot.stat().st_size > 10_000
-    keep = os.environ.get("ATTNLENS_SCREENSHOT")
-    if keep:
-        shutil.copyfile(shot, keep)
     click_thumbnail(page, 0.2, 0.35)  # layer 0 · head 0 of the model view
     enlarged = HEATMAP_TITLE_HAS.format(json.dumps("layer 0 · head 0"))
     page.wait_for_function(enlarged, timeout=15_000)

@@ -108,3 +108,15 @@ def greedy_run() -> DecodeRun:
     )
     hyps = (Hypothesis(("a", "e"), "ae", -0.6, False, -0.6, 1, 0),)
     return DecodeRun("greedy", {}, ("p", "q"), hyps, steps)
+
+
+def beam_run_past_the_output() -> DecodeRun:
+    """beam_run with one more step: the output ('a </s>') finished at step 1, and the search
+    went on at step 2 with the losing beam ('<b>x</b> d') alone."""
+    base = beam_run()
+    step2 = _step(
+        2,
+        [(0, 0, "e", -0.4, -1.5, "alive"), (1, 0, "f", -2.0, -3.1, "pruned")],
+        [[("e", 0.67), ("f", 0.14)]],
+    )
+    return DecodeRun("beam", {"beam_size": 2}, ("p", "q"), base.hypotheses, (*base.steps, step2))

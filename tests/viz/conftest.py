@@ -28,6 +28,7 @@ class Synth:
     sinusoid = staticmethod(synthetic.sinusoid)
     markup = synthetic.MARKUP
     beam_run = staticmethod(synthetic.beam_run)
+    beam_run_past_the_output = staticmethod(synthetic.beam_run_past_the_output)
     greedy_run = staticmethod(synthetic.greedy_run)
 
 

@@ -1,4 +1,4 @@
-"""The beam tree and the candidate bars, checked on a hand-made two-step beam search."""
+"""The beam tree, the followed path and the candidate bars, on hand-made beam searches."""
 
 from __future__ import annotations
 
@@ -8,42 +8,86 @@ import numpy as np
 import pytest
 
 from attnlens.viz import beam_tree, candidate_bars
+from attnlens.viz.beam import CHOSEN, FOLLOWED, followed, followed_row
+from attnlens.viz.decode_step import tokens_so_far
 
 
-def _nodes(fig: object, status: str) -> object:
-    return next(t for t in fig.data if t.name == status)  # type: ignore[attr-defined]
+def _trace(fig: object, name: str) -> object:
+    return next(t for t in fig.data if t.name == name)  # type: ignore[attr-defined]
 
 
-def test_nodes_carry_step_and_beam_and_pruned_are_grey(synth: type) -> None:
+def test_kept_nodes_carry_step_beam_and_their_cumulative_score(synth: type) -> None:
     fig = beam_tree(synth.beam_run())
-    pruned = _nodes(fig, "pruned")
-    assert pruned.marker.color == "#c0c0c0"
-    assert [list(c) for c in pruned.customdata] == [[0, 2], [1, 2]]
-    assert "step 1 · beam 2 · pruned" in pruned.hovertext[1]
-    alive = _nodes(fig, "alive")
-    assert list(alive.text) == ["a", "&lt;b&gt;x&lt;/b&gt;", "d"]
+    alive = _trace(fig, "alive")
+    assert list(alive.text) == ["a -0.10", "&lt;b&gt;x&lt;/b&gt; -1.00", "d -1.10"]
+    assert [list(c) for c in alive.customdata] == [[0, 0], [0, 1], [1, 0]]
     assert "extends beam 1 of step 0" in alive.hovertext[2]
+    finished = _trace(fig, "finished")
+    assert list(finished.text) == ["&lt;/s&gt; -0.30"] and list(finished.y) == [1]
 
 
-def test_the_chosen_path_is_highlighted(synth: type) -> None:
+def test_beam_rows_are_whole_numbers_and_pruned_ones_collapse_below(synth: type) -> None:
     fig = beam_tree(synth.beam_run())
-    chosen = next(t for t in fig.data if t.name == "chosen path")
-    assert list(chosen.x) == [0, 1, None] and list(chosen.y) == [0, 1, None]
-    others = next(t for t in fig.data if t.name == "extends")
-    assert len(others.x) == 2 * 3  # beam 0 ← 1 and beam 2 ← 0 at step 1
-    alive, finished = _nodes(fig, "alive"), _nodes(fig, "finished")
-    assert list(alive.marker.line.color) == ["crimson", "white", "white"]
-    assert list(finished.marker.line.color) == ["crimson"]
+    axis = fig.layout.yaxis
+    assert list(axis.tickvals) == [0, 1, 2] and list(axis.ticktext) == ["0", "1", "pruned"]
+    pruned = _trace(fig, "pruned (count)")
+    assert list(pruned.x) == [0, 1] and list(pruned.y) == [2, 2]  # one node a step, one row
+    assert list(pruned.text) == ["1", "1"] and pruned.marker.opacity < 1
+    assert "c -3.000" in pruned.hovertext[0] and "e -2.100" in pruned.hovertext[1]
+    assert pruned.customdata is None  # a click on it follows nothing
+    kept_edges = _trace(fig, "extends")
+    assert 2 not in list(kept_edges.y)  # no edge runs into a pruned continuation
 
 
-def test_candidates_default_to_the_chosen_paths_beam(synth: type) -> None:
+def test_the_output_path_is_red_and_a_followed_beam_orange(synth: type) -> None:
     run = synth.beam_run()
-    bars = candidate_bars(run, 1).data[0]  # the chosen path extends live beam 0 at step 1
-    assert list(bars.y) == ["0 · &lt;/s&gt;", "1 · e"]
+    chosen = _trace(beam_tree(run), "output's path")
+    assert chosen.line.color == CHOSEN
+    assert list(chosen.x) == [0, 1, None] and list(chosen.y) == [0, 1, None]
+    fig = beam_tree(run, node=(0, 1))  # follow '<b>x</b>': it goes on as 'd' (beam 0, step 1)
+    mine = _trace(fig, "followed beam")
+    assert mine.line.color == FOLLOWED and list(mine.y) == [1, 0, None]
+    alive = _trace(fig, "alive")
+    outline = dict(zip(map(tuple, alive.customdata), alive.marker.line.color, strict=True))
+    assert outline[(0, 1)] == outline[(1, 0)] == FOLLOWED and outline[(0, 0)] == CHOSEN
+
+
+def test_by_default_the_step_through_follows_the_beam_that_becomes_the_output(
+    synth: type,
+) -> None:
+    """The issue: past the step where the output finished, the step-through showed the
+    losing beam the search went on with ('<b>x</b> d e') as 'tokens so far'."""
+    run = synth.beam_run_past_the_output()
+    assert tokens_so_far(run, 2) == ["a", "</s>"]  # the output, not '<b>x</b> d e'
+    assert followed_row(run, 2) is None  # the output ended at step 1: no candidates of its own
+    assert followed_row(run, 1) == 0 and tokens_so_far(run, 0) == ["a"]
+    losing = (2, 0)
+    assert (
+        tokens_so_far(run, 2, losing) == ["<b>x</b>", "d", "e"]
+        and followed_row(run, 2, losing) == 0
+    )
+
+
+def test_following_a_live_beam_goes_on_through_its_best_kept_child(synth: type) -> None:
+    run = synth.beam_run_past_the_output()
+    assert [b.token for b in followed(run, 2, (0, 1))] == ["<b>x</b>", "d", "e"]
+    assert [b.token for b in followed(run, 2, (1, 1))] == ["a", "</s>"]  # finished: ends there
+    with pytest.raises(ValueError, match="beam 7"):
+        followed(run, 1, (1, 7))
+
+
+def test_candidates_are_ranked_from_one_and_mark_what_the_followed_path_took(
+    synth: type,
+) -> None:
+    run = synth.beam_run()
+    bars = candidate_bars(run, 1).data[0]  # the output's path extends live beam 0 at step 1
+    assert list(bars.y) == ["1 · &lt;/s&gt;", "2 · e"]
     np.testing.assert_allclose(bars.x, [0.82, 0.13])
-    assert list(bars.marker.color) == ["crimson", "rgb(31,119,180)"]
+    assert list(bars.marker.color) == [CHOSEN, "rgb(31,119,180)"]
     other = candidate_bars(run, 1, row=1).data[0]
-    assert list(other.y) == ["0 · d", "1 · a"] and "crimson" not in list(other.marker.color)
+    assert list(other.y) == ["1 · d", "2 · a"] and CHOSEN not in list(other.marker.color)
+    mine = candidate_bars(run, 1, node=(1, 0)).data[0]  # following 'd': live beam 1 took 'd'
+    assert list(mine.marker.color) == [CHOSEN, "rgb(31,119,180)"]
 
 
 def test_bad_step_or_beam_is_named(synth: type) -> None:

@@ -31,8 +31,12 @@ def test_followed_path_is_the_best_hypothesis(lens: attnlens.Lens) -> None:
     assert tokens_so_far(run, best.step) == list(best.tokens)
     for step in range(len(run.steps)):
         path = followed(run, step)
-        assert len(path) == step + 1
-        assert 0 <= followed_row(run, step) < len(run.steps[step].candidates)
+        assert len(path) == min(step, best.step) + 1  # past the output's end: the output
+        row = followed_row(run, step)
+        if step <= best.step:
+            assert row is not None and 0 <= row < len(run.steps[step].candidates)
+        else:
+            assert row is None
 
 
 def test_candidates_are_the_recorded_ones(lens: attnlens.Lens) -> None:

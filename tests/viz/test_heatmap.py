@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from attnlens.record.trace import Trace
 from attnlens.viz import head_heatmap
-from attnlens.viz.heatmap import reference_hits
+from attnlens.viz.heatmap import MAX_HEIGHT, reference_hits
+from attnlens.viz.labels import MAX_TICKS
 
 
 def test_cells_hold_the_exact_weights_and_every_position_is_its_own_row(trace: Trace) -> None:
@@ -32,10 +34,22 @@ def test_masked_cells_are_a_grey_layer_not_a_low_weight(trace: Trace) -> None:
     assert weights.hoverongaps is False and masked.hoverongaps is False  # one answer per cell
 
 
-def test_cross_attention_has_target_rows_and_source_columns(trace: Trace) -> None:
-    (weights,) = head_heatmap(trace, "cross", 0, 1).data
+def test_cross_attention_rows_say_input_and_produced_token(trace: Trace) -> None:
+    """Row i of the decoder is fed token i and produces token i + 1: the circle on a row is
+    about the produced token, so the row says both (the issue: '4 · 6' circled at the month)."""
+    fig = head_heatmap(trace, "cross", 0, 1)
+    (weights,) = fig.data
     assert weights.z.shape == (3, 4)
-    assert list(weights.y) == ["0 · &lt;s&gt;", "1 · x", "2 · y"]
+    assert list(weights.y) == ["0 · &lt;s&gt; → x", "1 · x → y", "2 · y → end"]
+    assert fig.layout.yaxis.title.text == "decoder position: input → produced"
+    decoder = head_heatmap(trace, "decoder_self", 0, 1).data[0]
+    assert list(decoder.y) == list(weights.y) and list(decoder.x) == [
+        "0 · &lt;s&gt;",
+        "1 · x",
+        "2 · y",
+    ]
+    encoder = head_heatmap(trace, "encoder_self", 0, 1)
+    assert encoder.layout.yaxis.title.text == "query" and encoder.data[0].y[0] == "0 · a"
 
 
 def test_markup_tokens_are_escaped_everywhere(markup_trace: Trace) -> None:
@@ -61,7 +75,8 @@ def test_the_true_alignment_is_circled_and_counted(synth: type) -> None:
     fig = head_heatmap(tr, "cross", 0, 0, reference=(2, 1))  # two output tokens, then </s>
     circles = fig.data[-1]
     assert circles.type == "scatter" and circles.marker.symbol == "circle-open"
-    assert list(circles.x) == ["2 · a", "1 · b"] and list(circles.y) == ["0 · &lt;s&gt;", "1 · x"]
+    assert list(circles.x) == ["2 · a", "1 · b"]
+    assert list(circles.y) == ["0 · &lt;s&gt; → x", "1 · x → y"]
     assert fig.layout.title.text.endswith("argmax on the true source: 1 of 2 output tokens")
     assert reference_hits(tr, 0, 1, (2, 1)) == 1 and reference_hits(tr, 0, 0, (2, 0, 3)) == 3
     assert "true source" not in head_heatmap(tr, "cross", 0, 0).layout.title.text
@@ -71,3 +86,45 @@ def test_the_true_alignment_is_circled_and_counted(synth: type) -> None:
 def test_a_reference_that_does_not_fit_is_refused(trace: Trace, reference: tuple[int, ...]) -> None:
     with pytest.raises(ValueError, match="does not fit"):
         head_heatmap(trace, "cross", 0, 0, reference=reference)
+
+
+def _long_trace(synth: type, n: int) -> Trace:
+    words = [f"w{i % 50}" for i in range(n)]
+    return synth.make_trace(src=words, tgt=("<s>", "x"), L=1, H=1)
+
+
+def test_a_long_input_draws_cells_without_gaps_and_labels_every_kth_token(synth: type) -> None:
+    """The issue: at ~370 tokens cells under 1 px were covered by the 1 px gaps (blank)."""
+    tr = _long_trace(synth, 500)
+    fig = head_heatmap(tr, "encoder_self", 0, 0)
+    (weights,) = fig.data
+    assert weights.xgap == 0 and weights.ygap == 0
+    assert len(weights.x) == len(weights.y) == 500  # hover still names every position
+    assert weights.x[499] == "499 · w49"
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        assert len(axis.tickvals) <= MAX_TICKS and len(axis.tickvals) == len(axis.ticktext)
+        assert set(axis.tickvals) <= set(weights.x)  # ticks name real positions
+    assert fig.layout.height <= MAX_HEIGHT
+    short = head_heatmap(tr_short := synth.make_trace(), "encoder_self", 0, 0)
+    assert short.data[0].xgap == 1 and short.layout.xaxis.tickvals is None
+    assert len(short.data[0].x) == len(tr_short.src_tokens)
+
+
+def test_tokens_show_as_read_with_the_raw_token_in_the_hover(synth: type) -> None:
+    tr = replace(
+        synth.make_trace(src=("[CLS]", "token", "##ization", "[SEP]")),
+        src_shown=("[CLS]", "token", "ization", "[SEP]"),
+    )
+    fig = head_heatmap(tr, "encoder_self", 0, 0)
+    (weights,) = fig.data
+    assert weights.x[2] == "2 · ization (token ##ization)" and weights.x[1] == "1 · token"
+    assert list(fig.layout.xaxis.ticktext) == ["0 · [CLS]", "1 · token", "2 · ization", "3 · [SEP]"]
+    assert list(fig.layout.xaxis.tickvals) == list(weights.x)
+    assert "%{x}" in weights.hovertemplate
+
+
+def test_no_title_overlaps_the_key_axis(trace: Trace) -> None:
+    """Keys below the grid; the title alone above it, pushing the margin as it needs."""
+    layout = head_heatmap(trace, "cross", 0, 0, reference=(0, 1)).layout
+    assert layout.xaxis.side in (None, "bottom") and layout.title.automargin is True
+    assert layout.xaxis.automargin is True and layout.yaxis.automargin is True

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
-from attnlens.record.trace import Trace
 from attnlens.viz import positional_view
-from attnlens.viz.positional_view import offset_similarity
+from attnlens.viz.positional_view import offset_similarity, positional_scheme_text
 
 
-def test_panels_hold_the_recorded_encoding(trace: Trace) -> None:
+def test_panels_hold_the_recorded_encoding(synth: type) -> None:
+    trace = replace(synth.make_trace(), positional_scheme="sinusoidal")
     fig = positional_view(trace, dims=(0, 3))
     pe = trace.positional_encoding
     assert pe is not None
@@ -34,5 +36,42 @@ def test_sinusoid_similarity_depends_on_the_offset_only(synth: type) -> None:
 def test_missing_encoding_or_bad_dimension_is_named(synth: type) -> None:
     with pytest.raises(ValueError, match="dimension 8"):
         positional_view(synth.make_trace(), dims=(8,))
-    with pytest.raises(ValueError, match="no positional encoding"):
+    with pytest.raises(ValueError, match="no positional encoding to draw"):
         positional_view(synth.make_trace(positional_encoding=None))
+
+
+def test_a_learned_table_is_named_as_such_and_coloured_by_its_own_range(synth: type) -> None:
+    """The issue: BERT's learned embeddings (±0.08) were labelled sin/cos on a ±2 scale."""
+    pe = np.random.default_rng(0).normal(0, 0.03, size=(50, 40)).astype(np.float32)
+    tr = replace(synth.make_trace(positional_encoding=pe), positional_scheme="learned")
+    fig = positional_view(tr, dims=(0, 1))
+    assert fig.layout.title.text.startswith("learned position embeddings")
+    assert [t.name for t in fig.data[1:3]] == ["dim 0", "dim 1"]  # no sin/cos
+    pe[0, 0] = 1.5  # one outlier (BERT's position 0 has some) must not wash out the rest
+    fig = positional_view(tr, dims=(0, 1))
+    reach = float(np.percentile(np.abs(pe), 99))
+    assert fig.layout.coloraxis.cmin == pytest.approx(-reach)
+    assert fig.layout.coloraxis.cmax == pytest.approx(reach) and reach < 0.2
+    assert "learned" in positional_scheme_text(tr)
+
+
+def test_an_unstated_scheme_claims_nothing(synth: type) -> None:
+    fig = positional_view(synth.make_trace(), dims=(0,))  # an older record: no scheme
+    assert "not recorded" in fig.layout.title.text and fig.data[1].name == "dim 0"
+
+
+@pytest.mark.parametrize("scheme", ["rotary", "alibi", "relative", "none"])
+def test_schemes_without_a_table_are_said_not_drawn(synth: type, scheme: str) -> None:
+    tr = replace(synth.make_trace(positional_encoding=None), positional_scheme=scheme)
+    with pytest.raises(ValueError, match=r"no table is added|no positional information"):
+        positional_view(tr)
+    assert {"rotary": "rotary", "alibi": "ALiBi", "relative": "relative", "none": "no pos"}[
+        scheme
+    ] in positional_scheme_text(tr)
+
+
+def test_panel_titles_have_no_axis_title_beneath_them(synth: type) -> None:
+    """The top row's x axes carried titles that ran into the lower panels' titles."""
+    fig = positional_view(synth.make_trace())
+    assert fig.layout.xaxis.title.text is None and fig.layout.xaxis2.title.text is None
+    assert fig.layout.xaxis3.title.text == "position q"

@@ -62,3 +62,12 @@ def test_flow_refuses_inputs_too_long_to_solve_quickly(synth: type) -> None:
 def test_markup_tokens_are_escaped(markup_trace: Trace) -> None:
     data = json.dumps(json.loads(rollout_view(markup_trace, "encoder_self").to_json())["data"])
     assert "<b>" not in data and "<img" not in data and "&lt;b&gt;x&lt;/b&gt;" in data
+
+
+def test_a_long_input_rollout_has_no_cell_gaps_and_thinned_ticks(synth: type) -> None:
+    """The issue: the rollout heatmap of a ~370-token input rendered empty (gaps over cells)."""
+    words = [f"w{i}" for i in range(300)]
+    heat = rollout_view(synth.make_trace(src=words, L=2, H=1), "encoder_self")
+    (cells,) = heat.data
+    assert cells.xgap == 0 and cells.ygap == 0 and len(cells.x) == 300
+    assert len(heat.layout.xaxis.tickvals) <= 30 and heat.layout.height <= 800

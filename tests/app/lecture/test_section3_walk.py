@@ -45,8 +45,8 @@ def _same_weights(fig: Any, trace_name: str, expected: np.ndarray) -> None:
 
 
 def _stacks(fig: Any, built: Built, live: LiveInput) -> None:
-    words = " ".join(a.text or "" for a in fig.layout.annotations)
-    assert "Masked Multi-Head Attention" in words
+    words = " ".join((a.text or "").replace("<br>", " ") for a in fig.layout.annotations)
+    assert "Masked Multi-Head Attention" in words  # wrapped to fit its block
     assert ("Input Embedding" in words) == (live.trace.model.architecture == "encoder-decoder")
 
 
