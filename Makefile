@@ -50,8 +50,10 @@ service-deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq redis-server >/dev/null; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq redis-server >/dev/null; fi; }
 
+# One worker per core, a test file per worker at a time (a file's fixtures, servers and browser
+# stay together); each test still uses one torch thread (tests/conftest.py).
 unit: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n auto --dist loadfile
 
 test: install browser-deps service-deps lint typecheck unit
 

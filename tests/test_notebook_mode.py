@@ -28,7 +28,7 @@ def test_a_figure_goes_out_as_json_and_as_html_for_the_notebooks_own_plotly_js()
     assert set(bundle) == {"application/vnd.plotly.v1+json", "text/html"}
     assert bundle["application/vnd.plotly.v1+json"]["data"][0]["type"] == "heatmap"
     page = bundle["text/html"]
-    assert "Plotly.newPlot" in page and "height:525px" in page
+    assert "Plotly.newPlot" in page and f"height:{fig.layout.height}px" in page  # its own height
     assert not re.search(r"https?://|<script[^>]+src=", page)  # drawn by the copy in the notebook
 
 
