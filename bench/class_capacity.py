@@ -179,6 +179,7 @@ class Class:
 
 
 def capacity_table(sizes: list[int], moves: int, budget: float) -> None:
+    from playwright.sync_api import TimeoutError as NotFollowed
     from playwright.sync_api import sync_playwright
 
     print(
@@ -200,9 +201,13 @@ def capacity_table(sizes: list[int], moves: int, budget: float) -> None:
                 if time.monotonic() - start > budget:
                     print(f"(time budget of {budget:.0f} s spent: stopped before {n})")
                     break
-                room.grow(n)
-                room.move()  # every new page settles once, unmeasured
-                late = [x for _ in range(moves) for x in room.move()]
+                try:
+                    room.grow(n)
+                    room.move()  # every new page settles once, unmeasured
+                    late = [x for _ in range(moves) for x in room.move()]
+                except NotFollowed:  # a class this size is not held: say so, not a traceback
+                    print(f"{n:>8}  a student's page did not follow within 60 s")
+                    break
                 p95 = percentile(late, 0.95)
                 print(
                     f"{n:>8} {moves:>6} {statistics.median(late):>9.2f} {p95:>7.2f} "
