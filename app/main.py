@@ -11,7 +11,9 @@ import streamlit as st
 from attnlens.app import urlstate
 from attnlens.app.state import DEFAULT_MODEL
 
-PAGES_DIR = Path(__file__).parent / "pages"
+# Not "pages": Streamlit would also list a folder of that name as pages of its own, and a
+# link with a path (/decode?model=sort) would run that file bare, without this navigation.
+PAGES_DIR = Path(__file__).parent / "page_scripts"
 PAGES = (  # (file, title, url path)
     ("explore.py", "Explore", "explore"),
     ("decode.py", "Decode", "decode"),

@@ -74,3 +74,18 @@ def test_a_class_sees_the_theme_in_the_menu_but_no_developer_options(
     assert {f"stMainMenuItem-theme-{t}" for t in ("System", "Light", "Dark")} <= shown
     assert not [i for i in shown if "theme" not in i and "print" not in i and "Screencast" not in i]
     page.keyboard.press("Escape")
+
+
+@pytest.mark.parametrize("name", ["explore", "decode"])
+def test_a_link_with_a_page_path_opens_that_page_with_its_settings(
+    browser_page: tuple[Any, str], name: str
+) -> None:
+    page, url = browser_page
+    page.goto(f"{url}/{name}?model=sort&text=3141592653", timeout=120_000)
+    page.wait_for_selector(".js-plotly-plot", timeout=120_000)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=stStatusWidget]')", timeout=120_000
+    )
+    nav = page.locator("[data-testid=stSidebarNav] a").all_inner_texts()
+    assert nav[:2] == ["Explore", "Decode"], nav  # our navigation, not the files' names
+    assert "model=sort" in page.url and "3141592653" in page.url
