@@ -43,7 +43,10 @@ class Row:
 
 
 async def one_session(browser: Any, url: str, downloads: bool) -> dict[str, int]:
-    """Explore on the long text, then each download clicked in turn; the files' sizes."""
+    """Explore on the long text, then each download clicked in turn; the files' sizes (-1 for
+    a download the browser canceled)."""
+    from playwright.async_api import Error as PlaywrightError
+
     context = await open_explore(browser, url, MODEL, long_text(), 500)
     page = context.pages[0]
     sizes: dict[str, int] = {}
@@ -53,7 +56,10 @@ async def one_session(browser: Any, url: str, downloads: bool) -> dict[str, int]
         async with page.expect_download(timeout=900_000) as info:
             await button.click()
         download = await info.value
-        sizes[label] = os.path.getsize(await download.path())
+        try:
+            sizes[label] = os.path.getsize(await download.path())
+        except PlaywrightError:  # the browser gave up on it: counted, not a traceback
+            sizes[label] = -1
     await context.close()
     return sizes
 
@@ -119,7 +125,10 @@ def print_app(idle: int, rows: list[Row]) -> None:
     print(f"{'N':>3} {'peak MB':>8} {'idle+N×budget':>14} {'peak-idle':>10} {'per session':>12} "
           f"{'after MB':>9} {'vs idle':>8}  downloads of one session (MB)")  # fmt: skip
     for r in rows:
-        files = ", ".join(f"{k.split()[-1]} {v / MB:.1f}" for k, v in r.sizes.items())
+        files = ", ".join(
+            f"{k.split()[-1]} {v / MB:.1f}" if v >= 0 else f"{k.split()[-1]} canceled"
+            for k, v in r.sizes.items()
+        )
         print(f"{r.n:>3} {r.peak / MB:>8.0f} {(idle + r.n * budget) / MB:>14.0f} "
               f"{(r.peak - idle) / MB:>10.0f} {(r.peak - idle) / r.n / MB:>12.0f} "
               f"{r.after / MB:>9.0f} {(r.after - idle) / idle:>+8.1%}  {files}")  # fmt: skip
