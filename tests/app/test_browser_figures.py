@@ -19,7 +19,8 @@ import pytest
 
 from attnlens.app.sidebar import THEME_HINT
 from helpers import figure_checks as check
-from helpers.server import CHROMIUM_ARGS, serving
+from helpers.browser import chromium
+from helpers.server import serving
 
 pytestmark = [
     pytest.mark.browser,
@@ -47,12 +48,9 @@ def server(tiny_model_dir: Path) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
+    """Debian's Chromium, launched once for this module's tests."""
+    with chromium() as launched:
         yield launched
-        launched.close()
 
 
 def opened(browser: Any, url: str, viewport: dict[str, int] | None = None) -> Any:
