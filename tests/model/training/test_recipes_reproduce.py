@@ -1,6 +1,13 @@
 """`make models` reproduces the bundled models made by this code: each recipe, replayed for the
-steps of its first snapshot with one thread (as `make models` trains), gives that snapshot bit
-for bit."""
+steps of its first snapshot with one thread (as `make models` trains), gives that snapshot to
+within float16 rounding.
+
+Not bit for bit: the sums inside a matrix product follow the CPU's vector width, so the same
+code on the same data gives weights a few float16 units apart on another CPU (on an AMD EPYC
+without AVX-512, replaying reverse's 60 steps left at most 0.0016 between them; translate and lm
+matched exactly). What the tolerance catches is a change of data, seed or schedule: another
+seed leaves 0.45 between them at the same step.
+"""
 
 from __future__ import annotations
 
@@ -19,14 +26,14 @@ from attnlens.model.training.snapshots import snapshots
 from helpers.apptest import require_bundled
 
 
-# translate and lm were trained (22 Nov) by an earlier version of this code: replayed today, their
-# step-40 weights differ, so make models gives models of the same recipes but not these bits (the
-# README says so). They were not retrained: their training data did not change.
+FLOAT16_UNITS = 5e-3  # a few float16 steps of a weight near 1 (its spacing there is 1/1024)
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", ["reverse", "sort", "dates", "induction"])
+@pytest.mark.parametrize("name", ["reverse", "sort", "dates", "translate", "lm", "induction"])
 def test_the_first_snapshot_of_each_bundled_model_is_reproduced(name: str, tmp_path: Path) -> None:
     require_bundled(name)
-    assert torch.get_num_threads() == 1, "bitwise equal only with the one thread it was made with"
+    assert torch.get_num_threads() == 1, "made with one thread: the sums' order depends on it"
     first = snapshots(BUNDLED_DIR / name)[0]
     recipe = RECIPES[name]
     assert checkpoint.read_description(BUNDLED_DIR / name)["training"] == asdict(recipe.train)
@@ -35,5 +42,6 @@ def test_the_first_snapshot_of_each_bundled_model_is_reproduced(name: str, tmp_p
     ours = load_file(str(tmp_path / checkpoint.WEIGHTS))
     bundled = load_file(str(first.path / checkpoint.WEIGHTS))
     assert ours.keys() == bundled.keys()
-    differ = [k for k in ours if not torch.equal(ours[k].half(), bundled[k])]
-    assert not differ, f"{name} at step {first.step}: {differ[:3]} differ"
+    apart = {k: float((ours[k].half().float() - bundled[k].float()).abs().max()) for k in ours}
+    worst = max(apart, key=apart.__getitem__)
+    assert apart[worst] <= FLOAT16_UNITS, f"{name} at step {first.step}: {worst} {apart[worst]}"
