@@ -21,6 +21,7 @@ from attnlens.app.output import binary_out, text_out
 from attnlens.app.plot_command import add_plot_parser, cmd_plot
 from attnlens.app.trace_inputs import add_trace_inputs, trace_of
 from attnlens.model.lenses.budget import check_settings
+from attnlens.model.net.checkpoint import DESCRIPTION
 from attnlens.model.training.config import TrainConfig
 from attnlens.model.training.evaluate import SUITES
 from attnlens.record.export import write_chunks, write_json
@@ -60,6 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument("--steps", type=int, help="training steps (default: the recipe's)")
     train.add_argument("--seed", type=int, help="random seed (default: the recipe's)")
     train.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
+    train.add_argument(
+        "--resume",
+        type=Path,
+        metavar="FOLDER",
+        help="a two-stage recipe (sort): take the first stage from FOLDER, train the second",
+    )
 
     evaluate = sub.add_parser(
         "eval", help="exact match and head alignment of a task model; perplexity of lm"
@@ -150,9 +157,23 @@ def cmd_train(args: argparse.Namespace) -> None:
     recipe = get_recipe(args.task)
     out = args.out or Path("runs") / args.task
     config = _with_overrides(recipe.train, args)
-    metrics = train(recipe.objective(), recipe.model, config, out, device=args.device)
+    then = recipe.then() if recipe.then is not None and config.then_steps else None
+    first = _first_stage(args.resume, config)
+    objective, model = recipe.objective(), recipe.model
+    metrics = train(objective, model, config, out, args.device, then=then, first=first)
     shown = {k: v for k, v in metrics.items() if k != "head_alignment"}
     print(json.dumps({"out": str(out), **shown}))
+
+
+def _first_stage(resume: Path | None, config: TrainConfig) -> Path | None:
+    """--resume: the folder of a two-stage recipe's first stage (checked before training)."""
+    if resume is None:
+        return None
+    if not config.then_steps:
+        raise attnlens.InputError("--resume continues a recipe's second stage; this one has none")
+    if not (resume / DESCRIPTION).is_file():
+        raise attnlens.InputError(f"--resume {resume}: no trained model there")
+    return resume
 
 
 def _with_overrides(config: TrainConfig, args: argparse.Namespace) -> TrainConfig:

@@ -22,6 +22,15 @@ class TrainConfig:
     eval_every: int = 500
     eval_examples: int = 500
     snapshots: int = 6  # log-spaced checkpoints kept from along training
+    # A second stage (none at 0 steps): training goes on from the weights reached, on the
+    # recipe's second objective (another mix of inputs), with a fresh Adam, its own seed, and
+    # the §5.3 rate continuing from `steps` (no second warm-up).
+    then_steps: int = 0
+    then_seed: int = 0
+
+    @property
+    def total_steps(self) -> int:
+        return self.steps + self.then_steps
 
 
 def learning_rate(step: int, d_model: int, warmup: int, factor: float = 1.0) -> float:
@@ -40,11 +49,12 @@ def snapshot_steps(steps: int, count: int) -> list[int]:
 
 
 def paper_optimizer(
-    net: nn.Module, d_model: int, config: TrainConfig
+    net: nn.Module, d_model: int, config: TrainConfig, start: int = 0
 ) -> tuple[torch.optim.Adam, torch.optim.lr_scheduler.LambdaLR]:
-    """§5.3: Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9, and the warm-up learning rate per step."""
+    """§5.3: Adam with β1 = 0.9, β2 = 0.98, ε = 1e-9, and the warm-up learning rate per step
+    (from step start + 1 on: a second stage goes on where the first left the rate)."""
     optimizer = torch.optim.Adam(net.parameters(), lr=1.0, betas=(0.9, 0.98), eps=1e-9)
     schedule = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: learning_rate(s + 1, d_model, config.warmup, config.lr_factor)
+        optimizer, lambda s: learning_rate(start + s + 1, d_model, config.warmup, config.lr_factor)
     )
     return optimizer, schedule

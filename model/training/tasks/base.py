@@ -15,6 +15,7 @@ from attnlens.model.training.tasks.strings import (
     hard_strings,
     random_chars,
     runs,
+    with_a_run,
 )
 
 
@@ -129,6 +130,8 @@ class StringTask(Task):
             return runs(rng, self.chars, n, most=6)
         if kind == "digits":
             return digits(rng, n)
+        if kind == "a run":  # random characters around one run of 3 or more: "k2%%%%%%q"
+            return with_a_run(rng, self.chars, max(n, 3))
         if kind == "typed":
             return self.typed.window(rng, n)
         return random_chars(rng, self.chars, n)

@@ -25,7 +25,6 @@ from attnlens.model.training.recipes import RECIPES
 from attnlens.model.training.snapshots import snapshots
 from helpers.apptest import require_bundled
 
-
 FLOAT16_UNITS = 5e-3  # a few float16 steps of a weight near 1 (its spacing there is 1/1024)
 
 
@@ -37,7 +36,9 @@ def test_the_first_snapshot_of_each_bundled_model_is_reproduced(name: str, tmp_p
     first = snapshots(BUNDLED_DIR / name)[0]
     recipe = RECIPES[name]
     assert checkpoint.read_description(BUNDLED_DIR / name)["training"] == asdict(recipe.train)
-    config = replace(recipe.train, steps=first.step, snapshots=0, eval_every=10**9, eval_examples=1)
+    config = replace(
+        recipe.train, steps=first.step, snapshots=0, eval_every=10**9, eval_examples=1, then_steps=0
+    )
     train(recipe.objective(), recipe.model, config, tmp_path, device="cpu", progress=False)
     ours = load_file(str(tmp_path / checkpoint.WEIGHTS))
     bundled = load_file(str(first.path / checkpoint.WEIGHTS))
