@@ -90,7 +90,8 @@ def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Cosine similarity along the last axis, (…, d) → (…); NaN where either is NaN."""
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     norms = np.linalg.norm(a64, axis=-1) * np.linalg.norm(b64, axis=-1)
-    return (a64 * b64).sum(-1) / np.maximum(norms, np.finfo(np.float64).tiny)
+    similarity: np.ndarray = (a64 * b64).sum(-1) / np.maximum(norms, np.finfo(np.float64).tiny)
+    return similarity
 
 
 def text_scorer(lens: Lens, texts: Sequence[str]) -> Scorer:

@@ -24,6 +24,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import torch
 from torch import nn
 from transformers import PreTrainedModel
 from transformers.pytorch_utils import Conv1D
@@ -31,7 +32,7 @@ from transformers.pytorch_utils import Conv1D
 from attnlens.model.decoding.heads import HeadKind, HeadRef, check_head
 from attnlens.model.lenses.budget import RECORD_VAR, RecordTooLargeError, budget_bytes
 from attnlens.record.errors import InputError
-from attnlens.record.trace import ModelInfo
+from attnlens.record.trace import Kind, ModelInfo
 
 
 def _each(paths: dict[HeadKind, str], *model_types: str) -> dict[str, dict[HeadKind, str]]:
@@ -73,6 +74,19 @@ OUTPUT_PROJECTIONS: dict[str, dict[HeadKind, str]] = {
 }  # fmt: skip
 SHARED_LAYERS = {"albert": "ALBERT"}  # one set of weights serves every layer
 
+_RECORDED: dict[HeadKind, Kind] = {  # a head's kind → its attention, as recorded
+    "encoder": "encoder_self",
+    "decoder": "decoder_self",
+    "cross": "cross",
+}
+
+
+def weight_of(module: nn.Module) -> torch.Tensor:
+    """A linear module's weight."""
+    weight = module.weight
+    assert isinstance(weight, torch.Tensor), "an output projection has a weight"
+    return weight
+
 
 @dataclass(frozen=True)
 class Projection:
@@ -83,7 +97,7 @@ class Projection:
     d_head: int  # input width of each head
     rows: bool  # weight stored (in, out) (GPT-2's Conv1D): a head's slice is rows, not columns
 
-    def zeroed(self, weight: nn.Parameter, heads: Sequence[int]) -> nn.Parameter:
+    def zeroed(self, weight: torch.Tensor, heads: Sequence[int]) -> nn.Parameter:
         """A new weight equal to weight with the given heads' input slices zeroed."""
         out = weight.detach().clone()
         for head in heads:
@@ -116,7 +130,7 @@ class OutputProjections:
         for (kind, layer), ablated in by_layer.items():
             proj = self.found[kind, layer]
             module = twin.get_submodule(proj.path)
-            module.weight = proj.zeroed(module.weight, ablated)
+            module.weight = proj.zeroed(weight_of(module), ablated)
         return twin
 
     def _by_layer(self, heads: Sequence[HeadRef]) -> dict[tuple[HeadKind, int], list[int]]:
@@ -135,18 +149,15 @@ class OutputProjections:
         """Refuse, naming the sizes, when the new projection weights pass the memory budget."""
         needed = 0
         for key in by_layer:
-            weight = model.get_submodule(self.found[key].path).weight
+            weight = weight_of(model.get_submodule(self.found[key].path))
             needed += weight.numel() * weight.element_size()
-        limit = budget_bytes()
+        limit, layers = budget_bytes(), len(by_layer)
         if needed > limit:
             raise RecordTooLargeError(
-                f"ablating heads in {len(by_layer)} layers of {self.name} needs a private copy "
-                f"of their output projections, {needed / 2**20:.3g} MB, above the limit of "
-                f"{limit / 2**20:.3g} MB ({RECORD_VAR}); ablate heads in fewer layers"
+                f"ablating heads in {layers} layer{'s' * (layers != 1)} of {self.name} needs a "
+                f"private copy of their output projections, {needed / 2**20:.3g} MB, above the "
+                f"limit of {limit / 2**20:.3g} MB ({RECORD_VAR}); ablate heads in fewer layers"
             )
-
-
-_RECORDED = {"encoder": "encoder_self", "decoder": "decoder_self", "cross": "cross"}
 
 
 def output_projections(
@@ -163,8 +174,8 @@ def output_projections(
     paths = OUTPUT_PROJECTIONS.get(model_type)
     if paths is None:
         return OutputProjections(name, info, {}, (
-            f"attnlens does not know where a {model_type} model's attention output projection "
-            "is, and ablates a head only by zeroing its share of that projection (known: "
+            f"attnlens does not know where the attention output projection of {model_type} "
+            "models is, and ablates a head only by zeroing its share of that projection (known: "
             f"{', '.join(sorted(OUTPUT_PROJECTIONS))})"
         ))  # fmt: skip
     modules = dict(model.named_modules())
@@ -201,7 +212,7 @@ def _locate(
     rows = isinstance(module, Conv1D)
     if not (rows or isinstance(module, nn.Linear)):
         return f"{paths[0]} is a {type(module).__name__}, not a linear output projection"
-    width = int(module.weight.shape[0 if rows else 1])
+    width = int(weight_of(module).shape[0 if rows else 1])
     if width % heads:
         return f"{paths[0]} reads {width} inputs, which do not split into {heads} heads"
     return Projection(paths[0], heads, width // heads, rows)
