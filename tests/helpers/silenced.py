@@ -25,6 +25,7 @@ from helpers.hf_models import reference
 from helpers.hf_zoo import zoo_reference
 
 LOUD = 10.0  # how much every matrix of a loud model is scaled
+LOUD_T5 = 3.0  # T5 does not divide its attention scores by √d_k: 10 would make them chaotic
 Reference = Callable[[], tuple[T.PreTrainedModel, T.PreTrainedTokenizerBase]]
 REFERENCES: dict[str, Reference] = {  # tests/helpers' tiny models, and zoo-NAME from the zoo
     **{k: functools.partial(reference, k) for k in ("gpt2", "bert", "bart", "t5", "llama")},
@@ -34,14 +35,15 @@ REFERENCES: dict[str, Reference] = {  # tests/helpers' tiny models, and zoo-NAME
 
 @functools.cache
 def loud(name: str) -> tuple[Path, T.PreTrainedModel]:
-    """A folder holding the named tiny model with every matrix scaled by LOUD, and that model
+    """A folder holding the named tiny model with every matrix scaled up, and that model
     (eager attention, eval mode: the reference to compare with)."""
     model, tok = REFERENCES[name]()
     model = copy.deepcopy(model)
+    scale = LOUD_T5 if model.config.model_type == "t5" else LOUD
     with torch.no_grad():
         for weight in model.parameters():
             if weight.dim() >= 2:
-                weight.mul_(LOUD)
+                weight.mul_(scale)
     folder = Path(tempfile.mkdtemp(prefix=f"attnlens-loud-{name}-"))
     atexit.register(shutil.rmtree, folder, ignore_errors=True)
     model.save_pretrained(folder)
