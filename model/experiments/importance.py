@@ -310,7 +310,11 @@ def _summary(
     base: Score, curve: pd.DataFrame, by_kind: pd.DataFrame, task: bool, column: str
 ) -> dict[str, object]:
     heads = len(curve) - 1
-    out: dict[str, object] = {"heads": heads, column: base.value}
+    out: dict[str, object] = {
+        "heads": heads,
+        column: base.value,
+        f"{column}_all_removed": float(curve[column].iloc[-1]),
+    }
     if task:
         out |= {"exact_greedy": base.exact, "prunable_greedy": prunable(curve, "exact_greedy")}
         if curve["exact_beam"].notna().all():

@@ -111,7 +111,7 @@ def test_a_hugging_face_decoders_importance_is_the_log_likelihood_its_head_carri
     import torch
 
     from attnlens.model.lenses.hf.lens import HFLens
-    from helpers.silenced import loud
+    from helpers.silenced import loud, values_zeroed
 
     lens = HFLens(loud("gpt2")[0], torch.device("cpu"), name="loud-gpt2")
     result = measure_importance(lens, n=3, seed=0)
@@ -135,6 +135,10 @@ def test_a_hugging_face_decoders_importance_is_the_log_likelihood_its_head_carri
             want, abs=1e-5
         )
     assert result.heads["importance"].abs().max() > 1e-2  # the heads matter: a real test
+    silent_all = loud("gpt2")[1]
+    for layer in range(2):
+        silent_all = values_zeroed(silent_all, "decoder", layer, [0, 1])
+    assert result.summary["loglik_all_removed"] == pytest.approx(loglik(silent_all), abs=1e-5)
     curve = result.tables["pruning"]
     first = curve["removed"].iloc[1]
     row = result.heads[[f"decoder:{r.layer}.{r.head}" == first for r in heads]]
@@ -165,4 +169,5 @@ def test_a_hugging_face_encoders_importance_is_the_output_similarity_it_costs() 
     assert result.summary["similarity"] == pytest.approx(1.0, abs=1e-9)
     curve = result.tables["pruning"]
     assert len(curve) == 5 and curve["similarity"].iloc[-1] < curve["similarity"].iloc[0]
+    assert result.summary["similarity_all_removed"] == curve["similarity"].iloc[-1]
     assert result.tables["pruning_by_kind"].empty and any("cosine" in n for n in result.notes)
