@@ -142,12 +142,19 @@ def what_if(lens: Lens, n_steps: int) -> tuple[dict[int, str] | None, list[str] 
     urlstate.prepare("w_force_token", "force_token", token, str)
     step = cols[0].number_input("Force at step", 0, max(n_steps - 1, 0), key="w_force_step")
     token = cols[1].text_input("Token to force", key="w_force_token")
-    names = head_names(lens)
+    reason = lens.why_no_ablation()
+    names = head_names(lens) if reason is None else []
     urlstate.prepare("w_ablate", "ablate", [], None)
     if not isinstance(st.session_state.get("w_ablate"), list):
         st.session_state["w_ablate"] = []
-    st.session_state["w_ablate"] = [h for h in st.session_state["w_ablate"] if h in names]
-    ablate = cols[2].multiselect("Ablate heads (zero their output)", names, key="w_ablate")
+    asked = st.session_state["w_ablate"]
+    st.session_state["w_ablate"] = [h for h in asked if h in names]
+    if reason is not None and asked:
+        st.info(md(f"Not ablated ({', '.join(map(str, asked))}): {reason}"))
+    ablate = cols[2].multiselect(
+        "Ablate heads (zero their output)", names, key="w_ablate", disabled=reason is not None,
+        help=None if reason is None else f"No head of {lens.name} can be ablated: {reason}",
+    )  # fmt: skip
     force = {int(step): str(token)} if token else None
     if force:
         urlstate.remember("force", [f"{s}={t}" for s, t in force.items()])

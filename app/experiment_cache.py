@@ -20,7 +20,7 @@ from attnlens.record.experiment import ExperimentResult
 
 MAX_ENTRIES = 500
 FILE = "experiments.sqlite"
-VERSION = 1  # bump when an experiment's definition changes: older results are not reused
+VERSION = 2  # bump when an experiment's definition changes: older results are not reused
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path | None:

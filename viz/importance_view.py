@@ -9,10 +9,20 @@ from plotly.subplots import make_subplots
 from attnlens.record.experiment import ExperimentResult
 from attnlens.viz.picking import KIND_TITLES
 
+SCORES = {  # the score a head's ablation lowers, by its column in the pruning table
+    "loglik": "log-likelihood per token",
+    "similarity": "output similarity to the whole model",
+}
+
+
+def score_of(result: ExperimentResult) -> str:
+    """The pruning table's score column: an encoder's output similarity, else log-likelihood."""
+    return "similarity" if "similarity" in result.summary else "loglik"
+
 
 def importance_chart(result: ExperimentResult) -> go.Figure:
-    """Each head's importance (drop in log-likelihood per token when it alone is ablated) and
-    Voita's confidence, per head."""
+    """Each head's importance (drop in log-likelihood per token, or in an encoder's output
+    similarity, when it alone is ablated) and Voita's confidence, per head."""
     h = result.heads
     names = [
         f"{k.split('_')[0]} {layer}.{head}"
@@ -24,7 +34,7 @@ def importance_chart(result: ExperimentResult) -> go.Figure:
         shared_xaxes=True,
         vertical_spacing=0.08,
         subplot_titles=[
-            "importance: log-likelihood lost per token",
+            f"importance: {SCORES[score_of(result)]} lost",
             "confidence: mean largest weight (Voita et al.)",
         ],
     )
@@ -44,9 +54,8 @@ def pruning_curve(result: ExperimentResult) -> go.Figure:
         )
     by_kind = result.tables.get("pruning_by_kind")
     task = curve["exact_greedy"].notna().any()
-    column, label = (
-        ("exact_greedy", "exact match") if task else ("loglik", "log-likelihood per token")
-    )
+    score = score_of(result)
+    column, label = ("exact_greedy", "exact match") if task else (score, SCORES[score])
     two = by_kind is not None and not by_kind.empty
     fig = make_subplots(
         1,
@@ -61,7 +70,7 @@ def pruning_curve(result: ExperimentResult) -> go.Figure:
             x=curve["fraction_pruned"],
             y=curve[column],
             mode="lines+markers",
-            name="greedy" if task else "log-likelihood",
+            name="greedy" if task else label,
             customdata=curve["removed"],
             hovertemplate=hover,
         ),

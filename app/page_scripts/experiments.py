@@ -19,8 +19,9 @@ WHAT = {
     "(induction) and on the previous token, on random tokens written twice; the loss on the "
     "second copy against the first (decoders).",
     "importance": "Per head: what the model loses when that head alone is ablated (exact "
-    "match, log-likelihood per token) and Voita's confidence; then heads pruned least "
-    "important first, over all heads and one kind at a time (greedy and beam search).",
+    "match, log-likelihood per token; on an encoder-only model, how close its output stays to "
+    "the whole model's) and Voita's confidence; then heads pruned least important first, over "
+    "all heads and one kind at a time (greedy and beam search).",
     "explanation": "For one output token: how much its log-probability drops when each input "
     "token is erased in turn (on our models blanked out: hidden from every query), ranked "
     "against raw attention, rollout and flow (Spearman ρ per layer), on this input and "

@@ -152,7 +152,8 @@ class Lens(ABC):
         return [], []
 
     # What the head experiments (model/experiments/) ask of a model: runs on token ids, heads
-    # ablated through the model's own head mask, results by value.
+    # ablated (their output zeroed before W^O, never by changing the shared model), results by
+    # value.
 
     def fingerprint(self) -> str:
         """Names these exact weights: experiment results are cached under it."""
@@ -168,8 +169,9 @@ class Lens(ABC):
         raise InputError(f"{self.name} does not run on token ids")
 
     def run_tokens(self, batch: TokenBatch, ablate: Sequence[HeadRef] = ()) -> TokenRun:
-        """Attention and log-probabilities of a batch of id sequences, the ablated heads'
-        outputs zeroed (checked against the model: an InputError names a missing head)."""
+        """Attention and log-probabilities (an encoder-only model: its last hidden states) of a
+        batch of id sequences, the ablated heads' outputs zeroed (checked against the model: an
+        InputError names a missing head)."""
         raise InputError(f"{self.name} does not run on token ids")
 
     def why_no_ablation(self) -> str | None:

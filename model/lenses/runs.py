@@ -1,6 +1,8 @@
 """What the experiments ask of a lens (model/experiments/): batches of token ids in, attention
-and log-probabilities out, with heads ablated through the model's own head mask; and, on a
-model of one of our tasks, scores of its answers. All by return value, numpy on the CPU."""
+and log-probabilities (an encoder: its output) out, with heads ablated (our models: through
+their head mask; Hugging Face models: in a private copy with the head's share of W^O zeroed);
+and, on a model of one of our tasks, scores of its answers. All by return value, numpy on the
+CPU."""
 
 from __future__ import annotations
 
@@ -40,13 +42,15 @@ class TokenBatch:
 @dataclass(frozen=True)
 class TokenRun:
     """Attention and next-token log-probabilities of a TokenBatch, padded to the longest
-    sequence: entries past a sequence's length are NaN (attention rows) or 0 (keys)."""
+    sequence: entries past a sequence's length are NaN (attention rows, hidden states) or 0
+    (keys)."""
 
     encoder_self: np.ndarray | None  # (B, L, H, S, S)
     decoder_self: np.ndarray | None  # (B, L, H, T, T)
     cross: np.ndarray | None  # (B, L, H, T, S)
     logprobs: np.ndarray | None  # (B, T - 1): log p(tokens[t + 1] | what came before); decoders
     top: np.ndarray | None  # (B, T): the most likely next id at each position; decoders
+    hidden: np.ndarray | None = None  # (B, T, d_model): an encoder-only model's output
 
 
 @dataclass(frozen=True)

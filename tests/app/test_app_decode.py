@@ -79,6 +79,35 @@ def test_ablating_heads_re_decodes(tiny_model_dir: Path) -> None:
     assert any(t.value.startswith("After:") for t in at.text)
 
 
+def test_ablating_heads_of_a_hugging_face_model_re_decodes() -> None:
+    from helpers.hf_models import tiny_hf
+
+    at = open_on(tiny_hf("gpt2"), "decode", text="the cat sat")
+    assert not at.exception and not at.error
+    assert "decoder:1.1" in at.multiselect(key="w_ablate").options
+    at.multiselect(key="w_ablate").select("decoder:1.1").run()
+    assert not at.exception and not at.error
+    assert any(t.value.startswith("After:") for t in at.text)
+    assert at.query_params["ablate"] == "decoder:1.1"  # a shared link replays it
+
+
+def test_a_model_whose_heads_cannot_be_ablated_says_why_and_decodes_without(
+    tmp_path: Path,
+) -> None:
+    import transformers as T
+
+    from helpers.hf_zoo import ROTARY_DECODER, _ids, tokenizer
+
+    tok = tokenizer("llama")  # OLMo: a decoder attnlens reads, its W^O not in ablation.py's list
+    T.OlmoForCausalLM(T.OlmoConfig(**{**ROTARY_DECODER, **_ids(tok)})).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    at = open_on(tmp_path, "decode", text="the cat sat", ablate="decoder:1.1")
+    assert not at.exception and not at.error
+    box = at.multiselect(key="w_ablate")
+    assert box.disabled and not box.options and "olmo" in str(box.help)
+    assert any(i.value.startswith("Not ablated") and "olmo" in i.value for i in at.info)
+
+
 def test_bad_input_gives_messages(tiny_model_dir: Path) -> None:
     at = open_page(tiny_model_dir)
     at.text_input(key="w_force_token").input("z").run()

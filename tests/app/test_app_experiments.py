@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from helpers.apptest import open_on, titles
+from helpers.apptest import chart, open_on, titles
 
 
 def run(folder: Path, experiment: str, n: int, **params: str) -> AppTest:
@@ -93,3 +93,18 @@ def test_the_heads_page_of_an_encoder_decoder_has_no_induction_section(
 ) -> None:
     at = open_on(tiny_model_dir, "heads", text="bad cafe")
     assert not at.exception and all(h.value != "Induction heads" for h in at.header)
+
+
+@pytest.mark.parametrize(("kind", "score"), [("gpt2", "log-likelihood"), ("bert", "similarity")])
+def test_importance_and_pruning_run_on_a_hugging_face_model(kind: str, score: str) -> None:
+    from helpers.hf_models import tiny_hf
+
+    at = run(tiny_hf(kind), "importance", 3)
+    shown = titles(at)
+    assert any(t.startswith("pruning heads") for t in shown), shown
+    curve = chart(at, "pruning heads")  # drawn against the score the heads were measured by
+    assert score in curve["layout"]["yaxis"]["title"]["text"]
+    heads = next(d.value for d in at.dataframe if "importance" in d.value.columns)
+    assert len(heads) == 4 and heads["importance"].notna().all()
+    notes = " ".join(i.value for i in at.info)
+    assert ("cosine similarity" in notes) == (kind == "bert") and "only Voita" not in notes

@@ -4,6 +4,7 @@ field per score; a second run is read from the cache; bad input exits 2 with one
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -74,14 +75,26 @@ def test_table_output_and_files(
     assert json.loads(record.read_text())["experiment"] == "induction"
 
 
-def test_a_hugging_face_decoder_gives_confidence_and_says_why_not_more(
+def test_a_hugging_face_decoder_gives_every_heads_importance_and_a_pruning_curve(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     data = run_json(capsys, "importance", str(tiny_hf("gpt2")), "--n", "3")
-    assert all(r["importance"] is None and r["confidence"] is not None for r in data["heads"])
-    assert any("transformers 5" in note for note in data["notes"])
+    assert len(data["heads"]) == 4 and not data["notes"]
+    for row in data["heads"]:
+        assert math.isfinite(row["importance"]) and math.isfinite(row["confidence"])
+    assert data["summary"]["heads"] == 4 and math.isfinite(data["summary"]["loglik"])
     induction = run_json(capsys, "induction", str(tiny_hf("gpt2")), "--n", "3")
     assert induction["summary"]["copy_loss_ratio"] is not None
+    assert all(math.isfinite(r["second_copy_loss_ablated"]) for r in induction["heads"])
+
+
+def test_a_hugging_face_encoder_gives_importance_by_output_similarity(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    data = run_json(capsys, "importance", str(tiny_hf("bert")), "--n", "3")
+    assert all(r["importance"] > 0 for r in data["heads"])  # any head moves the output a bit
+    assert data["summary"]["similarity"] == pytest.approx(1.0, abs=1e-6)
+    assert any("cosine similarity" in note for note in data["notes"])
 
 
 @pytest.mark.parametrize(

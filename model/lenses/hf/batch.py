@@ -1,9 +1,7 @@
 """Batches of token ids through a Hugging Face model for the head experiments: attention from
-the model's own output_attentions, next-token log-probabilities from its logits.
-
-No head can be ablated here: transformers 5 removed `head_mask`, and attnlens does not patch a
-shared model with hooks (README, "Experiments").
-"""
+the model's own output_attentions, next-token log-probabilities from its logits, an encoder's
+last hidden states. The model given is the shared one, or a private copy with heads ablated
+(ablation.py)."""
 
 from __future__ import annotations
 
@@ -18,11 +16,6 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 from attnlens.model.lenses.runs import TokenBatch, TokenRun, TokenSpace
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Architecture
-
-NO_ABLATION = (
-    "head ablation needs a head mask, which transformers 5 removed from Hugging Face models, "
-    "and attnlens does not patch a model shared between sessions with hooks"
-)
 
 
 def fingerprint(name: str, folder: Path | None, model: PreTrainedModel) -> str:
@@ -106,6 +99,14 @@ def _attention(
     return out
 
 
+def _hidden(states: torch.Tensor, lengths: np.ndarray) -> np.ndarray:
+    """(B, T, d_model) float32, positions past each sequence's length NaN."""
+    out = states.float().cpu().numpy().copy()  # (B, T, d_model)
+    for b, n in enumerate(lengths):
+        out[b, n:] = np.nan
+    return out
+
+
 @torch.inference_mode()
 def run_tokens(
     model: PreTrainedModel,
@@ -141,7 +142,7 @@ def run_tokens(
         decoder = _attention(out.attentions, tgt_len) if kind == "decoder" else None
         cross = None
     if kind == "encoder":
-        return TokenRun(encoder, None, None, None, None)
+        return TokenRun(encoder, None, None, None, None, _hidden(out.last_hidden_state, tgt_len))
     logprobs = torch.log_softmax(out.logits.float(), dim=-1)  # (B, T, V)
     given = logprobs[:, :-1].gather(-1, tgt[:, 1:].unsqueeze(-1)).squeeze(-1).cpu().numpy()
     top = logprobs.argmax(-1).cpu().numpy()

@@ -19,6 +19,7 @@ from attnlens.model.decoding.loop import Vocabulary, search
 from attnlens.model.decoding.request import DecodeSettings, ModelLimits
 from attnlens.model.lenses.budget import check_budget, decode_bytes, trace_bytes
 from attnlens.model.lenses.hf import batch as batches
+from attnlens.model.lenses.hf.ablation import output_projections
 from attnlens.model.lenses.hf.architecture import config_limit, model_info
 from attnlens.model.lenses.hf.inputs import (
     Encoded,
@@ -36,7 +37,7 @@ from attnlens.model.lenses.hf.processors import (
     refuse,
     refused_settings,
 )
-from attnlens.model.lenses.hf.stepper import HFStepper, ablation_unsupported
+from attnlens.model.lenses.hf.stepper import HFStepper
 from attnlens.model.lenses.hf.tokens import display_tokens
 from attnlens.model.lenses.hf.tracing import (
     decoder_trace,
@@ -104,6 +105,7 @@ class HFLens(Lens):
         self.names = token_names(loaded.tokenizer, vocab_size)
         self.vocab_ids = {name: i for i, name in reversed(list(enumerate(self.names)))}
         self.generation = getattr(loaded.model, "generation_config", None)
+        self.projections = output_projections(loaded.model, loaded.config.model_type, self.info)
 
     @property
     def max_tokens(self) -> int:
@@ -251,7 +253,6 @@ class HFLens(Lens):
         prefix: tuple[int, ...],
         given: Encoded,
     ) -> DecodeRun:
-        ablation_unsupported(settings.ablate)
         context = len(source) if source is not None else len(prefix)
         L, H = self.info.shape("decoder_self")
         needed = decode_bytes(L, H, context, settings.max_len, settings.width)
@@ -262,7 +263,7 @@ class HFLens(Lens):
         )  # fmt: skip
         vocab = Vocabulary(self.names, self._end(), self._detokenize, (), processors, self.ends[1:])
         steps, hypotheses = search(
-            HFStepper(self.model, self.kind), settings, source, prefix, vocab
+            HFStepper(self.model, self.kind, self.projections), settings, source, prefix, vocab
         )
         params = settings.params(self.names)
         warnings = (*given.warnings, *forced_past_end(settings, steps, self.names))
@@ -297,7 +298,7 @@ class HFLens(Lens):
             generation_config=applied_settings(generation),
         )  # fmt: skip
 
-    # token-id runs for the head experiments; heads cannot be ablated (batch.NO_ABLATION)
+    # token-id runs for the head experiments; heads ablated in a private copy (ablation.py)
 
     def fingerprint(self) -> str:
         folder = getattr(self, "folder", None)  # None: a model held in memory (attnlens.wrap)
@@ -314,16 +315,18 @@ class HFLens(Lens):
         return encode_source(self.tokenizer, text, limit, name).ids
 
     def why_no_ablation(self) -> str | None:
-        return batches.NO_ABLATION
+        return self.projections.reason
 
     def run_tokens(self, batch: TokenBatch, ablate: Sequence[HeadRef] = ()) -> TokenRun:
-        ablation_unsupported(ablate)
+        """One forward pass over the batch; ablated heads zeroed in a private copy of the model
+        made for this call (the shared model is never changed)."""
         rows = max(len(r) for r in [*batch.tokens, *(batch.source or [])]) if batch.tokens else 0
         check_budget(len(batch.tokens) * trace_bytes(
             self.info.n_layers, self.info.n_heads, rows, rows), "experiment batch",
             "use fewer or shorter sequences")  # fmt: skip
+        model = self.projections.without(self.model, ablate)
         return batches.run_tokens(
-            self.model, self.kind, batch, len(self.names), self.max_tokens, self.device
+            model, self.kind, batch, len(self.names), self.max_tokens, self.device
         )
 
     def sample_texts(self, n: int, seed: int) -> list[str]:

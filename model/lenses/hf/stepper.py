@@ -5,6 +5,9 @@ but transformers' Cache objects grow in place. So each feed and each reorder wor
 the state's cache; the copy keeps every counter the cache class tracks (a sliding-window layer
 remembers how many positions it has seen, which sets the next rotary position), so nothing is
 rebuilt by hand. Copying costs about what the cache's own concatenation costs per step.
+
+Ablated heads are zeroed in a private copy of the model made once per run (`ablation.py`); the
+run's states carry it, so the stepper itself stays shared and unchanged.
 """
 
 from __future__ import annotations
@@ -19,29 +22,22 @@ from transformers.modeling_outputs import BaseModelOutput
 
 from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.decoding.stepper import StepOutput
+from attnlens.model.lenses.hf.ablation import OutputProjections
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Architecture
 
 
 @dataclass(frozen=True)
 class HFState:
-    """What the next step needs: the cache (never changed once here) and, for an
-    encoder-decoder, the memory."""
+    """What the next step needs: the model of this run (the shared one, or a private copy with
+    heads ablated), the cache (never changed once here) and, for an encoder-decoder, the
+    memory."""
 
+    model: PreTrainedModel
     cache: Cache | None  # None before the first feed
     memory: torch.Tensor | None  # (B, S, d_model): the encoder output, None for decoder-only
     src_mask: torch.Tensor | None  # (B, S)
     fed: int = 0  # decoder positions fed so far
-
-
-def ablation_unsupported(ablate: Sequence[object]) -> None:
-    """transformers 5 removed `head_mask` from every model, so heads cannot be zeroed here."""
-    if ablate:
-        heads = ", ".join(str(ref) for ref in ablate)
-        raise InputError(
-            f"cannot ablate {heads}: Hugging Face models offer no head mask (transformers 5 "
-            "removed head_mask); ablation works on attnlens' own models"
-        )
 
 
 class HFStepper:
@@ -49,10 +45,12 @@ class HFStepper:
     with the model's own log-probabilities and logits (its generation config's processors
     run in the loop)."""
 
-    def __init__(self, model: PreTrainedModel, kind: Architecture) -> None:
+    def __init__(
+        self, model: PreTrainedModel, kind: Architecture, projections: OutputProjections
+    ) -> None:
         if kind == "encoder":
             raise InputError("an encoder-only model does not generate text")
-        self.model, self.kind = model, kind
+        self.model, self.kind, self.projections = model, kind, projections
 
     @property
     def device(self) -> torch.device:
@@ -62,18 +60,19 @@ class HFStepper:
     def start(
         self, source: Sequence[int] | None, prefix: Sequence[int], ablate: Sequence[HeadRef] = ()
     ) -> StepOutput[HFState]:
-        """Run the encoder once on source (encoder-decoder), then feed prefix; B = 1."""
-        ablation_unsupported(ablate)
+        """Run the encoder once on source (encoder-decoder), then feed prefix; B = 1. Ablated
+        heads are zeroed for the whole run, in a copy of the model the run's states hold."""
+        model = self.projections.without(self.model, ablate)
         memory = src_mask = None
         if self.kind == "encoder-decoder":
             if source is None:
                 raise InputError("an encoder-decoder model needs a source")
             src = torch.tensor([list(source)], dtype=torch.long, device=self.device)  # (1, S)
             src_mask = torch.ones_like(src)  # (1, S)
-            encoder = self.model.get_encoder()
+            encoder = model.get_encoder()
             memory = encoder(input_ids=src, attention_mask=src_mask).last_hidden_state
         first = torch.tensor([list(prefix)], dtype=torch.long, device=self.device)  # (1, P)
-        return self._feed(HFState(None, memory, src_mask), first)
+        return self._feed(HFState(model, None, memory, src_mask), first)
 
     @torch.inference_mode()
     def step(self, state: HFState, tokens: torch.Tensor) -> StepOutput[HFState]:
@@ -86,6 +85,7 @@ class HFStepper:
         if cache is not None:
             cache.reorder_cache(index)  # type: ignore[arg-type]  # any integer tensor works
         return HFState(
+            state.model,
             cache,
             None if state.memory is None else state.memory.index_select(0, index),
             None if state.src_mask is None else state.src_mask.index_select(0, index),
@@ -95,7 +95,7 @@ class HFStepper:
     def _feed(self, state: HFState, new: torch.Tensor) -> StepOutput[HFState]:
         """Run the decoder on new (B, n) after the cached positions; read off the last one."""
         if self.kind == "encoder-decoder":
-            out = self.model(
+            out = state.model(
                 encoder_outputs=BaseModelOutput(last_hidden_state=state.memory),
                 attention_mask=state.src_mask,
                 decoder_input_ids=new,
@@ -105,7 +105,7 @@ class HFStepper:
             )
             own, cross = out.decoder_attentions, out.cross_attentions
         else:
-            out = self.model(
+            out = state.model(
                 input_ids=new,
                 past_key_values=copy.deepcopy(state.cache),
                 use_cache=True,
@@ -117,7 +117,7 @@ class HFStepper:
         fed = state.fed + new.size(1)
         self_attention = torch.stack([_row(a, fed) for a in own])  # (L, B, H, fed)
         cross_attention = None if cross is None else torch.stack([a[:, :, -1] for a in cross])
-        after = HFState(out.past_key_values, state.memory, state.src_mask, fed)
+        after = HFState(state.model, out.past_key_values, state.memory, state.src_mask, fed)
         return StepOutput(log_probs, self_attention, cross_attention, after, logits)
 
 

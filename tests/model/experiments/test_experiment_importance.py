@@ -94,3 +94,80 @@ def test_progress_counts_every_scoring_run_up_to_its_total(hand_lm: Lens) -> Non
     assert done == list(range(1, len(calls) + 1))  # one tick per scoring run, none skipped
     assert {t for _, t, _ in calls} == {done[-1]}  # the total was known from the start
     assert calls[0][2] == "scoring the whole model" and "pruning" in calls[-1][2]
+
+
+# Hugging Face models: heads ablated in a private copy (model/lenses/hf/ablation.py), checked
+# against the same model with the head's value projection zeroed (tests/helpers/silenced.py).
+
+
+def _silenced_models(name: str, heads: list[HeadRef]) -> list[object]:
+    from helpers.silenced import loud, values_zeroed
+
+    model = loud(name)[1]
+    return [values_zeroed(model, h.kind, h.layer, [h.head]) for h in heads]
+
+
+def test_a_hugging_face_decoders_importance_is_the_log_likelihood_its_head_carries() -> None:
+    import torch
+
+    from attnlens.model.lenses.hf.lens import HFLens
+    from helpers.silenced import loud, values_zeroed
+
+    lens = HFLens(loud("gpt2")[0], torch.device("cpu"), name="loud-gpt2")
+    result = measure_importance(lens, n=3, seed=0)
+    ids = [lens.token_ids(t) for t in lens.sample_texts(3, 0)]
+
+    def loglik(model: object) -> float:  # per token, over the texts, as the experiment counts
+        total, count = 0.0, 0
+        with torch.no_grad():
+            for row in ids:
+                logits = model(input_ids=torch.tensor([row])).logits[0]  # type: ignore[operator]
+                lp = torch.log_softmax(logits, -1)[:-1].gather(-1, torch.tensor(row[1:])[:, None])
+                total, count = total + float(lp.sum()), count + len(row) - 1
+        return total / count
+
+    base = loglik(loud("gpt2")[1])
+    assert result.summary["loglik"] == pytest.approx(base, abs=1e-5)
+    heads = [HeadRef("decoder", layer, head) for layer in range(2) for head in range(2)]
+    for ref, silent in zip(heads, _silenced_models("gpt2", heads), strict=True):
+        want = base - loglik(silent)
+        assert result.score("importance", "decoder_self", ref.layer, ref.head) == pytest.approx(
+            want, abs=1e-5
+        )
+    assert result.heads["importance"].abs().max() > 1e-2  # the heads matter: a real test
+    silent_all = loud("gpt2")[1]
+    for layer in range(2):
+        silent_all = values_zeroed(silent_all, "decoder", layer, [0, 1])
+    assert result.summary["loglik_all_removed"] == pytest.approx(loglik(silent_all), abs=1e-5)
+    curve = result.tables["pruning"]
+    first = curve["removed"].iloc[1]
+    row = result.heads[[f"decoder:{r.layer}.{r.head}" == first for r in heads]]
+    assert curve["loglik"].iloc[1] == pytest.approx(base - float(row["importance"].iloc[0]))
+
+
+def test_a_hugging_face_encoders_importance_is_the_output_similarity_it_costs() -> None:
+    import torch
+
+    from attnlens.model.experiments.importance import cosine
+    from attnlens.model.lenses.hf.lens import HFLens
+    from helpers.silenced import loud
+
+    lens = HFLens(loud("bert")[0], torch.device("cpu"), name="loud-bert")
+    result = measure_importance(lens, n=3, seed=0)
+    ids = [lens.token_ids(t) for t in lens.sample_texts(3, 0)]
+
+    def hidden(model: object) -> list[np.ndarray]:
+        with torch.no_grad():
+            return [model(input_ids=torch.tensor([r])).last_hidden_state[0].numpy() for r in ids]  # type: ignore[operator]
+
+    whole = hidden(loud("bert")[1])
+    heads = [HeadRef("encoder", layer, head) for layer in range(2) for head in range(2)]
+    for ref, silent in zip(heads, _silenced_models("bert", heads), strict=True):
+        kept = np.concatenate([cosine(a, b) for a, b in zip(hidden(silent), whole, strict=True)])
+        got = result.score("importance", "encoder_self", ref.layer, ref.head)
+        assert got == pytest.approx(1.0 - kept.mean(), abs=1e-5) and got > 1e-3
+    assert result.summary["similarity"] == pytest.approx(1.0, abs=1e-9)
+    curve = result.tables["pruning"]
+    assert len(curve) == 5 and curve["similarity"].iloc[-1] < curve["similarity"].iloc[0]
+    assert result.summary["similarity_all_removed"] == curve["similarity"].iloc[-1]
+    assert result.tables["pruning_by_kind"].empty and any("cosine" in n for n in result.notes)

@@ -186,9 +186,13 @@ def test_forcing_and_seeded_sampling() -> None:
     assert one.output_tokens == two.output_tokens and one.params["seed"] == 7
 
 
-def test_ablation_and_encoder_only_decoding_are_refused_clearly() -> None:
-    with pytest.raises(InputError, match="head_mask"):
-        lens("bart").decode(TEXTS[0], max_len=3, ablate=["0.1"])
+def test_ablation_changes_the_output_and_encoder_only_decoding_is_refused_clearly() -> None:
+    plain = lens("bart").decode(TEXTS[0], max_len=3)
+    ablated = lens("bart").decode(TEXTS[0], max_len=3, ablate=["0.1", "encoder:1.0"])
+    assert ablated.params["ablate"] == ["cross:0.1", "encoder:1.0"]
+    assert ablated.best.score != pytest.approx(plain.best.score, abs=1e-7)
+    with pytest.raises(InputError, match="does not exist"):
+        lens("bart").decode(TEXTS[0], max_len=3, ablate=["cross:5.0"])
     with pytest.raises(InputError, match="encoder-only"):
         HFLens(tiny_hf("bert"), torch.device("cpu")).decode(TEXTS[0])
 

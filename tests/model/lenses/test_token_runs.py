@@ -75,7 +75,7 @@ def test_bad_ids_are_refused_with_the_limit(lm: Lens, rows: list[list[int]], mes
         lm.run_tokens(TokenBatch(rows))
 
 
-def test_a_hugging_face_decoder_runs_but_cannot_ablate() -> None:
+def test_a_hugging_face_decoder_runs_and_ablates_its_heads() -> None:
     lens = HFLens(tiny_hf("gpt2"), torch.device("cpu"), name="tiny-gpt2")
     text = "the cat sat on the mat"
     run = lens.run_tokens(TokenBatch([lens.token_ids(text), lens.token_ids("hello world")]))
@@ -83,9 +83,12 @@ def test_a_hugging_face_decoder_runs_but_cannot_ablate() -> None:
     T = len(tr.tgt_tokens)
     assert tr.decoder_self is not None and run.decoder_self is not None
     np.testing.assert_allclose(run.decoder_self[0, :, :, :T, :T], tr.decoder_self, atol=1e-5)
-    assert lens.why_no_ablation() is not None and "transformers 5" in lens.why_no_ablation()
-    with pytest.raises(InputError, match="head_mask"):
-        lens.run_tokens(TokenBatch([lens.token_ids(text)]), [HeadRef("decoder", 0, 0)])
+    assert lens.why_no_ablation() is None  # W^O's share of the head zeroed (hf/ablation.py)
+    ablated = lens.run_tokens(TokenBatch([lens.token_ids(text)]), [HeadRef("decoder", 0, 0)])
+    assert run.logprobs is not None and ablated.logprobs is not None
+    assert not np.array_equal(ablated.logprobs[0, : T - 1], run.logprobs[0, : T - 1])
+    with pytest.raises(InputError, match="does not exist"):
+        lens.run_tokens(TokenBatch([lens.token_ids(text)]), [HeadRef("decoder", 0, 7)])
     assert lens.fingerprint() == lens.fingerprint() and lens.fingerprint().startswith("tiny-gpt2@")
 
 
