@@ -135,6 +135,12 @@ class ModelLimits:
     default_length_penalty: float = 0.0
     early_stopping: EarlyStopping = False
     generation_config: Mapping[str, Any] = field(default_factory=dict)  # applied processors
+    # (layers, heads) of a kind whose sizes differ from n_layers and n_heads (a Hugging Face
+    # encoder-decoder with fewer decoder layers than encoder layers)
+    shapes: Mapping[HeadKind, tuple[int, int]] = field(default_factory=dict)
+
+    def shape(self, kind: HeadKind) -> tuple[int, int]:
+        return self.shapes.get(kind, (self.n_layers, self.n_heads))
 
 
 @dataclass(frozen=True)
@@ -305,10 +311,10 @@ def _heads(texts: Sequence[str], limits: ModelLimits) -> tuple[HeadRef, ...]:
     if not all(isinstance(t, str) for t in texts):
         bad = next(t for t in texts if not isinstance(t, str))
         raise InputError(f"heads to ablate are named like '1.2' or 'cross:1.2', got {bad!r}")
-    total = len(limits.kinds) * limits.n_layers * limits.n_heads
+    total = sum(layers * heads for layers, heads in map(limits.shape, limits.kinds))
     if len(texts) > total:
         raise InputError(f"{len(texts)} heads to ablate, but the model has only {total} heads")
     refs = [parse_head(t, limits.architecture) for t in texts]
     for ref in refs:
-        check_head(ref, limits.kinds, limits.n_layers, limits.n_heads)
+        check_head(ref, limits.kinds, *limits.shape(ref.kind))
     return tuple(sorted(set(refs)))

@@ -296,6 +296,7 @@ class HFLens(Lens):
             default_length_penalty=_length_penalty(generation),
             early_stopping=getattr(generation, "early_stopping", False) or False,
             generation_config=applied_settings(generation),
+            shapes={"decoder": self.info.shape("decoder_self"), "cross": self.info.shape("cross")},
         )  # fmt: skip
 
     # token-id runs for the head experiments; heads ablated in a private copy (ablation.py)
