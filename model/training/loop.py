@@ -91,6 +91,8 @@ class _Run:
         self.d_model = d_model
         self.net, self.measured, self.config, self.out, self.dev = net, objective, config, out, dev
         self.keep = set(snapshot_steps(config.steps, config.snapshots))
+        if config.then_steps and config.snapshots:  # the second stage's end: the final weights
+            self.keep.add(config.total_steps)
         self.losses: list[float] = []
         self.points: list[tuple[int, float]] = []  # (step, loss): the curve config.json keeps
         self.stride = max(1, config.total_steps // LOSS_POINTS)
