@@ -84,8 +84,7 @@ def loss_curve(description: Mapping[str, Any]) -> tuple[list[int], list[float]]:
     one training step's loss (not averaged); empty lists when there is none."""
     losses = [float(v) for v in description.get("loss_curve", [])]
     steps = description.get("loss_steps")
-    whole = isinstance(steps, list) and all(type(s) is int for s in steps)
-    if whole and len(steps) == len(losses):
+    if isinstance(steps, list) and len(steps) == len(losses) and all(type(s) is int for s in steps):
         return list(steps), losses
     total = int(description.get("training", {}).get("steps", len(losses)))
     stride = max(1, total // 200)  # how training thins the history

@@ -29,7 +29,7 @@ class SortTask(StringTask):
     default_max_len = 12
     # Sorting a run means counting it: more runs and digits than reverse needs, and long strings
     # (the longer of two lengths) as often as short ones were before.
-    mix = (
+    mix: tuple[tuple[str, float], ...] = (
         ("random", 0.15),
         ("runs", 0.25),
         ("many runs", 0.15),
@@ -50,7 +50,7 @@ class SortRunsTask(SortTask):
     long run among other characters ("k2%%%%%%q"), which the first stage's mix holds rarely:
     10000 steps of it left 96.5% of such strings right, 4000 more of this mix 99.5%."""
 
-    mix = (
+    mix: tuple[tuple[str, float], ...] = (
         ("random", 0.1),
         ("runs", 0.2),
         ("many runs", 0.15),
