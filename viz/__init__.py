@@ -4,6 +4,7 @@ from attnlens.viz.alignment import cross_alignment
 from attnlens.viz.beam import beam_tree, candidate_bars
 from attnlens.viz.compare import compare_runs
 from attnlens.viz.decode_alignment import decoding_alignment
+from attnlens.viz.head_grid import HeadGrid, head_grid
 from attnlens.viz.head_stats import head_statistics, head_stats_chart
 from attnlens.viz.heatmap import head_heatmap
 from attnlens.viz.lines import lines_view
@@ -15,6 +16,7 @@ from attnlens.viz.segments import pair_heatmap
 from attnlens.viz.training_curve import training_curve
 
 __all__ = [
+    "HeadGrid",
     "attention_flow",
     "attention_rollout",
     "beam_tree",
@@ -22,6 +24,7 @@ __all__ = [
     "compare_runs",
     "cross_alignment",
     "decoding_alignment",
+    "head_grid",
     "head_heatmap",
     "head_statistics",
     "head_stats_chart",
