@@ -54,3 +54,8 @@ def chart(at: AppTest, title_part: str, *, at_start: bool = False) -> dict[str, 
         if title.startswith(title_part) if at_start else title_part in title:
             return spec
     raise AssertionError(f"no figure titled ...{title_part!r}... in {titles(at)}")
+
+
+def head_grids(at: AppTest) -> list[dict[str, Any]]:
+    """The payload of every every-head grid on the page (app/head_grid.py), in page order."""
+    return [json.loads(e.proto.json) for e in at.get("bidi_component")]
