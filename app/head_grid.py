@@ -1,44 +1,28 @@
-"""Explore's every-head grid, drawn on a canvas in the browser (head_grid.js) from
-viz.head_grid's compact payload: a Streamlit component (st.components.v2: in the page, no
-iframe). A click on a thumbnail sends its layer and head back.
-
-Drawing 72 thumbnails as one Plotly heatmap cost the browser more than the heatmap the user
-waits for; a canvas of bytes costs it a few milliseconds (README, Speed).
-"""
+"""Explore's every-head grid, drawn on a canvas in the browser (web/head_grid.js) from
+viz.head_grid's compact payload (app/components.py). A click on a thumbnail sends its layer and
+head back."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import streamlit as st
 
-from attnlens.viz.style import BASE_FONT, PROJECTOR_FONT, TITLE_EXTRA
+from attnlens.app.components import component, text_sizes
 
-HERE = Path(__file__).parent
 KEY = "head_grid"
 EVENT = "picked"  # the trigger a click sets: {"layer": l, "head": h}
 HTML = """<div class="hg-root">
 <div class="hg-title"></div><div class="hg-note"></div>
 <div class="hg-legend"><div>share (colour ∝ ∛share)</div><div class="hg-bar"></div>
 <div class="hg-ticks"></div></div>
-<div class="hg-stage"><canvas class="hg-canvas"></canvas><div class="hg-labels"></div>
+<div class="hg-stage"><canvas class="hg-canvas" aria-label="every head"></canvas>
+<div class="hg-labels"></div>
 <div class="hg-tip" hidden></div></div>
 </div>"""
 
-_mount = st.components.v2.component(
-    "attnlens_head_grid",
-    html=HTML,
-    css=(HERE / "head_grid.css").read_text(encoding="utf-8"),
-    js=(HERE / "head_grid.js").read_text(encoding="utf-8"),
-)
-
-
-def text_sizes(present: bool) -> dict[str, int]:
-    """Label and title sizes in px: the figures' own, or a projector's."""
-    size = PROJECTOR_FONT if present else BASE_FONT
-    return {"text_px": size, "title_px": size + (TITLE_EXTRA if present else 2)}
+_mount = component("attnlens_head_grid", "head_grid", HTML)
 
 
 def head_grid(data: dict[str, Any], present: bool, on_pick: Callable[[], None]) -> None:

@@ -67,7 +67,7 @@ PROBE_SOURCE = r"""
       B.grids().forEach((c) => {
         if (redrawn.get(c) !== c.dataset.drawn) {
           redrawn.set(c, c.dataset.drawn);
-          changes.push([now, "canvas: every head"]);
+          changes.push([now, `canvas: ${c.getAttribute("aria-label")}`]);
         }
       });
       if (shown === null) { try { if (shows(plots)) shown = now; } catch (e) {} }

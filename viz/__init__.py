@@ -8,6 +8,7 @@ from attnlens.viz.head_grid import HeadGrid, head_grid
 from attnlens.viz.head_stats import head_statistics, head_stats_chart
 from attnlens.viz.heatmap import head_heatmap
 from attnlens.viz.lines import lines_view
+from attnlens.viz.lines_data import LinesData, lines_data
 from attnlens.viz.mask_view import masks_view
 from attnlens.viz.model_view import model_view
 from attnlens.viz.positional_view import positional_view
@@ -17,6 +18,7 @@ from attnlens.viz.training_curve import training_curve
 
 __all__ = [
     "HeadGrid",
+    "LinesData",
     "attention_flow",
     "attention_rollout",
     "beam_tree",
@@ -28,6 +30,7 @@ __all__ = [
     "head_heatmap",
     "head_statistics",
     "head_stats_chart",
+    "lines_data",
     "lines_view",
     "masks_view",
     "model_view",

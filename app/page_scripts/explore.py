@@ -1,7 +1,7 @@
 """Explore: type text, pick a kind, layer and head, and see where that head looks.
 
-The heatmap is what a keystroke waits for; the lines view and every head (a grid the browser
-draws on a canvas: app/head_grid.py) come after it.
+The heatmap is what a keystroke waits for; the lines view and every head come after it, both
+drawn by the browser on a canvas from a compact payload (app/components.py).
 Streamlit sends each chart as soon as the script makes it, but a browser that receives several
 charts at once draws them in one go, so the page pauses a moment after the heatmap (the
 server's CPU is free meanwhile): the browser draws the heatmap before the others arrive.
@@ -18,10 +18,11 @@ from attnlens import viz
 from attnlens.app import downloads, show
 from attnlens.app.head_grid import head_grid, picked_head
 from attnlens.app.inputs import kind_picker, layer_head_pickers, memo
+from attnlens.app.lines_canvas import lines_canvas
 from attnlens.app.pairs import pair_view
 from attnlens.app.scaffold import traced_page_start, true_alignment
 from attnlens.record.trace import Kind, Trace
-from attnlens.viz.style import PROJECTOR_FONT
+from attnlens.viz.style import BASE_FONT, PROJECTOR_FONT
 
 WIDE_FROM = 64  # positions past which the heatmap takes the full width (cells stay ≥ 1 px)
 
@@ -68,12 +69,18 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
             st.caption("○ the true source of each output token, known from the task")
     show.let_it_draw()  # the heatmap leaves alone and is drawn first (module docstring)
     with right:
-        text_px = PROJECTOR_FONT if present else 12
-        lines = viz.lines_view(tr, kind, layer, heads=[head], text_px=text_px)
-        show.figure(lines, "lines", f"lines-{kind}-{layer}-{head}")
+        lines_view(tr, kind, layer, head, present)
     if tr.src_segments is not None and kind == "encoder_self":
         pair_view(tr, layer, head)
     every_head(tr, kind, layer, head)
+
+
+def lines_view(tr: Trace, kind: Kind, layer: int, head: int, present: bool) -> None:
+    """The head's lines, drawn by the browser; their Plotly figure is what the buttons download."""
+    text_px = PROJECTOR_FONT if present else BASE_FONT
+    lines_canvas(viz.lines_data(tr, kind, layer, head, text_px=text_px).data(), present)
+    figure = viz.lines_view(tr, kind, layer, heads=[head], text_px=text_px)
+    show.download_buttons(show.styled(figure), "lines", f"lines-{kind}-{layer}-{head}")
 
 
 def every_head(tr: Trace, kind: Kind, layer: int, head: int) -> None:

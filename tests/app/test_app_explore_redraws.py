@@ -9,20 +9,19 @@ import pytest
 
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.head_grid import HeadGrid
-from helpers.apptest import head_grids, open_on
+from helpers.apptest import head_grids, lines_views, open_on
 
 
 def test_another_head_redraws_the_heatmap_and_lines_and_moves_the_outline(
     tiny_model_dir: Path,
 ) -> None:
     at = open_on(tiny_model_dir, "explore", text="bad")
-    heatmap, lines = at.get("plotly_chart")
-    (grid,) = head_grids(at)
+    (heatmap,), (lines,), (grid,) = at.get("plotly_chart"), lines_views(at), head_grids(at)
     at.selectbox(key="w_head").select(1).run()
     assert not at.exception
-    heatmap2, lines2 = at.get("plotly_chart")
-    (grid2,) = head_grids(at)
-    assert heatmap2.proto.spec != heatmap.proto.spec and lines2.proto.spec != lines.proto.spec
+    (heatmap2,), (lines2,), (grid2,) = at.get("plotly_chart"), lines_views(at), head_grids(at)
+    assert heatmap2.proto.spec != heatmap.proto.spec
+    assert lines2["title"].endswith("head 1") and lines2["weight"] != lines["weight"]
     assert (grid["selected"], grid2["selected"]) == ([1, 0], [1, 1])  # the outline moved
     assert {k: v for k, v in grid2.items() if k != "selected"} == {
         k: v for k, v in grid.items() if k != "selected"

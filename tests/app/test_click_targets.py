@@ -1,5 +1,5 @@
 """Figures made clickable: typed-array customdata become lists. (The every-head grid's clicks:
-test_head_grid.py.)"""
+test_app_canvas.py.)"""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Explore's every-head grid (app/head_grid.py): the payload it sends for a real model, checked
-against the model's own weights, and the click it accepts. (Drawn and clicked in Chromium:
-test_browser_head_grid.py.)"""
+"""Explore's figures drawn by the browser (app/components.py): the payloads of the every-head
+grid and the lines view for a real model, checked against the model's own weights, and the
+click the grid accepts. (Drawn, hovered and clicked in Chromium: test_browser_canvas.py.)"""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 
 import attnlens
-from attnlens.app.head_grid import head_of, text_sizes
-from helpers.apptest import head_grids, open_bundled
+from attnlens.app.components import text_sizes
+from attnlens.app.head_grid import head_of
+from helpers.apptest import head_grids, lines_views, open_bundled
 
 
 def test_explore_on_reverse_sends_every_heads_cells(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -33,10 +34,34 @@ def test_explore_on_reverse_sends_every_heads_cells(monkeypatch: pytest.MonkeyPa
     assert (grid["text_px"], grid["title_px"]) == (12, 14)
 
 
+def test_explore_on_reverse_sends_the_heads_lines() -> None:
+    """Every cross-attention weight of layer 1, head 2 that is ≥ 0.02 is a line, heaviest first,
+    with its weight as the model computed it."""
+    at = open_bundled("explore", "reverse", text="hello", layer="1", head="2")
+    (lines,) = lines_views(at)
+    weights = attnlens.load("reverse").trace("hello").cross
+    assert weights is not None
+    w = weights[1, 2]  # (T, S)
+
+    def arr(name: str, dtype: str) -> np.ndarray:
+        return np.frombuffer(base64.b64decode(lines[name]), dtype=dtype)
+
+    q, k, got = arr("query", "<u2"), arr("key", "<u2"), arr("weight", "<f4")
+    rows, cols = np.nonzero(w >= 0.02)
+    assert set(zip(q.tolist(), k.tolist(), strict=True)) == set(
+        zip(rows.tolist(), cols.tolist(), strict=True)
+    )
+    np.testing.assert_array_equal(got, w[q, k])
+    assert (np.diff(got) <= 0).all()  # heaviest first
+    assert lines["keys"] == ["h", "e", "l", "l", "o", "</s>"] and lines["queries"][0] == "<s>"
+    assert lines["title"] == "cross-attention (decoder → encoder)\nlayer 1 · head 2"
+
+
 def test_a_projector_gets_projector_sized_text() -> None:
     at = open_bundled("explore", "reverse", text="hello", present="1")
-    (grid,) = head_grids(at)
+    (grid,), (lines,) = head_grids(at), lines_views(at)
     assert (grid["text_px"], grid["title_px"]) == (24, 30) == tuple(text_sizes(True).values())
+    assert (lines["text_px"], lines["title_px"]) == (24, 30)
 
 
 @pytest.mark.slow

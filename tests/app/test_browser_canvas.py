@@ -1,6 +1,7 @@
-"""The every-head grid in Chromium: drawn on its canvas (square cells on a phone and a desktop),
-a click on a thumbnail picking its layer and head, every time, the hover naming head, tokens
-and weight, labels in the dark theme's colours, and a short page on a 500-token minilm input."""
+"""Explore's canvases in Chromium. The every-head grid: drawn (square cells on a phone and a
+desktop), a click on a thumbnail picking its layer and head, every time, the hover naming head,
+tokens and weight, labels in the dark theme's colours, a short page on a 500-token minilm input.
+The lines view: drawn, its tokens as text, the hover naming a line's tokens and weight."""
 
 from __future__ import annotations
 
@@ -18,24 +19,28 @@ from helpers.browser import chromium
 from helpers.server import serving
 
 pytestmark = pytest.mark.browser
-HOST = "[data-testid=stBidiComponentIsolated]"  # the grid's element; its canvas in its shadow
+HOST = "[data-testid=stBidiComponentIsolated]"  # a component's element; its canvas in its shadow
 CANVAS = f"{HOST} canvas.hg-canvas"
-DRAWN = f"""() => {{ const h = document.querySelector('{HOST}');
-  const c = h && h.shadowRoot && h.shadowRoot.querySelector('canvas[data-drawn]');
-  return !!c && !!document.querySelector('.js-plotly-plot'); }}"""
-# Pixels of the canvas: how many are drawn (alpha > 0), and the colour at (x, y) in css px.
-PIXELS = f"""([x, y]) => {{
-  const c = document.querySelector('{HOST}').shadowRoot.querySelector('canvas');
+LINES = f"{HOST} canvas.lv-canvas"
+CANVASES = """Array.from(document.querySelectorAll('[data-testid=stBidiComponentIsolated]'),
+  (h) => h.shadowRoot && h.shadowRoot.querySelector('canvas[data-drawn]')).filter(Boolean)"""
+DRAWN = f"() => {CANVASES}.length === 2 && !!document.querySelector('.js-plotly-plot')"
+# Pixels of one canvas (by class): how many are drawn (alpha > 0), how many there are, and
+# the colour at (x, y) in css px.
+PIXELS = f"""([name, x, y]) => {{
+  const c = {CANVASES}.find((c) => c.classList.contains(name));
   const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
   let drawn = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) drawn++;
   const s = c.width / c.getBoundingClientRect().width, at = (Math.round(y * s) * c.width
     + Math.round(x * s)) * 4;
-  return {{ drawn, total: d.length / 4, at: [d[at], d[at + 1], d[at + 2], d[at + 3]] }};
+  return {{ drawn, total: d.length / 4, scale: s,
+            at: [d[at], d[at + 1], d[at + 2], d[at + 3]] }};
 }}"""
 HEIGHTS = """() => ({
   page: document.querySelector('[data-testid="stMain"]').scrollHeight,
   charts: Array.from(document.querySelectorAll('.js-plotly-plot'), (p) => p._fullLayout.height),
-  grid: document.querySelector('[data-testid=stBidiComponentIsolated]').offsetHeight,
+  drawn: Array.from(document.querySelectorAll('[data-testid=stBidiComponentIsolated]'),
+    (h) => h.offsetHeight),
 })"""
 
 
@@ -98,16 +103,13 @@ def test_the_canvas_is_drawn_with_square_cells_on_a_phone_and_a_desktop(
     rows = g["tileH"] / g["cell"]
     assert g["tileW"] / 4 == pytest.approx(g["cell"]) and rows == pytest.approx(round(rows))
     assert g["tileW"] >= 40  # two heads side by side, whatever the width
-    px = page.evaluate(PIXELS, [g["left"] + g["tileW"] / 2, g["top"] + g["tileH"] / 2])
-    tiles = 2 * 2 * g["tileW"] * g["tileH"]  # css px; the canvas counts device pixels
-    scale = px["total"] / page.evaluate(
-        f"() => {{ const r = document.querySelector('{HOST}')"
-        ".shadowRoot.querySelector('canvas')"
-        ".getBoundingClientRect(); return r.width * r.height; }"
-    )
-    assert px["drawn"] >= 0.95 * tiles * scale  # every cell drawn (no mask on cross-attention)
+    px = page.evaluate(PIXELS, ["hg-canvas", g["left"] + g["tileW"] / 2, g["top"] + g["tileH"] / 2])
+    tiles = 2 * 2 * g["tileW"] * g["tileH"] * px["scale"] ** 2  # in the canvas's own pixels
+    assert px["drawn"] >= 0.95 * tiles  # every cell drawn (no mask on cross-attention)
     assert px["at"][3] == 255 and px["at"][2] > px["at"][0]  # opaque, a blue of the scale
-    gap = page.evaluate(PIXELS, [g["left"] + g["tileW"] + 1, g["top"] + g["tileH"] / 2])
+    gap = page.evaluate(
+        PIXELS, ["hg-canvas", g["left"] + g["tileW"] + 1, g["top"] + g["tileH"] / 2]
+    )
     assert gap["at"][3] == 0  # the gap between two heads is left blank
     page.close()
 
@@ -124,7 +126,8 @@ def test_a_click_on_a_thumbnail_picks_that_layer_and_head_every_time(
     page.wait_for_timeout(500)
     left, top = tile_point(g, 0, 1, 0, 0).values()  # the outline moved there, a crimson frame
     outside = left - (g["pitch"] - g["tileW"]) / 4  # in the gap, a quarter of it from the tile
-    assert page.evaluate(PIXELS, [outside, top + g["tileH"] / 2])["at"] == [220, 20, 60, 255]
+    outline = page.evaluate(PIXELS, ["hg-canvas", outside, top + g["tileH"] / 2])
+    assert outline["at"] == [220, 20, 60, 255]
     page.get_by_role("combobox", name="Head").click()
     page.keyboard.type("0")
     page.keyboard.press("Enter")
@@ -156,11 +159,43 @@ def test_hovering_a_cell_names_its_head_tokens_and_weight(browser: Any, server: 
     page.close()
 
 
+def test_the_lines_view_draws_its_lines_and_names_them_on_hover(browser: Any, server: str) -> None:
+    """The tiny model's cross-attention on "bad", layer 1 · head 0 (the page's default): its
+    keys b a d </s> written as text at the right; the strongest line, from its payload, named on
+    hover halfway along it."""
+    page = explore(browser, server, 1400)
+    canvas = page.locator(LINES)
+    canvas.scroll_into_view_if_needed()
+    assert page.locator(f"{HOST} .lv-key").all_text_contents() == ["b", "a", "d", "</s>"]
+    px = page.evaluate(PIXELS, ["lv-canvas", 0, 0])
+    assert px["drawn"] > 0.02 * px["total"]  # lines, not a blank canvas
+    strongest = page.evaluate(STRONGEST)  # (query, key, weight, y at the middle, x middle)
+    canvas.hover(position={"x": strongest["x"], "y": strongest["y"]})
+    tip = page.locator(f"{HOST} .lv-tip")
+    tip.wait_for(state="visible", timeout=5_000)
+    lines = tip.text_content().split("\n")
+    assert lines[0].startswith(f"query {strongest['query']} · ")
+    assert lines[1].startswith(f"→ key {strongest['key']} · ")
+    assert lines[2] == f"weight {strongest['weight']}"
+    page.close()
+
+
+STRONGEST = """() => {
+  const h = Array.from(document.querySelectorAll('[data-testid=stBidiComponentIsolated]'))
+    .find((h) => h.shadowRoot.querySelector('.lv-canvas'));
+  const root = h.shadowRoot.querySelector('.lv-root'), s = root.__lines, g = s.geom;
+  const q = s.lines.query[0], k = s.lines.key[0];
+  return { query: q, key: k, weight: s.lines.weight[0].toPrecision(4),
+           x: (g.left + g.right) / 2, y: (g.qy[q] + g.ky[k]) / 2 };
+}"""
+
+
 def test_labels_follow_the_dark_theme(browser: Any, server: str) -> None:
     page = explore(browser, server, 1400, color_scheme="dark")
-    colour = page.locator(f"{HOST} .hg-head").first.evaluate("e => getComputedStyle(e).color")
-    r, g, b = (int(v) for v in colour[colour.index("(") + 1 : colour.index(")")].split(",")[:3])
-    assert min(r, g, b) > 180, colour  # light text on the dark page
+    for label in (".hg-head", ".lv-key"):
+        colour = page.locator(f"{HOST} {label}").first.evaluate("e => getComputedStyle(e).color")
+        r, g, b = (int(v) for v in colour[colour.index("(") + 1 : colour.index(")")].split(","))
+        assert min(r, g, b) > 180, colour  # light text on the dark page
     assert page.locator(f"{HOST} .hg-head").all_text_contents() == ["head 0", "head 1"]
     assert page.locator(f"{HOST} .hg-layer").all_text_contents() == ["layer 0", "layer 1"]
     page.close()
@@ -179,9 +214,9 @@ def test_a_500_token_minilm_input_keeps_the_page_short(browser: Any) -> None:
         page = explore(browser, url, 1400, "text=" + urllib.parse.quote(text))
         heights = page.evaluate(HEIGHTS)
         note = page.locator(f"{HOST} .hg-note").text_content()
-        drawn = page.evaluate(PIXELS, [0, 0])["drawn"]
+        drawn = page.evaluate(PIXELS, ["hg-canvas", 0, 0])["drawn"]
         page.close()
-    _heatmap, lines = heights["charts"]
-    assert heights["grid"] <= 700 and drawn > 0
+    (_heatmap,), (lines, grid) = heights["charts"], heights["drawn"]
+    assert grid <= 700 and drawn > 0 and lines <= 700 + 60  # the lines' title above their 700
     assert "blocks of 9×9 positions" in note and "mean" in note
     assert heights["page"] - lines + min(lines, 700) < 3000, json.dumps(heights)
