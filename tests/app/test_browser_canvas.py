@@ -190,12 +190,25 @@ STRONGEST = """() => {
 }"""
 
 
-def test_labels_follow_the_dark_theme(browser: Any, server: str) -> None:
-    page = explore(browser, server, 1400, color_scheme="dark")
-    for label in (".hg-head", ".lv-key"):
-        colour = page.locator(f"{HOST} {label}").first.evaluate("e => getComputedStyle(e).color")
-        r, g, b = (int(v) for v in colour[colour.index("(") + 1 : colour.index(")")].split(","))
-        assert min(r, g, b) > 180, colour  # light text on the dark page
+def label_lightness(page: Any, label: str) -> int:
+    """The darkest channel of a label's text colour (high: light text)."""
+    colour = page.locator(f"{HOST} {label}").first.evaluate("e => getComputedStyle(e).color")
+    return min(int(v) for v in colour[colour.index("(") + 1 : colour.index(")")].split(","))
+
+
+@pytest.mark.parametrize("how", ["browser", "menu"])
+def test_labels_follow_the_dark_theme(browser: Any, server: str, how: str) -> None:
+    """Dark from the browser's preference, or picked in the ⋮ menu (no rerun of the script:
+    the canvases read Streamlit's theme variables)."""
+    page = explore(browser, server, 1400, **({"color_scheme": "dark"} if how == "browser" else {}))
+    if how == "menu":
+        assert label_lightness(page, ".hg-head") < 100  # dark text on the light page
+        page.locator("[data-testid='stMainMenu']").click()
+        page.locator("[data-testid='stMainMenuItem-theme-Dark']").click()
+        page.keyboard.press("Escape")
+        page.wait_for_timeout(800)
+    for label in (".hg-head", ".hg-layer", ".lv-key", ".lv-query"):
+        assert label_lightness(page, label) > 180, label  # light text on the dark page
     assert page.locator(f"{HOST} .hg-head").all_text_contents() == ["head 0", "head 1"]
     assert page.locator(f"{HOST} .hg-layer").all_text_contents() == ["layer 0", "layer 1"]
     page.close()
