@@ -28,7 +28,7 @@ HEATMAP_X = (
 def click_thumbnail(page: Any, layer: int, head: int) -> None:
     """Click the centre of one thumbnail of the every-head grid (its canvas says where they are:
     test_browser_head_grid.py tests it further)."""
-    canvas = page.locator("[data-testid=stBidiComponentIsolated] canvas[data-drawn]")
+    canvas = page.locator("[data-testid=stBidiComponentIsolated] canvas.hg-canvas[data-drawn]")
     canvas.scroll_into_view_if_needed()
     g = json.loads(canvas.get_attribute("data-geometry"))
     at = {"x": g["left"] + head * g["pitch"] + g["tileW"] / 2,
