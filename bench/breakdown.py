@@ -123,7 +123,7 @@ def instrumented(clock: Clock, lens: attnlens.Lens) -> Iterator[None]:
 
     patches: list[tuple[Any, str, Any]] = [(lens, "trace", "model call")]
     patches += [(viz, name, "figure build") for name in viz.__all__]
-    patches += [(click_targets, n, "figure build") for n in ("clickable_heads", "clickable")]
+    patches += [(click_targets, n, "figure build") for n in ("clickable",)]
     patches += [(show, "styled", "figure build")]
     patches += [(plotly.io, "to_json", "serialisation")]
     patches += [(plotly.tools, "return_figure_from_figure_or_data", "serialisation")]

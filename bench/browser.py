@@ -2,8 +2,9 @@
 
 Every tab carries a probe (PROBE, run before the page's own scripts) that stamps, with the
 page's own clock, each key pressed, each character typed, each click and each message the
-server sends; and, once per animation frame, whether the charts changed and whether the chart
-the user waits for shows what they asked for. So a measurement is
+server sends; and, once per animation frame, whether the charts changed (Plotly's, and the
+every-head grid's canvas, which counts its redraws in data-drawn) and whether the chart the user
+waits for shows what they asked for. So a measurement is
 
     action (key, last typed character, click) → the first frame that shows the result
 
@@ -44,8 +45,11 @@ PROBE_SOURCE = r"""
   addEventListener("input", () => { B.typed = performance.now(); }, true);
   addEventListener("click", () => { B.clicked = performance.now(); }, true);
   B.plots = () => Array.from(document.querySelectorAll(".js-plotly-plot"));
+  B.grids = () => Array.from(document.querySelectorAll("[data-testid=stBidiComponentIsolated]"),
+    (h) => h.shadowRoot && h.shadowRoot.querySelector("canvas[data-drawn]")).filter(Boolean);
   B.watch = (shows, quiet, limit) => new Promise((resolve) => {
     const seen = new Map(B.plots().map((p) => [p, p.data]));
+    const redrawn = new Map(B.grids().map((c) => [c, c.dataset.drawn]));
     const start = performance.now();
     const changes = [];
     let shown = null;
@@ -58,6 +62,12 @@ PROBE_SOURCE = r"""
           const t = p.layout && p.layout.title, kind = p.data[0] ? p.data[0].type : "";
           const title = String((t && t.text) || t || "").replace(/<[^>]*>/g, "");
           changes.push([now, `${kind}: ${title.slice(-40)}`]);
+        }
+      });
+      B.grids().forEach((c) => {
+        if (redrawn.get(c) !== c.dataset.drawn) {
+          redrawn.set(c, c.dataset.drawn);
+          changes.push([now, `canvas: ${c.getAttribute("aria-label")}`]);
         }
       });
       if (shown === null) { try { if (shows(plots)) shown = now; } catch (e) {} }

@@ -20,7 +20,7 @@ from urllib.parse import urlencode, urlparse
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-SPEC_LIMIT = 400_000  # bytes: larger charts (the model view) are never the heatmap
+SPEC_LIMIT = 400_000  # bytes: larger charts are never the heatmap of a short text
 
 
 @dataclass

@@ -44,18 +44,13 @@ def lines_view(
         check_head(weights, h)
     raw, shown = trace.tokens(kind), trace.shown(kind)
     span = max(len(raw[0]), len(raw[1]))
-    row = max(ROW_PX, text_px + 6)  # short inputs: every label has room
-    cap = MAX_HEIGHT if text_px <= ROW_PX - 6 else PROJECTED_MAX_HEIGHT
-    height = int(min(cap, max(MIN_HEIGHT, row * span + FRAME_PX)))
-    row_px = (height - FRAME_PX) / max(span, 1)
+    height, row_px, every = rows_layout(span, text_px)
     rows = (column_rows(len(raw[0]), span), column_rows(len(raw[1]), span))
     w = weights[layer, chosen]  # (H', Q, K)
-    drawn = _drawn(w, min_weight, LINE_BUDGET)
+    drawn = drawn_lines(w, min_weight, LINE_BUDGET)
     traces: list[go.Scatter] = []
     for n, h in enumerate(chosen):
-        colour = qualitative.Plotly[h % len(qualitative.Plotly)]
-        traces += _head_lines(w[n], drawn[n], h, colour, rows, raw, shown, row_px)
-    every = max(1, math.ceil((text_px + 2) / row_px))
+        traces += _head_lines(w[n], drawn[n], h, head_colour(h), rows, raw, shown, row_px)
     traces += [
         _column(raw[0], shown[0], rows[0], -LABEL_GAP, "left", every),
         _column(raw[1], shown[1], rows[1], 1 + LABEL_GAP, "right", every),
@@ -74,6 +69,21 @@ def lines_view(
     return fig
 
 
+def rows_layout(span: int, text_px: int) -> tuple[int, float, int]:
+    """(figure height px, px per row, label every k-th row) for `span` rows of text_px text:
+    rows ROW_PX apart (more for larger text) until the height reaches its cap."""
+    row = max(ROW_PX, text_px + 6)  # short inputs: every label has room
+    cap = MAX_HEIGHT if text_px <= ROW_PX - 6 else PROJECTED_MAX_HEIGHT
+    height = int(min(cap, max(MIN_HEIGHT, row * span + FRAME_PX)))
+    row_px = (height - FRAME_PX) / max(span, 1)
+    return height, row_px, max(1, math.ceil((text_px + 2) / row_px))
+
+
+def head_colour(head: int) -> str:
+    """A head's colour in the lines view (Plotly's qualitative palette, by head)."""
+    return str(qualitative.Plotly[head % len(qualitative.Plotly)])
+
+
 def _title(
     kind: Kind, layer: int, heads: Sequence[int] | None, chosen: list[int], w: np.ndarray,
     min_weight: float, drawn: np.ndarray,
@@ -83,14 +93,18 @@ def _title(
         if heads is None
         else "head" + "s" * (len(chosen) > 1) + " " + ", ".join(map(str, chosen))
     )
-    title = f"{KIND_TITLES[kind]}<br>layer {layer} · {shown}"
+    return f"{KIND_TITLES[kind]}<br>layer {layer} · {shown}" + left_out(w, min_weight, drawn)
+
+
+def left_out(w: np.ndarray, min_weight: float, drawn: np.ndarray) -> str:
+    """' · the strongest N of M lines' when the budget left some out, else ''."""
     above = int((w >= min_weight).sum())
     if drawn.sum() < above:
-        title += f" · the strongest {int(drawn.sum())} of {above} lines"
-    return title
+        return f" · the strongest {int(drawn.sum())} of {above} lines"
+    return ""
 
 
-def _drawn(w: np.ndarray, min_weight: float, budget: int) -> np.ndarray:
+def drawn_lines(w: np.ndarray, min_weight: float, budget: int) -> np.ndarray:
     """Which weights get a line: those ≥ min_weight, or the `budget` largest of them."""
     above: np.ndarray = w >= min_weight
     if above.sum() <= budget:

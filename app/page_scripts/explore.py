@@ -1,6 +1,7 @@
 """Explore: type text, pick a kind, layer and head, and see where that head looks.
 
-The heatmap is what a keystroke waits for; the lines view and the model view come after it.
+The heatmap is what a keystroke waits for; the lines view and every head come after it, both
+drawn by the browser on a canvas from a compact payload (app/components.py).
 Streamlit sends each chart as soon as the script makes it, but a browser that receives several
 charts at once draws them in one go, so the page pauses a moment after the heatmap (the
 server's CPU is free meanwhile): the browser draws the heatmap before the others arrive.
@@ -11,19 +12,18 @@ from __future__ import annotations
 from functools import partial
 from typing import Any
 
-import plotly.graph_objects as go
 import streamlit as st
 
 from attnlens import viz
 from attnlens.app import downloads, show
-from attnlens.app.click_targets import clickable_heads, clicked_head
+from attnlens.app.head_grid import head_grid, picked_head
 from attnlens.app.inputs import kind_picker, layer_head_pickers, memo
+from attnlens.app.lines_canvas import lines_canvas
 from attnlens.app.pairs import pair_view
 from attnlens.app.scaffold import traced_page_start, true_alignment
 from attnlens.record.trace import Kind, Trace
-from attnlens.viz.style import PROJECTOR_FONT
+from attnlens.viz.style import BASE_FONT, PROJECTOR_FONT
 
-MODEL_VIEW_KEY = "model_view_chart"
 WIDE_FROM = 64  # positions past which the heatmap takes the full width (cells stay ≥ 1 px)
 
 
@@ -39,14 +39,10 @@ def page() -> None:
 
 
 def _enlarge_clicked(n_layers: int, n_heads: int) -> None:
-    """A click on a model-view thumbnail picks that layer and head (where it landed says which).
-    Counted, so the next run's model view is a new chart that forgets the click: the same
-    thumbnail can be clicked again after another head was picked above."""
-    point = show.clicked_point(MODEL_VIEW_KEY)
-    picked = None if point is None else clicked_head(point, n_layers, n_heads)
+    """A click on a thumbnail of the every-head grid picks that layer and head."""
+    picked = picked_head(n_layers, n_heads)
     if picked is not None:
         st.session_state["w_layer"], st.session_state["w_head"] = picked
-    st.session_state["_model_view_clicks"] = st.session_state.get("_model_view_clicks", 0) + 1
 
 
 @st.fragment
@@ -73,36 +69,32 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
             st.caption("○ the true source of each output token, known from the task")
     show.let_it_draw()  # the heatmap leaves alone and is drawn first (module docstring)
     with right:
-        text_px = PROJECTOR_FONT if present else 12
-        lines = viz.lines_view(tr, kind, layer, heads=[head], text_px=text_px)
-        show.figure(lines, "lines", f"lines-{kind}-{layer}-{head}")
+        lines_view(tr, kind, layer, head, present)
     if tr.src_segments is not None and kind == "encoder_self":
         pair_view(tr, layer, head)
     every_head(tr, kind, layer, head)
 
 
+def lines_view(tr: Trace, kind: Kind, layer: int, head: int, present: bool) -> None:
+    """The head's lines, drawn by the browser; their Plotly figure is what the buttons download."""
+    text_px = PROJECTOR_FONT if present else BASE_FONT
+    lines_canvas(viz.lines_data(tr, kind, layer, head, text_px=text_px).data(), present)
+    figure = viz.lines_view(tr, kind, layer, heads=[head], text_px=text_px)
+    show.download_buttons(show.styled(figure), "lines", f"lines-{kind}-{layer}-{head}")
+
+
 def every_head(tr: Trace, kind: Kind, layer: int, head: int) -> None:
-    """The model view, after the heatmap and the lines. It depends on the trace and the kind
-    only (no outline of the enlarged head), so picking another head leaves it as it was: the
-    same chart, which the browser does not draw again."""
+    """Every head, after the heatmap and the lines, the enlarged one outlined. Its cells depend
+    on the trace and the kind only: another head picked re-sends them unchanged with another
+    outline, and the browser redraws from the cells it has decoded (app/head_grid.js)."""
     st.subheader(f"Every head (layer {layer} · head {head} is enlarged above; click one)")
-    clicks = st.session_state.get("_model_view_clicks", 0)
-    shown = (tr, kind, clicks, st.session_state.get("_present"))  # the trace itself: no id reuse
-    fig = memo("model_view", shown, lambda: model_view_figure(tr, kind, clicks))
-    st.plotly_chart(
-        show.styled(fig),
-        key=MODEL_VIEW_KEY,
-        on_select=partial(_enlarge_clicked, *tr.model.shape(kind)),
-        selection_mode="points",
-        width="stretch",
+    cells = memo("head_grid", (tr, kind), lambda: viz.head_grid(tr, kind).data())
+    head_grid(
+        {**cells, "selected": [layer, head]},
+        show.presenting(),
+        partial(_enlarge_clicked, *tr.model.shape(kind)),
     )
     record_downloads(tr, kind, layer, head)
-
-
-def model_view_figure(tr: Trace, kind: Kind, clicks: int) -> go.Figure:
-    fig = clickable_heads(viz.model_view(tr, kind))
-    fig.update_layout(meta={"clicks": clicks})
-    return fig
 
 
 def record_downloads(tr: Trace, kind: Kind, layer: int, head: int) -> None:

@@ -12,7 +12,14 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attnlens.model.lenses.seq2seq import Seq2SeqLens
-from helpers.apptest import chart, open_bundled, open_on, require_bundled
+from helpers.apptest import (
+    chart,
+    head_grids,
+    lines_views,
+    open_bundled,
+    open_on,
+    require_bundled,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,8 +39,12 @@ def test_default_render_shows_heatmap_lines_and_every_head(tiny_model_dir: Path)
     assert not at.exception and not at.error
     assert at.title[0].value == "Explore"
     titles = [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in at.get("plotly_chart")]
-    assert len(titles) == 3
+    assert len(titles) == 1  # the heatmap; the lines and every head are drawn by the browser
     assert titles[0].startswith("cross-attention") and titles[0].endswith("layer 1 · head 0")
+    (lines,) = lines_views(at)
+    assert lines["title"] == "cross-attention (decoder → encoder)\nlayer 1 · head 0"
+    (grid,) = head_grids(at)
+    assert grid["title"].startswith("cross-attention") and grid["selected"] == [1, 0]
 
 
 def test_typing_changes_the_figure(tiny_model_dir: Path) -> None:

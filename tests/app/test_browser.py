@@ -25,15 +25,15 @@ HEATMAP_X = (
 )
 
 
-def click_thumbnail(page: Any, x: float, y: float) -> None:
-    """Click the model view (the third chart) at a fraction of its width and height."""
-    view = page.locator(".js-plotly-plot").nth(2)
-    view.scroll_into_view_if_needed()
-    box = view.bounding_box()
-    at = (box["x"] + box["width"] * x, box["y"] + box["height"] * y)
-    page.mouse.move(*at)
-    page.wait_for_timeout(400)  # Plotly picks the point under the pointer on hover
-    page.mouse.click(*at)
+def click_thumbnail(page: Any, layer: int, head: int) -> None:
+    """Click the centre of one thumbnail of the every-head grid (its canvas says where they are:
+    test_browser_head_grid.py tests it further)."""
+    canvas = page.locator("[data-testid=stBidiComponentIsolated] canvas.hg-canvas[data-drawn]")
+    canvas.scroll_into_view_if_needed()
+    g = json.loads(canvas.get_attribute("data-geometry"))
+    at = {"x": g["left"] + head * g["pitch"] + g["tileW"] / 2,
+          "y": g["top"] + layer * g["pitchY"] + g["tileH"] / 2}  # fmt: skip
+    canvas.click(position=at)
 
 
 def heatmap_shows(labels: list[str]) -> str:
@@ -83,7 +83,7 @@ def test_explore_renders_a_chart_that_follows_the_text(
     shot = tmp_path / "explore.png"
     page.screenshot(path=str(shot))
     assert shot.stat().st_size > 10_000
-    click_thumbnail(page, 0.2, 0.35)  # layer 0 · head 0 of the model view
+    click_thumbnail(page, 0, 0)
     enlarged = HEATMAP_TITLE_HAS.format(json.dumps("layer 0 · head 0"))
     page.wait_for_function(enlarged, timeout=15_000)
     page.wait_for_timeout(300)

@@ -1,36 +1,17 @@
-"""Figures made clickable: a model-view click names its head by where it landed; typed-array
-customdata become lists."""
+"""Figures made clickable: typed-array customdata become lists. (The every-head grid's clicks:
+test_app_canvas.py.)"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import plotly.graph_objects as go
 import pytest
 
 import attnlens
 from attnlens import viz
-from attnlens.app.click_targets import clickable, clickable_heads, clicked_head
+from attnlens.app.click_targets import clickable
 from attnlens.viz.decode_step import up_to_step
-
-
-def test_a_click_on_a_thumbnail_names_its_layer_and_head(tiny_model_dir: Path) -> None:
-    tr = attnlens.load(str(tiny_model_dir)).trace("bad", target="dab")
-    fig = clickable_heads(viz.model_view(tr, "cross"))
-    names = next(t for t in fig.data if isinstance(t, go.Scatter))
-    L, H = tr.model.shape("cross")
-    assert len(names.x) == L * H and "click to enlarge" in names.hovertemplate
-    for x, y in zip(names.x, names.y, strict=True):  # what Streamlit reports for a click
-        assert clicked_head({"x": x, "y": y, "curve_number": 1}, L, H) == (y, x)
-
-
-@pytest.mark.parametrize(
-    "point",
-    [{"x": 0.4, "y": 0}, {"x": 9, "y": 0}, {"y": 1}, {"x": "a", "y": 0}, {"x": 0, "y": -1}],
-)
-def test_a_click_elsewhere_picks_nothing(point: dict[str, object]) -> None:
-    assert clicked_head(point, 2, 4) is None
 
 
 @pytest.fixture(scope="module")

@@ -54,3 +54,19 @@ def chart(at: AppTest, title_part: str, *, at_start: bool = False) -> dict[str, 
         if title.startswith(title_part) if at_start else title_part in title:
             return spec
     raise AssertionError(f"no figure titled ...{title_part!r}... in {titles(at)}")
+
+
+def drawn_by_browser(at: AppTest, name: str) -> list[dict[str, Any]]:
+    """The payload of every component `name` on the page (app/components.py), in page order."""
+    found = at.get("bidi_component")
+    return [json.loads(e.proto.json) for e in found if e.proto.component_name == name]
+
+
+def head_grids(at: AppTest) -> list[dict[str, Any]]:
+    """The payload of every every-head grid on the page (app/head_grid.py)."""
+    return drawn_by_browser(at, "attnlens_head_grid")
+
+
+def lines_views(at: AppTest) -> list[dict[str, Any]]:
+    """The payload of every lines view drawn by the browser (app/lines_canvas.py)."""
+    return drawn_by_browser(at, "attnlens_lines")

@@ -1,0 +1,226 @@
+// Every head as thumbnails on one canvas, drawn from viz.head_grid's payload (HeadGrid.data):
+// one byte a cell, base64. Streamlit calls this function again whenever the payload or the
+// theme changes, on the same elements: what it sets up once lives on the root element, and the
+// cells are decoded again only when they changed (another head picked changes `selected` only).
+// Every label and hover text is set as text (textContent), never as markup.
+
+const MAX_PITCH = 150; // px per head at most, as the Plotly model view
+const GAP = 0.08; // share of a head's pitch left blank between thumbnails
+const OUTLINE = "crimson";
+
+export default function headGrid({ data, parentElement, setTriggerValue }) {
+  const root = parentElement.querySelector(".hg-root");
+  if (!root || !data) return undefined;
+  const state = root.__headGrid || (root.__headGrid = setUp(root));
+  state.pick = (layer, head) => setTriggerValue("picked", { layer, head });
+  if (state.cellsText !== data.cells) {
+    state.image = cellImage(data);
+    state.bytes = state.image.bytes;
+    state.cellsText = data.cells;
+  }
+  state.data = data;
+  texts(state);
+  draw(state);
+  return () => state.observer.disconnect();
+}
+
+function setUp(root) {
+  const state = {
+    root,
+    title: root.querySelector(".hg-title"),
+    note: root.querySelector(".hg-note"),
+    legend: root.querySelector(".hg-legend"),
+    stage: root.querySelector(".hg-stage"),
+    canvas: root.querySelector(".hg-canvas"),
+    labels: root.querySelector(".hg-labels"),
+    tip: root.querySelector(".hg-tip"),
+    width: 0,
+    drawn: 0,
+  };
+  state.canvas.addEventListener("mousemove", (e) => hover(state, e));
+  state.canvas.addEventListener("mouseleave", () => { state.tip.hidden = true; });
+  state.canvas.addEventListener("click", (e) => {
+    const at = locate(state, e);
+    if (at) state.pick(at.layer, at.head);
+  });
+  state.observer = new ResizeObserver(() => {
+    if (state.data && state.stage.clientWidth !== state.width) draw(state);
+  });
+  state.observer.observe(state.stage);
+  return state;
+}
+
+// The cells at one pixel each, thumbnails packed side by side: (H·k) × (L·q), coloured.
+function cellImage(data) {
+  const [L, H, q, k] = data.shape;
+  const raw = atob(data.cells);
+  const bytes = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+  const lut = colourTable(data.colors);
+  const canvas = document.createElement("canvas");
+  canvas.width = H * k;
+  canvas.height = L * q;
+  const ctx = canvas.getContext("2d");
+  const image = ctx.createImageData(canvas.width, canvas.height);
+  const px = new Uint32Array(image.data.buffer);
+  let i = 0;
+  for (let l = 0; l < L; l++)
+    for (let h = 0; h < H; h++)
+      for (let r = 0; r < q; r++) {
+        const row = (l * q + r) * canvas.width + h * k;
+        for (let c = 0; c < k; c++) px[row + c] = lut[bytes[i++]];
+      }
+  ctx.putImageData(image, 0, 0);
+  return { canvas, bytes };
+}
+
+// 256 colours as RGBA words: byte 0 transparent, 1..255 interpolated between the stops.
+function colourTable(stops) {
+  const table = new Uint32Array(256);
+  const word = new Uint8Array(table.buffer);
+  for (let b = 1; b < 256; b++) {
+    let j = 1;
+    while (j < stops.length - 1 && stops[j][0] < b) j++;
+    const [b0, ...c0] = stops[j - 1], [b1, ...c1] = stops[j];
+    const t = Math.min(1, Math.max(0, (b - b0) / (b1 - b0)));
+    for (let ch = 0; ch < 3; ch++) word[b * 4 + ch] = Math.round(c0[ch] + t * (c1[ch] - c0[ch]));
+    word[b * 4 + 3] = 255;
+  }
+  return table;
+}
+
+function texts(state) {
+  const { data } = state;
+  state.root.style.setProperty("--hg-text-px", `${data.text_px}px`);
+  state.root.style.setProperty("--hg-title-px", `${data.title_px}px`);
+  state.title.textContent = data.title;
+  state.note.textContent = data.note;
+  state.note.hidden = !data.note;
+  legend(state);
+}
+
+function legend(state) {
+  const { data, legend: box } = state;
+  const last = data.levels + 1;
+  const at = (byte) => `${((byte - 1) / (last - 1)) * 100}%`;
+  const stops = data.colors.map(([b, r, g, bl]) => `rgb(${r},${g},${bl}) ${at(b)}`);
+  box.querySelector(".hg-bar").style.background = `linear-gradient(to right, ${stops.join(",")})`;
+  const ticks = box.querySelector(".hg-ticks");
+  ticks.replaceChildren(...data.ticks.map(([byte, text]) => {
+    const tick = document.createElement("span");
+    tick.textContent = text;
+    tick.style.left = at(byte);
+    return tick;
+  }));
+}
+
+// Where thumbnails go at the stage's width: pitch per head, a square cell, gaps between.
+function geometry(state) {
+  const [L, H, q, k] = state.data.shape;
+  const text = state.data.text_px;
+  const left = Math.round(text * 4.2); // "layer 11"
+  const top = Math.round(text * 1.8); // "head 11"
+  const width = state.stage.clientWidth;
+  const most = MAX_PITCH * Math.max(1, text / 12); // larger on a projector, as its text
+  const pitch = Math.max(4, Math.min(most, (width - left) / H));
+  const gap = Math.max(2, Math.round(pitch * GAP));
+  const cell = (pitch - gap) / k;
+  const tileH = cell * q;
+  return { L, H, q, k, left, top, width, pitch, gap, cell,
+           tileW: pitch - gap, tileH, pitchY: tileH + gap, height: top + L * (tileH + gap) };
+}
+
+function draw(state) {
+  const g = (state.geom = geometry(state));
+  const { canvas } = state;
+  const dpr = window.devicePixelRatio || 1;
+  canvas.style.width = `${g.width}px`;
+  canvas.style.height = `${g.height}px`;
+  canvas.width = Math.round(g.width * dpr);
+  canvas.height = Math.round(g.height * dpr);
+  const ctx = canvas.getContext("2d");
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.imageSmoothingEnabled = false;
+  const source = state.image.canvas;
+  for (let l = 0; l < g.L; l++)
+    for (let h = 0; h < g.H; h++)
+      ctx.drawImage(source, h * g.k, l * g.q, g.k, g.q,
+                    g.left + h * g.pitch, g.top + l * g.pitchY, g.tileW, g.tileH);
+  const chosen = state.data.selected;
+  if (chosen) {
+    const [l, h] = chosen, half = g.gap / 2;
+    ctx.strokeStyle = OUTLINE;
+    ctx.lineWidth = Math.max(2, Math.min(3, half));
+    ctx.strokeRect(g.left + h * g.pitch - half / 2, g.top + l * g.pitchY - half / 2,
+                   g.tileW + half, g.tileH + half);
+  }
+  axisLabels(state, g);
+  state.width = g.width;
+  const { left, top, pitch, pitchY, tileW, tileH, cell } = g;
+  canvas.dataset.geometry = JSON.stringify({ left, top, pitch, pitchY, tileW, tileH, cell });
+  canvas.dataset.drawn = String(++state.drawn); // tests and the bench watch this
+}
+
+function axisLabels(state, g) {
+  const words = g.pitch >= state.data.text_px * 4.5; // room for "head 11" over each column
+  const label = (text, cls, x, y) => {
+    const span = document.createElement("span");
+    span.className = cls;
+    span.textContent = text;
+    span.style.left = `${x}px`;
+    span.style.top = `${y}px`;
+    return span;
+  };
+  const heads = Array.from({ length: g.H }, (_, h) =>
+    label(words ? `head ${h}` : String(h), "hg-head", g.left + h * g.pitch + g.tileW / 2, 0));
+  const layers = Array.from({ length: g.L }, (_, l) =>
+    label(`layer ${l}`, "hg-layer", 0, g.top + l * g.pitchY + g.tileH / 2));
+  state.labels.replaceChildren(...heads, ...layers);
+}
+
+// The thumbnail and cell under the pointer (its gap counts as its own), or null.
+function locate(state, event) {
+  const g = state.geom;
+  if (!g) return null;
+  const box = state.canvas.getBoundingClientRect();
+  const x = event.clientX - box.left - g.left, y = event.clientY - box.top - g.top;
+  const head = Math.floor(x / g.pitch), layer = Math.floor(y / g.pitchY);
+  if (x < 0 || y < 0 || head >= g.H || layer >= g.L) return null;
+  const inX = x - head * g.pitch, inY = y - layer * g.pitchY;
+  const inside = inX < g.tileW && inY < g.tileH;
+  const col = Math.min(g.k - 1, Math.floor(inX / g.cell));
+  const row = Math.min(g.q - 1, Math.floor(inY / g.cell));
+  return { layer, head, row: inside ? row : null, col: inside ? col : null, x, y };
+}
+
+function hover(state, event) {
+  const at = locate(state, event);
+  const { tip } = state;
+  state.canvas.style.cursor = at ? "pointer" : "default";
+  if (!at) { tip.hidden = true; return; }
+  const lines = [`layer ${at.layer} · head ${at.head}: click to enlarge`];
+  if (at.row !== null) lines.push(...cellLines(state, at));
+  tip.textContent = lines.join("\n");
+  tip.hidden = false;
+  const g = state.geom;
+  const x = g.left + at.x + 14, y = g.top + at.y + 14;
+  tip.style.left = `${Math.min(x, Math.max(0, g.width - tip.offsetWidth))}px`;
+  tip.style.top = `${y}px`;
+}
+
+function cellLines(state, at) {
+  const { data, bytes } = state;
+  const [, H, q, k] = data.shape;
+  const byte = bytes[((at.layer * H + at.head) * q + at.row) * k + at.col];
+  const span = (edges, labels, i, one, many) => {
+    const a = edges[i], b = edges[i + 1] - 1;
+    return a === b ? `${one} ${labels[a]}` : `${many} ${a}–${b}`;
+  };
+  const rows = span(data.row_edges, data.query_labels, at.row, "query", "queries");
+  const cols = span(data.col_edges, data.key_labels, at.col, "key", "keys");
+  const pooled = data.note ? "mean share" : "weight";
+  if (byte === 0) return [rows, cols, "masked: no weight here"];
+  const share = Math.pow((byte - 1) / data.levels, data.power);
+  const shown = share < 0.01 ? share.toPrecision(1) : share.toFixed(2);
+  return [rows, cols, `${pooled} ≈ ${shown}`];
+}

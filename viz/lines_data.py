@@ -1,0 +1,117 @@
+"""One head's lines view as a compact payload for a canvas the browser draws (Explore): the
+lines lines_view draws (weights ≥ min_weight, at most LINE_BUDGET, the strongest), binned and
+sized as there, without an SVG element per line, hover point and label.
+
+Lines travel as three base64 arrays (query and key positions as uint16, weights as float32):
+3,000 lines are 24 KB of bytes. Tokens are plain text (the browser sets them as text).
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from attnlens.record.trace import Kind, Trace
+from attnlens.viz.labels import visible
+from attnlens.viz.lines import (
+    LABEL_GAP,
+    LEVELS,
+    LINE_BUDGET,
+    drawn_lines,
+    head_colour,
+    left_out,
+    rows_layout,
+)
+from attnlens.viz.picking import KIND_TITLES, attention_of, check_head, check_layer
+
+MAX_POSITIONS = 2**16  # positions fit a uint16
+
+
+@dataclass(frozen=True)
+class LinesData:
+    """The lines of one head: query[i] → key[i] with weight[i], strongest first; the tokens of
+    both columns as read (raw: the token itself where it differs, else None); the layout
+    lines_view would use at text_px (height, px per row, a label every k-th row)."""
+
+    title: str
+    head: int
+    query: np.ndarray  # (n,) uint16
+    key: np.ndarray  # (n,) uint16
+    weight: np.ndarray  # (n,) float32
+    queries: tuple[str, ...]
+    keys: tuple[str, ...]
+    queries_raw: tuple[str | None, ...]
+    keys_raw: tuple[str | None, ...]
+    height: int
+    row_px: float
+    every: int
+
+    def data(self) -> dict[str, Any]:
+        """The payload as JSON-ready values, the arrays as base64 of their little-endian bytes."""
+
+        def b64(values: np.ndarray, dtype: str) -> str:
+            return base64.b64encode(np.ascontiguousarray(values, dtype=dtype).tobytes()).decode()
+
+        return {
+            "title": self.title,
+            "colour": head_colour(self.head),
+            "count": int(self.query.size),
+            "query": b64(self.query, "<u2"),
+            "key": b64(self.key, "<u2"),
+            "weight": b64(self.weight, "<f4"),
+            "queries": list(self.queries),
+            "keys": list(self.keys),
+            "queries_raw": list(self.queries_raw),
+            "keys_raw": list(self.keys_raw),
+            "levels": list(LEVELS),
+            "height": self.height,
+            "row_px": self.row_px,
+            "every": self.every,
+            "label_gap": LABEL_GAP,
+        }
+
+
+def lines_data(
+    trace: Trace,
+    kind: Kind,
+    layer: int,
+    head: int,
+    min_weight: float = 0.02,
+    text_px: int = 12,
+    budget: int = LINE_BUDGET,
+) -> LinesData:
+    """The lines of (kind, layer, head) with weight ≥ min_weight, at most `budget` of them
+    (the strongest), strongest first."""
+    weights = attention_of(trace, kind)
+    check_layer(weights, layer)
+    check_head(weights, head)
+    w = weights[layer, head]  # (Q, K)
+    if max(w.shape) > MAX_POSITIONS:
+        raise ValueError(f"{max(w.shape)} positions: the lines view draws at most {MAX_POSITIONS}")
+    drawn = drawn_lines(w[None], min_weight, budget)[0]  # (Q, K)
+    q, k = np.nonzero(drawn)
+    order = np.argsort(-w[q, k], kind="stable")
+    raw, shown = trace.tokens(kind), trace.shown(kind)
+    height, row_px, every = rows_layout(max(w.shape), text_px)
+    return LinesData(
+        title=f"{KIND_TITLES[kind]}\nlayer {layer} · head {head}" + left_out(w, min_weight, drawn),
+        head=head,
+        query=q[order].astype(np.uint16),
+        key=k[order].astype(np.uint16),
+        weight=w[q, k][order].astype(np.float32),
+        queries=tuple(visible(t) for t in shown[0]),
+        keys=tuple(visible(t) for t in shown[1]),
+        queries_raw=_differing(raw[0], shown[0]),
+        keys_raw=_differing(raw[1], shown[1]),
+        height=height,
+        row_px=row_px,
+        every=every,
+    )
+
+
+def _differing(raw: tuple[str, ...], shown: tuple[str, ...]) -> tuple[str | None, ...]:
+    """Each raw token made visible where it differs from the form shown, else None."""
+    return tuple(None if r == s else visible(r) for r, s in zip(raw, shown, strict=True))
