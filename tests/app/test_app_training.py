@@ -121,6 +121,9 @@ def test_the_first_view_does_not_wait_for_the_scores(
     monkeypatch.setattr(Seq2SeqLens, "snapshot_scores", slow_scores)
     at = open_page(folder)  # returns while the scoring still waits
     assert not at.exception and not at.error
+    deadline = time.monotonic() + 30  # the scoring thread may start after the page returned
+    while not started and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert started and not release.is_set()
     assert any("in the background" in c.value for c in at.caption)
     assert len(figures(at)) == 2  # both heatmaps; no curve without loss or scores yet
