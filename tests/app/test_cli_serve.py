@@ -1,14 +1,18 @@
-"""`attnlens serve --class-store URL --decks DIR`: checked before the app starts."""
+"""`attnlens serve --class-store URL --decks DIR`: checked before the app starts; the
+allocator settings it gives the server let threads give back what they freed."""
 
 from __future__ import annotations
 
 import argparse
 import os
+import subprocess
+import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 
-from attnlens.app.cli import _prepare_teaching, main
+from attnlens.app.cli import SERVER_ENVIRONMENT, _prepare_teaching, main, server_environment
 
 
 def test_a_store_that_cannot_be_used_stops_serve_with_its_reason(
@@ -45,3 +49,51 @@ def test_serve_uses_a_real_redis_store(redis_url: str, monkeypatch: pytest.Monke
     monkeypatch.setenv("ATTNLENS_CLASS_STORE", "unused")
     _prepare_teaching(argparse.Namespace(class_store=redis_url, decks=None))
     assert os.environ["ATTNLENS_CLASS_STORE"] == redis_url
+
+
+def test_the_servers_settings_keep_what_the_environment_sets() -> None:
+    env = server_environment({"PATH": "/bin", "ARROW_DEFAULT_MEMORY_POOL": "jemalloc"})
+    assert env["PATH"] == "/bin" and env["ARROW_DEFAULT_MEMORY_POOL"] == "jemalloc"
+    assert env["MALLOC_MMAP_THRESHOLD_"] == str(32 * 2**20)
+    assert server_environment({}) == SERVER_ENVIRONMENT
+
+
+# Three threads, as a server's download and script threads: each frees a 20 MB block, then
+# makes and frees 30 MB in 1 MB pieces; the memory the process keeps after malloc_trim, in MB.
+CHURN = """
+import ctypes, re, threading
+from pathlib import Path
+
+def rss():
+    return int(re.search(r"VmRSS:\\s+(\\d+)", Path("/proc/self/status").read_text())[1]) >> 10
+
+def work():
+    block = b"x" * (20 << 20)
+    del block
+    pieces = [b"y" * (1 << 20) for _ in range(30)]
+    del pieces
+
+before = rss()
+threads = [threading.Thread(target=work) for _ in range(3)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+ctypes.CDLL("libc.so.6").malloc_trim(0)
+print(rss() - before)
+"""
+
+
+def kept_mb(env: Mapping[str, str]) -> int:
+    done = subprocess.run([sys.executable, "-c", CHURN], env=dict(env), capture_output=True,
+                          text=True, check=True, timeout=60)  # fmt: skip
+    return int(done.stdout)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc, calls glibc")
+def test_threads_give_back_what_they_freed_under_the_servers_settings() -> None:
+    plain = {k: v for k, v in os.environ.items() if k not in SERVER_ENVIRONMENT}
+    without = kept_mb(plain)
+    if without < 60:
+        pytest.skip(f"this C library gives it back without the settings (kept {without} MB)")
+    assert kept_mb(server_environment(plain)) <= 10, f"kept {without} MB without the settings"
