@@ -54,7 +54,8 @@ def test_what_a_reference_cycle_held_is_freed_after_a_tab_closes() -> None:
         assert status("self", "VmRSS") - before >= 60 * MB
         Collector(collect_garbage, delay=0.1).soon()
         wait_for(lambda: alive() is None, 5.0)
-        assert alive() is None
-        assert status("self", "VmRSS") - before < 16 * MB
+        assert alive() is None  # collected; whether the pages go back to the system is the
+        # allocator's (test_cli_serve.py checks that in a fresh process: in a test worker that
+        # freed large blocks before, glibc may keep these 64 MB, as it did once under load)
     finally:
         gc.enable()
