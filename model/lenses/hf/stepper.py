@@ -54,7 +54,8 @@ class HFStepper:
 
     @property
     def device(self) -> torch.device:
-        return next(self.model.parameters()).device
+        weight: torch.Tensor = next(self.model.parameters())
+        return weight.device
 
     @torch.inference_mode()
     def start(
