@@ -19,7 +19,7 @@ import pytest
 
 from attnlens.app.sidebar import THEME_HINT
 from helpers import figure_checks as check
-from helpers.browser import chromium
+from helpers.browser import chromium, settle
 from helpers.server import serving
 
 pytestmark = [
@@ -58,7 +58,7 @@ def opened(browser: Any, url: str, viewport: dict[str, int] | None = None) -> An
     page = browser.new_page(viewport=viewport or {"width": 1400, "height": 1000})
     page.goto(url, timeout=60_000)
     page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
-    page.wait_for_timeout(2500)  # the fragments' figures arrive a moment after the first
+    settle(page)  # the fragments' figures arrive a moment after the first
     assert page.locator("[data-testid='stException']").count() == 0
     return page
 
@@ -146,7 +146,7 @@ def test_clicking_a_node_of_the_beam_tree_follows_that_beam(browser: Any, server
     last = page.locator("[data-testid=stSlider] input[type=range]").get_attribute("max")
     page.goto(f"{url}&step={last}", timeout=60_000)
     page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
-    page.wait_for_timeout(2500)
+    settle(page)
     page.evaluate(f"() => ({TREE})().scrollIntoView()")
     page.wait_for_timeout(500)
     node = page.evaluate(NODE_TO_CLICK)
@@ -213,7 +213,7 @@ def test_a_500_token_input_on_minilm_stays_readable_and_bounded(
         " return p && p.data && p.data[0].x && p.data[0].x.length === 500; }",
         timeout=120_000,
     )
-    page.wait_for_timeout(3000)
+    settle(page)
     assert page.locator("[data-testid='stException']").count() == 0
     # layer 0 head 2 looks at a neighbour: a dark diagonal. With the 1 px gaps of old, the
     # 1.2 px cells were covered (spread 5.0, dark share 0.00016; measured 8.8 and 0.0020)
@@ -252,18 +252,23 @@ def test_the_lectures_words_stay_inside_blocks_panels_and_figures(
     page.close()
 
 
-@pytest.mark.parametrize("size", [{"width": 1400, "height": 1000}, PROJECTOR])
-def test_the_induction_figure_keeps_its_two_line_title_whole(
-    browser: Any, size: dict[str, int]
-) -> None:
-    """Seen on Experiments and Heads with the induction model: the title's first line ("look
-    back one after the match") was cut at the top of the figure, on a projector by half."""
+@pytest.fixture(scope="module")
+def induction_server() -> Iterator[str]:
     from helpers.apptest import require_bundled
 
     require_bundled("induction")
     with serving("induction") as url:
-        page = opened(browser, f"{url}/?page=heads", size)
-        page.get_by_text("look back one after the match").first.wait_for(timeout=60_000)
-        found = [t for t in check.texts(page) if "look back" in t["text"] or "arrows:" in t["text"]]
-        assert found and not check.clipped(found)
-        page.close()
+        yield url
+
+
+@pytest.mark.parametrize("size", [{"width": 1400, "height": 1000}, PROJECTOR])
+def test_the_induction_figure_keeps_its_two_line_title_whole(
+    browser: Any, induction_server: str, size: dict[str, int]
+) -> None:
+    """Seen on Experiments and Heads with the induction model: the title's first line ("look
+    back one after the match") was cut at the top of the figure, on a projector by half."""
+    page = opened(browser, f"{induction_server}/?page=heads", size)
+    page.get_by_text("look back one after the match").first.wait_for(timeout=60_000)
+    found = [t for t in check.texts(page) if "look back" in t["text"] or "arrows:" in t["text"]]
+    assert found and not check.clipped(found)
+    page.close()

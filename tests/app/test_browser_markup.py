@@ -23,7 +23,7 @@ from attnlens.model.net.config import TransformerConfig
 from attnlens.model.net.tokenizer import CharTokenizer
 from attnlens.model.net.transformer import Transformer
 from attnlens.record.trace import ModelInfo, Trace
-from helpers.browser import chromium
+from helpers.browser import chromium, settle
 from helpers.server import ROOT, serving
 
 pytestmark = [
@@ -66,7 +66,7 @@ def test_markup_text_and_model_name_stay_text_in_the_app(markup_model: Path, bro
         page = browser.new_page()
         page.goto(f"{url}/?text={quote(IMG)}&target={quote(SCRIPT)}", timeout=60_000)
         page.wait_for_selector(".js-plotly-plot", timeout=60_000)
-        page.wait_for_timeout(1500)
+        settle(page)
         assert nothing_ran(page)
         assert page.locator("img[src='x']").count() == 0  # Playwright looks in shadow roots too
         assert page.get_by_label("Text", exact=True).input_value() == IMG
@@ -74,7 +74,8 @@ def test_markup_text_and_model_name_stay_text_in_the_app(markup_model: Path, bro
         assert keys[0] in ("<", "0 · <")  # the canvases' tokens are plain text
 
         page.goto(f"{url}/?model={quote(IMG)}&model_choice=other", timeout=60_000)
-        page.wait_for_timeout(3000)
+        page.wait_for_selector("[data-testid='stMain'] [data-testid='stElementContainer']")
+        settle(page)
         assert nothing_ran(page)
         assert page.locator("img[src='x']").count() == 0
         page.close()

@@ -27,3 +27,23 @@ def chromium(extra_args: Sequence[str] = ()) -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+# True once the app has stopped running its script and nothing on the page has changed for
+# `quiet` ms (charts drawn, fragments arrived). Notes every change of the page in window.__moved.
+QUIET = """(quiet) => {
+  if (window.__moved === undefined) {
+    window.__moved = Date.now();
+    new MutationObserver(() => { window.__moved = Date.now(); }).observe(document.body,
+      {subtree: true, childList: true, attributes: true, characterData: true});
+  }
+  const running = [...document.querySelectorAll("[data-testid='stStatusWidget']")]
+    .some(e => /running/i.test(e.innerText));
+  return !running && Date.now() - window.__moved >= quiet;
+}"""
+
+
+def settle(page: Any, quiet_ms: int = 700, timeout: int = 60_000) -> None:
+    """Wait until the page has settled: its script done and nothing drawn for quiet_ms (in
+    place of a fixed pause long enough for the slowest machine)."""
+    page.wait_for_function(QUIET, arg=quiet_ms, timeout=timeout, polling=100)
