@@ -17,7 +17,7 @@ from attnlens.app.classroom.state import ClassState
 from attnlens.app.classroom.store import ClassError, ClassStore, store_url
 from attnlens.app.lecture import ask, place, screen
 from attnlens.app.lecture.controls import adjust
-from attnlens.app.lecture.deck import Deck, Library
+from attnlens.app.lecture.deck import Deck, Library, Slide
 from attnlens.app.lecture.questions import Question
 from attnlens.app.lecture.screen import Place
 from attnlens.app.lecture.shared import (
@@ -64,9 +64,10 @@ def _deck_errors(decks: Library) -> None:
                 st.text(message)
 
 
-def slide_of(deck: Deck, here: Place) -> tuple[Built, str, str] | None:
-    """The slide built on its model and input (shared by every session), or None with a
-    message when the model cannot be loaded."""
+def slide_at(decks: Library, here: Place) -> tuple[Deck, Slide, Built, str, str] | None:
+    """The deck and slide at `here`, built on its model and input (shared by every session),
+    with that model's name and the input; None with a message when the model cannot load."""
+    deck = decks.decks[here.deck]
     slide = deck.slides[here.slide]
     model = model_name(deck, slide, here.view)
     lens = load_lens(model)
@@ -76,7 +77,7 @@ def slide_of(deck: Deck, here: Place) -> tuple[Built, str, str] | None:
     with st.spinner("Running the model…"):
         built = built_slide(deck.name, slide.number, here.view, model, text)
     _prefetch_next(deck, here, model, text)
-    return built, model, text
+    return deck, slide, built, model, text
 
 
 def _prefetch_next(deck: Deck, here: Place, model: str, text: str) -> None:
@@ -95,12 +96,10 @@ def lecturer_page(decks: Library, store: ClassStore | None, code: str | None) ->
     """The lecture on its own, or the teacher of class `code` (this link carries its key)."""
     here = place.current(decks)
     place.to_url(here)
-    deck = decks.decks[here.deck]
-    slide = deck.slides[here.slide]
-    made = slide_of(deck, here)
+    made = slide_at(decks, here)
     if made is None:
         return
-    built, model, text = made
+    deck, slide, built, model, text = made
     question = built.question if isinstance(built.question, Question) else None
     state = _sync(store, code, here, question) if store is not None and code else None
     if state is not None and question is not None:
@@ -202,12 +201,10 @@ def student_page(decks: Library, store: ClassStore, code: str) -> None:
     if following:
         st.session_state[place.SESSION] = teacher_place
     here = place.current(decks) if not following else teacher_place
-    deck = decks.decks[here.deck]
-    slide = deck.slides[here.slide]
-    made = slide_of(deck, here)
+    made = slide_at(decks, here)
     if made is None:
         return
-    built, model, text = made
+    deck, slide, built, model, text = made
     asked = Question.from_dict(state.question) if state.question else None
     same = (
         asked is not None
