@@ -19,6 +19,7 @@ from bench import (
     exports,
     load_check,
     memory_load,
+    servers,
     viz_speed,
 )
 from bench.app_latency import Result
@@ -46,6 +47,7 @@ def latency_targets(found: list[Result]) -> list[Target]:
 
 
 def main(argv: list[str] | None = None) -> None:
+    servers.in_server_environment("bench", argv)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=app_latency.REPEATS)
     parser.add_argument("--quick", action="store_true")

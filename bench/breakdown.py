@@ -39,6 +39,7 @@ import attnlens
 from attnlens.app import click_targets, show, state
 from attnlens.app.cli import STREAMLIT_OPTIONS
 from bench.app_latency import WORDS
+from bench.servers import in_server_environment
 from bench.threads import seconds_all_done
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -310,6 +311,7 @@ def table(found: dict[str, list[Rerun]], clock: str = "wall") -> str:
 
 
 def main(argv: list[str] | None = None) -> None:
+    in_server_environment("bench.breakdown", argv)
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--only", nargs="*", help="scenarios whose name contains any of these")

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnlens.app.cli import STREAMLIT_OPTIONS
+from attnlens.app.cli import STREAMLIT_OPTIONS, server_environment
 from tests.helpers.server import free_port, serve_command
 from tests.helpers.server import started as process
 
@@ -38,9 +38,15 @@ class Server:
 
 
 @contextlib.contextmanager
-def started(name: str, command: list[str], port: int, timeout: float = 90.0) -> Iterator[Server]:
+def started(
+    name: str,
+    command: list[str],
+    port: int,
+    timeout: float = 90.0,
+    env: dict[str, str] | None = None,
+) -> Iterator[Server]:
     """Run command (which listens on port) until the block ends; always stopped."""
-    with process(command, port, timeout=timeout) as proc:
+    with process(command, port, env=env, timeout=timeout) as proc:
         yield Server(name, f"http://127.0.0.1:{port}", proc.pid)
 
 
@@ -52,8 +58,20 @@ def attnlens_server(model: str) -> contextlib.AbstractContextManager[Server]:
 
 def bare_server() -> contextlib.AbstractContextManager[Server]:
     """The bare page (bench/minimal_app.py) under `streamlit run`, with attnlens serve's options
-    (no file watcher, no forced garbage collection after each rerun): the same server, so the
-    ratio is the price of attnlens's own work."""
+    (no file watcher, no forced garbage collection after each rerun) and its allocator
+    settings: the same server, so the ratio is the price of attnlens's own work."""
     port = free_port()
     command = [sys.executable, "-m", "streamlit", "run", str(BARE_PAGE), "--server.port"]
-    return started("bare", [*command, str(port), *STREAMLIT_OPTIONS], port)
+    env = server_environment(os.environ)
+    return started("bare", [*command, str(port), *STREAMLIT_OPTIONS], port, env=env)
+
+
+def in_server_environment(module: str, argv: list[str] | None) -> None:
+    """Return at once in a process that has `attnlens serve`'s allocator settings; otherwise
+    start `python -m module` again with them (glibc and pyarrow read them only at start-up), so
+    what the bench measures in-process allocates as the server does."""
+    wanted = server_environment(os.environ)
+    if all(os.environ.get(k) == v for k, v in wanted.items()):
+        return
+    args = [sys.executable, "-m", module, *(sys.argv[1:] if argv is None else argv)]
+    os.execve(sys.executable, args, wanted)
