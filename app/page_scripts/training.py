@@ -61,7 +61,9 @@ def emerging(final: Lens, text: str, found: list[Snapshot], name: str) -> None:
     cols = st.columns(3)
     kind = kind_picker(tr_final, cols[0])
     layer, head = layer_head_pickers(*tr_final.model.shape(kind), (cols[1], cols[2]))
-    left, right = st.columns(2)
+    # side by side on a screen; on a projector each the full width (projector type in half
+    # a 1920 px page cut the figure titles)
+    left, right = (st.container(), st.container()) if show.presenting() else st.columns(2)
     with left:
         st.subheader(f"after {step} steps")
         st.text("Teacher-forced on the finished model's output")

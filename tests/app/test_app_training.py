@@ -142,3 +142,20 @@ def test_the_language_model_compares_snapshots_on_the_same_tokens() -> None:
     assert early["data"][0]["x"] == final["data"][0]["x"]  # prompt and continuation, both
     assert len(final["data"][0]["x"]) > len("The return statement") + 1
     assert [t["name"] for t in curve["data"]] == ["loss"]  # no task, no held-out scores
+
+
+@pytest.mark.parametrize(("present", "side_by_side"), [("0", True), ("1", False)])
+def test_the_two_heatmaps_stand_side_by_side_on_a_screen_and_stacked_on_a_projector(
+    trained_dir: Path, present: str, side_by_side: bool
+) -> None:
+    """At 1920 px with projector type, half the page cut the heatmaps' titles."""
+    at = open_page(trained_dir, present=present)
+    assert not at.exception and not at.error
+    in_columns = [
+        heading.value
+        for column in at.columns
+        for heading in column.subheader
+        if heading.value in ("finished model",) or heading.value.startswith("after ")
+    ]
+    assert (len(in_columns) == 2) is side_by_side
+    assert len(figures(at)) >= 2
