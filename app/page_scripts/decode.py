@@ -22,6 +22,14 @@ def page() -> None:
     lens = page_start("decode", "Decode")
     if lens is None:
         return
+    if lens.info.architecture == "encoder":
+        st.info(md(
+            f"{lens.info.name} is an encoder-only model: it reads a text but writes none, so "
+            "there is nothing to decode. Its attention is on Explore, Inside the Transformer, "
+            "Heads and Experiments; pick an encoder-decoder or decoder-only model in the "
+            "sidebar to decode."
+        ))  # fmt: skip
+        return
     present = show.presenting()
     with st.sidebar if present else st.container():  # on a projector: the step's figures first
         text = text_input(lens)
