@@ -249,7 +249,17 @@ def test_the_lectures_words_stay_inside_blocks_panels_and_figures(
     assert not check.clipped(found)
     assert not check.overlapping(found)
     assert not check.unreadable(check.on_blocks(page, found))
+    sizes = page.evaluate(BUTTON_TEXT_SIZES)
+    assert len(set(sizes.values())) == 1, f"buttons in different type sizes: {sizes}"
     page.close()
+
+
+# The type size of each button's and link button's words in the page's main area (on the
+# Lecture the link "Explore this" stood larger than "Start a class" beside it)
+BUTTON_TEXT_SIZES = """() => Object.fromEntries(
+  [...document.querySelectorAll('[data-testid=stMain] button p, [data-testid=stMain] a p')]
+    .filter(p => p.innerText.trim())
+    .map(p => [p.innerText.trim(), getComputedStyle(p).fontSize]))"""
 
 
 @pytest.fixture(scope="module")
