@@ -12,6 +12,7 @@ The server's settings for speed (README, "Deploying for a class"):
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -89,8 +90,13 @@ def snapshot_scores(name: str) -> list[SnapshotScore] | None:
 
 
 def load_lens(name: str) -> attnlens.Lens | None:
-    """The lens for name, with a spinner while it loads; an error message in place if it fails."""
-    return _loaded(lambda: _allowed_lens(name), name)
+    """The lens for name, with a spinner while it loads; an error message in place if it fails.
+    A session's reruns on a model it has already loaded get no spinner: it started a timer
+    thread and sent a message on every keystroke, before any figure."""
+    shown = st.session_state.get("_lens_loaded") == name
+    lens = _loaded(lambda: _allowed_lens(name), name, spinner=not shown)
+    st.session_state["_lens_loaded"] = None if lens is None else name
+    return lens
 
 
 def _allowed_lens(name: str) -> attnlens.Lens:
@@ -105,9 +111,9 @@ def load_snapshot(name: str, step: int) -> attnlens.Lens | None:
     return _loaded(lambda: shared_snapshot(name, step), f"{name} at step {step}")
 
 
-def _loaded(load: object, shown: str) -> attnlens.Lens | None:
+def _loaded(load: object, shown: str, spinner: bool = True) -> attnlens.Lens | None:
     try:
-        with st.spinner(md(f"Loading model {shown}…")):
+        with st.spinner(md(f"Loading model {shown}…")) if spinner else contextlib.nullcontext():
             return load()  # type: ignore[operator,no-any-return]
     except Exception as err:  # any failure to load is the user's to read, not a traceback
         st.error(md(f"Could not load model {shown!r}: {err}"))

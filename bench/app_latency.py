@@ -267,10 +267,12 @@ def results(repeats: int, only: list[str] | None = None) -> list[Result]:
 
 def table(found: list[Result]) -> str:
     """Medians of both sides, and where the time went: the server's first message after the
-    action, the last chart drawn (page), browser and server CPU per action (ours / bare), and
-    the bytes the server sent us."""
+    action, the message that brought the chart (chart msg) and the drawing after it (drawn),
+    ours / bare, the last chart drawn (page), browser and server CPU per action (ours / bare),
+    and the bytes the server sent us."""
     rows = [
         f"{'scenario (medians, ms)':<48} {'ours':>6} {'bare':>6} {'ratio':>6} {'1st msg':>8} "
+        f"{'chart msg':>10} {'drawn':>9} "
         f"{'page':>6} {'browser CPU':>12} {'server CPU':>11} {'KB':>5}"
     ]
     for r in found:
@@ -280,12 +282,21 @@ def table(found: list[Result]) -> str:
         rows.append(
             f"{r.name:<48} {ours * 1000:>6.0f} {_ms(r, 'reference', 'shown'):>6} {ratio:>6} "
             f"{(statistics.median(first) * 1000 if first else 0):>8.0f} "
+            f"{_ms(r, 'ours', 'chart_message') + '/' + _ms(r, 'reference', 'chart_message'):>10} "
+            f"{_drawn(r, 'ours') + '/' + _drawn(r, 'reference'):>9} "
             f"{r.median('ours', 'full') * 1000:>6.0f} "
             f"{_ms(r, 'ours', 'browser_cpu') + '/' + _ms(r, 'reference', 'browser_cpu'):>12} "
             f"{_ms(r, 'ours', 'server_cpu') + '/' + _ms(r, 'reference', 'server_cpu'):>11} "
             f"{statistics.median(x.received for x in r.ours) / 1000:>5.0f}"
         )
     return "\n".join(rows)
+
+
+def _drawn(r: Result, side: str) -> str:
+    """Median ms from the message that brought the chart to the chart showing it."""
+    gaps = [t.shown - t.chart_message for t in getattr(r, side)
+            if t.shown is not None and t.chart_message is not None]  # fmt: skip
+    return f"{statistics.median(gaps) * 1000:.0f}" if gaps else "-"
 
 
 def _ms(r: Result, side: str, what: str) -> str:

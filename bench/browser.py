@@ -101,6 +101,7 @@ class Timing:
     received: int  # bytes the server sent
     charts: tuple[tuple[str, float], ...]  # each chart's title and when it last changed
     requests: tuple[float, ...]  # when the page sent the server something (reruns, …)
+    chart_message: float | None = None  # the message that brought the result (_brought)
 
 
 def x_labels_are(options: Sequence[Sequence[str]], index: int = 0) -> str:
@@ -193,10 +194,19 @@ class Tab:
             received=sum(int(m[1]) for m in msgs),
             charts=_chart_times(r["changes"], t0),
             requests=tuple((t - t0) / 1000 for t in r["sent"]),
+            chart_message=since_t0(_brought(msgs, r["shown"], t0)),
         )
 
     def close(self) -> None:
         self.context.close()
+
+
+def _brought(msgs: list[list[float]], shown: float | None, t0: float) -> float | None:
+    """When the message that brought the chart arrived (page clock): the largest between the
+    action and the frame that showed the result (a chart's message is far larger than a
+    widget's; a message that came later, while the chart was drawn, is not it)."""
+    before = [m for m in msgs if shown is not None and t0 <= m[0] <= shown]
+    return max(before, key=lambda m: m[1])[0] if before else None
 
 
 def _chart_times(changes: list[list[Any]], t0: float) -> tuple[tuple[str, float], ...]:

@@ -51,9 +51,9 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
     the true source of each output token, circled on cross-attention when known."""
     present = show.presenting()
     first = st.container() if present else None  # on a projector the figure comes first
-    cols = st.columns(3)
-    kind = kind_picker(tr, cols[0])
-    layer, head = layer_head_pickers(*tr.model.shape(kind), (cols[1], cols[2]))
+    row = st.container(horizontal=True)  # one block, not four (st.columns): fewer messages
+    kind = kind_picker(tr, row)  # before the heatmap, each one the browser renders on its own
+    layer, head = layer_head_pickers(*tr.model.shape(kind), (row, row))
     if first is not None or max(map(len, tr.tokens(kind))) > WIDE_FROM:
         left, right = first or st.container(), st.container()  # each figure the full width
     else:

@@ -115,6 +115,25 @@ def test_a_projector_gets_large_whole_figures_first(browser: Any, server: str, n
     page.close()
 
 
+@pytest.mark.parametrize("present", [False, True])
+def test_explores_heatmap_is_drawn_once_in_margins_set_before_it(
+    browser: Any, server: str, present: bool
+) -> None:
+    """The heatmap's margins are estimated from its labels (viz/margins.py) so that Plotly
+    draws it once: had one fallen short, automargin would have grown it (and drawn the
+    figure again). Here every side the labels and titles sit on held them, as drawn, and
+    nothing is clipped."""
+    query = f"{PAGES['explore']}&kind=cross" + ("&present=1" if present else "")
+    page = opened(browser, f"{server}/?{query}", PROJECTOR if present else None)
+    sides = page.evaluate(
+        "() => { const l = document.querySelector('.js-plotly-plot')._fullLayout;"
+        " return [['l', 't', 'b'].map(s => l.margin[s]), ['l', 't', 'b'].map(s => l._size[s])]; }"
+    )
+    assert sides[0] == sides[1], "set (l, t, b) against drawn: automargin had to grow one"
+    assert not check.clipped(check.texts(page))
+    page.close()
+
+
 def test_screenshots_light_dark_and_projector(browser: Any, server: str) -> None:
     """The README's screenshot set, taken as a user sees Explore; each checked as above. On
     the way, the sidebar's hint must name what the ⋮ menu offers (the issue: it sent users to
