@@ -9,8 +9,9 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from attnlens.viz.heatmap import cell_gap
+from attnlens.viz.heatmap import cell_gap, drawn_labels
 from attnlens.viz.labels import positions_axis, token_axis
+from attnlens.viz.margins import grid_margins
 
 TEXT_CELLS = 24 * 24  # cells up to which each holds its number
 STEP_TITLES = {
@@ -81,15 +82,15 @@ def step_figure(
         xgap=cell_gap(len(x)),
         ygap=cell_gap(len(y)),
     )
-    fig = go.Figure(heat)
-    fig.update_layout(
-        title={"text": STEP_TITLES[step], "automargin": True, "yref": "paper", "pad": {"b": 8}},
-        xaxis={"type": "category", "automargin": True, **cols.ticks},
-        yaxis={"type": "category", "autorange": "reversed", "title": {"text": "query"},
-               "automargin": True, **rows.ticks},
-        margin={"l": 10, "r": 10, "t": 10, "b": 10},
-    )  # fmt: skip
-    return fig
+    title = STEP_TITLES[step]
+    layout = {  # margins estimated before the first draw (viz/margins.py), automargin behind
+        "title": {"text": title, "automargin": True, "yref": "paper", "pad": {"b": 8}},
+        "xaxis": {"type": "category", "automargin": True, **cols.ticks},
+        "yaxis": {"type": "category", "autorange": "reversed", "title": {"text": "query"},
+                  "automargin": True, **rows.ticks},
+        "margin": grid_margins(title, drawn_labels(cols), drawn_labels(rows)),
+    }  # fmt: skip
+    return go.Figure(heat, layout=layout)
 
 
 def strongest_key(weights: np.ndarray, query: int) -> int:

@@ -115,19 +115,30 @@ def test_a_projector_gets_large_whole_figures_first(browser: Any, server: str, n
     page.close()
 
 
+DRAWN_ONCE = {  # a grid whose margins are estimated: its page, and words of its title
+    "explore": (f"{PAGES['explore']}&kind=cross", "layer"),
+    "inside": (PAGES["inside"], "Q·K"),  # the first step of scaled dot-product attention
+}
+
+
 @pytest.mark.parametrize("present", [False, True])
-def test_explores_heatmap_is_drawn_once_in_margins_set_before_it(
-    browser: Any, server: str, present: bool
+@pytest.mark.parametrize("figure", list(DRAWN_ONCE))
+def test_grids_are_drawn_once_in_margins_set_before_them(
+    browser: Any, server: str, figure: str, present: bool
 ) -> None:
-    """The heatmap's margins are estimated from its labels (viz/margins.py) so that Plotly
-    draws it once: had one fallen short, automargin would have grown it (and drawn the
-    figure again). Here every side the labels and titles sit on held them, as drawn, and
-    nothing is clipped."""
-    query = f"{PAGES['explore']}&kind=cross" + ("&present=1" if present else "")
-    page = opened(browser, f"{server}/?{query}", PROJECTOR if present else None)
+    """Explore's heatmap and Inside's step grids have margins estimated from their labels
+    (viz/margins.py) so that Plotly draws them once: had one fallen short, automargin would
+    have grown it (and drawn the figure again). Here every side the labels and titles sit on
+    held them, as drawn, and nothing is clipped."""
+    query, title = DRAWN_ONCE[figure]
+    page = opened(browser, f"{server}/?{query}" + ("&present=1" if present else ""),
+                  PROJECTOR if present else None)  # fmt: skip
     sides = page.evaluate(
-        "() => { const l = document.querySelector('.js-plotly-plot')._fullLayout;"
-        " return [['l', 't', 'b'].map(s => l.margin[s]), ['l', 't', 'b'].map(s => l._size[s])]; }"
+        """(title) => { const l = [...document.querySelectorAll('.js-plotly-plot')]
+          .find(p => String(p.layout.title.text).includes(title))._fullLayout;
+          const sides = ['l', 't', 'b'];
+          return [sides.map(s => l.margin[s]), sides.map(s => l._size[s])]; }""",
+        title,
     )
     assert sides[0] == sides[1], "set (l, t, b) against drawn: automargin had to grow one"
     assert not check.clipped(check.texts(page))
