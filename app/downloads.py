@@ -3,9 +3,13 @@
 Streamlit (1.67) runs a callable given as a download's data when the button is clicked and
 keeps what it returns in memory while it is served; it takes str, bytes or a file, not a
 generator. So a file is written piece by piece into a temporary file on disk, and that file
-is handed over: the server holds the finished file once, never a second copy being built.
-A file whose size bound is above the budget (ATTNLENS_MAX_RECORD_MB) is not offered: the
-button is disabled and says how large the file would be.
+is handed over: no second copy is built while it is written.
+
+Serving it costs more than the file: Streamlit reads it into memory, slices that for the
+browser's range request, and the socket keeps what the network has not taken yet (a 97 MB
+record took the server 333 MB above its level, measured in one session). So a file is offered
+only when SERVED_COPIES times its size bound fits the budget (ATTNLENS_MAX_RECORD_MB);
+otherwise the button is disabled and says how large the file would be, and what to use instead.
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ GZIP_LEVEL = 3  # a 240 MB record: about 40% of its size in a few seconds
 PLOTLY_JS_BYTES = 5 * 2**20  # plotly.js inside a standalone HTML figure (4.6 MB in plotly 7)
 IMAGE_BYTES = 64 * 2**20  # a PNG or SVG: pixels, not data (kaleido draws it in its own process)
 NUMBER_CHARS = 24  # the most one number of a figure takes in its JSON
+COMPRESSED = ("application/zip", "application/gzip")  # sent as they are (NPZ is a zip)
+SERVED_COPIES = 4  # the server's memory per byte of a file while it is sent (3.4 measured)
 
 
 class ExportTooLargeError(ValueError):
@@ -42,15 +48,17 @@ def export_limit() -> int:
     return budget_bytes()
 
 
-def too_large(bound: int) -> str | None:
-    """Why a file of at most `bound` bytes is refused, or None when it may be made."""
+def too_large(bound: int, instead: str | None = None) -> str | None:
+    """Why a file of at most `bound` bytes is refused (and what to use `instead`), or None
+    when sending it fits the budget."""
     limit = export_limit()
-    if bound <= limit:
+    if bound * SERVED_COPIES <= limit:
         return None
-    return (
-        f"This file would take up to {megabytes(bound)}, above the limit of "
-        f"{megabytes(limit)} ({RECORD_VAR})."
+    why = (
+        f"This file would take up to {megabytes(bound)}; sending it takes the server up to "
+        f"{SERVED_COPIES} times that, above the limit of {megabytes(limit)} ({RECORD_VAR})."
     )
+    return f"{why} {instead}" if instead else why
 
 
 def text_writer(chunks: Callable[[], Iterable[str]]) -> Writer:
@@ -112,13 +120,14 @@ def button(
     mime: str,
     key: str,
     help: str | None = None,
+    instead: str | None = None,
 ) -> None:
     """A download button for a file of at most `bound` bytes, made when clicked; disabled,
-    with its size and the limit, when the bound is above the budget."""
-    refused = too_large(bound)
+    with its size, the limit and what to use `instead`, when sending it would pass the budget."""
+    refused = too_large(bound, instead)
     if refused:
         st.caption(md(f"{label}: {refused}"))
-    elif bound > PLAIN_BYTES:
+    elif bound > PLAIN_BYTES and mime not in COMPRESSED:
         # Streamlit gzips text downloads as it serves them, at level 9 and in memory (the
         # file twice more); a file it is handed compressed is sent as it is
         write, file_name, mime = gzipped(write), f"{file_name}.gz", "application/gzip"

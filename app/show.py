@@ -144,13 +144,15 @@ def table(frame: pd.DataFrame, key: str, file_name: str, wide: tuple[str, ...] =
     )  # fmt: skip
 
 
-def record(rec: Trace | DecodeRun, key: str, file_name: str, label: str) -> None:
+def record(
+    rec: Trace | DecodeRun, key: str, file_name: str, label: str, instead: str | None = None
+) -> None:
     """A download of a record as JSON, written piece by piece when clicked; refused, with
-    its size, above the budget."""
+    its size and what to use `instead`, when sending it would pass the budget."""
     bound = json_bound(rec.json_tree())
     downloads.button(
         label, downloads.text_writer(lambda: json_chunks(rec.json_tree())), bound,
-        f"{file_name}.json", "application/json", key,
+        f"{file_name}.json", "application/json", key, instead=instead,
     )  # fmt: skip
 
 

@@ -1,6 +1,8 @@
 """Memory benchmark (issue 17): N browser sessions at once on Explore with `minilm` at 510
-tokens, each downloading the record (JSON), the table of the shown head (CSV) and the heatmap
-(HTML), against one `attnlens serve`. Reports the server's peak RSS against N, and its RSS
+tokens, each downloading every file the page offers: the record (NPZ; its JSON is refused
+there, as too large to send within the budget, and the bench checks that its button is
+disabled), the table of the shown head (CSV) and the heatmap (HTML), against one `attnlens
+serve`. Reports the server's peak RSS against N, and its RSS
 after the sessions close against the idle level; then the peak RSS of `attnlens trace`
 writing the same record as JSON, CSV and NPZ.
 
@@ -35,7 +37,10 @@ from tests.helpers.server import CHROMIUM_ARGS, ROOT
 
 MODEL = "minilm"
 MB = 2**20
-DOWNLOADS = ("Download record (JSON)", "Download table (CSV)", "Figure (HTML)")
+DOWNLOADS = (
+    "Download record (JSON)", "Download record (NPZ)", "Download table (CSV)", "Figure (HTML)",
+)  # fmt: skip
+REFUSED = -2  # a download whose button is disabled (the file would pass the budget)
 
 
 @dataclass(frozen=True)
@@ -48,7 +53,7 @@ class Row:
 
 async def one_session(browser: Any, url: str, downloads: bool) -> dict[str, int]:
     """Explore on the long text, then each download clicked in turn; the files' sizes (-1 for
-    a download the browser canceled)."""
+    a download the browser canceled, REFUSED for a button the page disabled)."""
     from playwright.async_api import Error as PlaywrightError
 
     context = await open_explore(browser, url, MODEL, long_text(), 500)
@@ -57,6 +62,9 @@ async def one_session(browser: Any, url: str, downloads: bool) -> dict[str, int]
     for label in DOWNLOADS if downloads else ():
         button = page.get_by_role("button", name=label).first
         await button.scroll_into_view_if_needed()
+        if await button.is_disabled():
+            sizes[label] = REFUSED
+            continue
         async with page.expect_download(timeout=900_000) as info:
             await button.click()
         download = await info.value
@@ -133,13 +141,14 @@ def print_app(drawn: int, idle: int, rows: list[Row]) -> None:
     print(f"{'N':>3} {'peak MB':>8} {'idle+N×budget':>14} {'peak-idle':>10} {'per session':>12} "
           f"{'after MB':>9} {'vs idle':>8}  downloads of one session (MB)")  # fmt: skip
     for r in rows:
-        files = ", ".join(
-            f"{k.split()[-1]} {v / MB:.1f}" if v >= 0 else f"{k.split()[-1]} canceled"
-            for k, v in r.sizes.items()
-        )
+        files = ", ".join(f"{k.split()[-1]} {_size(v)}" for k, v in r.sizes.items())
         print(f"{r.n:>3} {r.peak / MB:>8.0f} {(idle + r.n * budget) / MB:>14.0f} "
               f"{(r.peak - idle) / MB:>10.0f} {(r.peak - idle) / r.n / MB:>12.0f} "
               f"{r.after / MB:>9.0f} {(r.after - idle) / idle:>+8.1%}  {files}")  # fmt: skip
+
+
+def _size(n: int) -> str:
+    return "refused" if n == REFUSED else "canceled" if n < 0 else f"{n / MB:.1f}"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -153,7 +162,7 @@ def main(argv: list[str] | None = None) -> None:
         return
     load = " ".join(f"{v:.1f}" for v in os.getloadavg())
     print(f"\nMemory: N sessions at once on Explore, {MODEL} at 510 tokens, each downloading "
-          f"JSON, CSV (shown head) and HTML (load average {load})")  # fmt: skip
+          f"the record, CSV (shown head) and HTML (load average {load})")  # fmt: skip
     print_app(*measure_app(args.sessions, args.settle))
     if args.skip_cli:
         return

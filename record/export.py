@@ -137,6 +137,18 @@ def write_npz(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], handle:
                 np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
 
 
+NPZ_ENTRY_BYTES = 1024  # the most one entry adds around its data: .npy header, zip headers
+
+
+def npz_bound(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any]) -> int:
+    """At most how many bytes write_npz(arrays, meta) writes, counted without writing it:
+    each array's bytes (deflate adds at most 5 bytes a 16 KB block to data it cannot
+    shrink), the meta entry (numpy keeps its text as 4-byte characters), and every entry's
+    headers."""
+    sizes = [np.asanyarray(a).nbytes for a in arrays.values()] + [4 * json_bound(dict(meta))]
+    return sum(n + n // (16 * 2**10) * 5 + NPZ_ENTRY_BYTES for n in sizes) + NPZ_ENTRY_BYTES
+
+
 def megabytes(n_bytes: float) -> str:
     """A size for a message: '898 MB', '4.1 MB', '12 KB'."""
     mb = n_bytes / 2**20

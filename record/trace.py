@@ -17,6 +17,7 @@ from attnlens.record.export import (
     csv_cell_bytes,
     frame_chunks,
     json_chunks,
+    npz_bound,
     plain,
     write_npz,
 )
@@ -201,10 +202,18 @@ class Trace:
 
     def write_npz(self, handle: IO[bytes]) -> None:
         """What to_npz returns, written into an open binary file one array at a time."""
+        write_npz(*self._npz_parts(), handle)
+
+    def npz_bound(self) -> int:
+        """At most how many bytes write_npz writes, counted without writing it (so a front
+        end can refuse a file too large before making it)."""
+        return npz_bound(*self._npz_parts())
+
+    def _npz_parts(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         arrays = {k: v for k, v in self._arrays().items() if v is not None}
         arrays.update({f"layer_mask.{k}": v for k, v in (self.layer_masks or {}).items()})
         meta = {k: v for k, v in self.json_tree().items() if k not in _NOT_META}
-        write_npz(arrays, meta, handle)
+        return arrays, meta
 
     @classmethod
     def from_npz(cls, blob: bytes) -> Trace:

@@ -40,7 +40,10 @@ def page() -> None:
     for warning in run.warnings:
         st.warning(md(warning))
     st.text(f"Output: {run.output_text}    score (sum of log-probabilities): {run.score:.4f}")
-    show.record(run, "decode_json", f"decode-{run.strategy}", "Download record (JSON)")
+    show.record(
+        run, "decode_json", f"decode-{run.strategy}", "Download record (JSON)",
+        instead="attnlens decode … --out writes it from the command line.",
+    )  # fmt: skip
     step_view(run)
     st.header("Greedy, beam search and sampling side by side")
     versus(lens, text, kwargs)

@@ -98,11 +98,20 @@ def every_head(tr: Trace, kind: Kind, layer: int, head: int) -> None:
 
 
 def record_downloads(tr: Trace, kind: Kind, layer: int, head: int) -> None:
-    """The record as JSON, and as a CSV table of the head shown (or, when asked, of every
-    kind, layer and head: on minilm at 510 tokens that is 18.7 M rows, about 900 MB)."""
+    """The record as JSON and as NPZ (its arrays as they are: on minilm at 510 tokens the
+    JSON is too large to send, the NPZ is not), and as a CSV table of the head shown (or, when
+    asked, of every kind, layer and head: on minilm at 510 tokens 18.7 M rows, about 900 MB)."""
     cols = st.columns(2)
-    with cols[0]:
-        show.record(tr, "trace_json", "trace", "Download record (JSON)")
+    with cols[0], st.container(horizontal=True):
+        show.record(
+            tr, "trace_json", "trace", "Download record (JSON)",
+            instead="Download the record as NPZ, or write its JSON with attnlens trace … --out.",
+        )  # fmt: skip
+        downloads.button(
+            "Download record (NPZ)", tr.write_npz, tr.npz_bound(), "trace.npz",
+            "application/zip", "trace_npz",
+            help="every array as it is, read back with attnlens.Trace.from_npz",
+        )  # fmt: skip
     with cols[1]:
         every = st.toggle("Table of every kind, layer and head", key="w_csv_all")
         chosen: dict[str, Any] = {} if every else {"kind": kind, "layer": layer, "head": head}

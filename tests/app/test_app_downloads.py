@@ -15,6 +15,8 @@ import streamlit
 
 from attnlens.app import downloads
 from attnlens.model.lenses.registry import load
+from attnlens.record.export import json_bound
+from attnlens.record.trace import Trace
 from helpers.apptest import open_on
 
 
@@ -51,6 +53,7 @@ def test_the_table_is_the_head_shown_and_the_record_is_the_trace(
     assert table["file_name"] == "trace-cross-1-0.csv" and not table["disabled"]
     assert content(table).decode() == tr.to_frame("cross", 1, 0).to_csv(index=False)
     assert content(clicked["trace_json"]).decode() == tr.to_json()
+    assert Trace.from_npz(content(clicked["trace_npz"])).equals(tr)
     at.toggle(key="w_csv_all").set_value(True).run()
     every = clicked["trace_csv"]
     assert every["file_name"] == "trace.csv"
@@ -62,14 +65,42 @@ def test_the_table_is_the_head_shown_and_the_record_is_the_trace(
 def test_a_file_over_the_budget_is_refused_with_its_size(
     tiny_model_dir: Path, clicked: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", "0.02")  # 20 KB: one head fits, all do not
-    at = open_on(tiny_model_dir, "explore", text="abcdefgh")
+    tr = load(str(tiny_model_dir), device="cpu").trace("abcdefgh")
+    one, every = tr.csv_bound("encoder_self", 0, 0), tr.csv_bound()
+    limit = 2 * one * downloads.SERVED_COPIES  # one head's table fits, every head's does not
+    assert every * downloads.SERVED_COPIES > limit
+    monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", str(limit / 2**20))
+    at = open_on(tiny_model_dir, "explore", text="abcdefgh", kind="encoder_self")
     assert not clicked["trace_csv"]["disabled"]
     at.toggle(key="w_csv_all").set_value(True).run()
     every = clicked["trace_csv"]
     assert every["disabled"] and every["data"] == b""
     notes = [c.value for c in at.caption if "above the limit" in c.value]
     assert notes and "KB" in notes[0] and "ATTNLENS" in notes[0], [c.value for c in at.caption]
+
+
+def test_a_file_is_offered_only_when_sending_it_fits_the_budget() -> None:
+    limit = downloads.export_limit()
+    assert downloads.too_large(limit // downloads.SERVED_COPIES) is None
+    refused = downloads.too_large(limit // downloads.SERVED_COPIES + 1, "Use the NPZ.")
+    assert refused and f"{downloads.SERVED_COPIES} times" in refused
+    assert refused.endswith("Use the NPZ.")
+
+
+def test_a_record_too_large_to_send_as_json_is_offered_as_npz(
+    tiny_model_dir: Path, clicked: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    text = "abcdefgh"
+    tr = load(str(tiny_model_dir), device="cpu").trace(text)
+    json_size, npz_size = json_bound(tr.json_tree()), tr.npz_bound()
+    assert npz_size < json_size
+    between = (json_size + npz_size) / 2 * downloads.SERVED_COPIES
+    monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", str(between / 2**20))
+    at = open_on(tiny_model_dir, "explore", text=text)
+    assert clicked["trace_json"]["disabled"] and not clicked["trace_npz"]["disabled"]
+    notes = [c.value for c in at.caption if "JSON" in c.value and "limit" in c.value]
+    assert notes and "as NPZ" in notes[0] and "attnlens trace" in notes[0], notes
+    assert Trace.from_npz(content(clicked["trace_npz"])).equals(tr)
 
 
 def test_large_files_are_sent_gzip_compressed(
@@ -81,6 +112,9 @@ def test_large_files_are_sent_gzip_compressed(
     assert record["file_name"] == "trace.json.gz" and record["mime"] == "application/gzip"
     tr = load(str(tiny_model_dir), device="cpu").trace("abc")
     assert gzip.decompress(content(record)).decode() == tr.to_json()
+    npz = clicked["trace_npz"]  # a zip already: sent as it is
+    assert npz["file_name"] == "trace.npz" and npz["mime"] == "application/zip"
+    assert Trace.from_npz(content(npz)).equals(tr)
 
 
 def test_a_spooled_file_is_read_once_and_leaves_nothing_on_disk(tmp_path: Path) -> None:

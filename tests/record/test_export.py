@@ -110,3 +110,16 @@ def test_npz_written_into_a_file_reads_back(tmp_path: Path, trace: Trace) -> Non
     assert Trace.from_npz(path.read_bytes()).equals(trace)
     with np.load(path) as z:
         assert set(z.files) >= {"meta", "encoder_self", "cross", "decoder_self_mask"}
+
+
+def test_npz_bound_holds_for_data_deflate_cannot_shrink(trace: Trace) -> None:
+    noise = big_trace(S=200)
+    random_bits = np.random.default_rng(1).integers(0, 2**32, size=noise.encoder_self.shape)
+    noise = Trace(  # float32 of random bits: deflate stores them, and adds its block headers
+        noise.model, noise.src_tokens, (), random_bits.astype(np.uint32).view(np.float32),
+        None, None, noise.encoder_self_mask, None, None, None, None,
+    )  # fmt: skip
+    for record in (trace, big_trace(S=200), noise):
+        actual = len(record.to_npz())
+        raw = sum(a.nbytes for a in record._arrays().values() if a is not None)
+        assert actual <= record.npz_bound() <= raw * 1.01 + 64 * 2**10
