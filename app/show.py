@@ -38,15 +38,15 @@ def let_it_draw() -> None:
     time.sleep(FIRST_CHART_PAUSE)
 
 
-def styled(fig: go.Figure) -> go.Figure:
+def styled(fig: go.Figure, present: bool | None = None) -> go.Figure:
     """The figure, changed in place, as this session shows it (no copy: copying re-validates
     every trace, and each figure is drawn fresh for one run).
 
     Backgrounds are left clear, so the page's theme shows through and Streamlit colours the
     text for it in the browser: a theme switched in the ⋮ menu (no rerun) still reads. In
-    presentation mode every text is projector-sized."""
+    presentation mode (`present`, or this session's when None) every text is projector-sized."""
     fig.update_layout(plot_bgcolor=CLEAR, paper_bgcolor=CLEAR)
-    if presenting():
+    if presenting() if present is None else present:
         projector(fig, PROJECTOR_FONT)
     return fig
 
@@ -83,17 +83,23 @@ def figure(
 
 def download_buttons(fig: go.Figure, key: str, file_name: str) -> None:
     """Download buttons for a figure as this session shows it, in the page's theme."""
+    figure_downloads(lambda: fig, downloads.figure_bound(fig), key, file_name)
+
+
+def figure_downloads(make: Callable[[], go.Figure], bound: int, key: str, file_name: str) -> None:
+    """Download buttons for the figure `make` builds as shown, only when one is clicked (for a
+    view the page draws without Plotly, such as Explore's lines), in the page's theme; `bound`
+    is at most how many bytes its JSON takes."""
     dark = _dark()
     with st.container(horizontal=True):
-        bound = downloads.figure_bound(fig)
         downloads.button(
-            "Figure (HTML)", _writer(fig, "html", dark), bound + downloads.PLOTLY_JS_BYTES,
+            "Figure (HTML)", _writer(make, "html", dark), bound + downloads.PLOTLY_JS_BYTES,
             f"{file_name}.html", "text/html", f"{key}_download",
         )  # fmt: skip
         if can_export_images():
             for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml")):
                 downloads.button(
-                    fmt.upper(), _writer(fig, fmt, dark), downloads.IMAGE_BYTES,
+                    fmt.upper(), _writer(make, fmt, dark), downloads.IMAGE_BYTES,
                     f"{file_name}.{fmt}", mime, f"{key}_{fmt}",
                     help="drawn by kaleido with the system's Chromium: a few seconds",
                 )  # fmt: skip
@@ -111,11 +117,11 @@ def export(fig: go.Figure, fmt: str, dark: bool = False) -> bytes:
     return bytes(out.to_image(format=fmt, scale=scale, **image_size(out)))
 
 
-def _writer(fig: go.Figure, fmt: str, dark: bool) -> downloads.Writer:
+def _writer(make: Callable[[], go.Figure], fmt: str, dark: bool) -> downloads.Writer:
     """The file, made only when clicked (kaleido starts a browser: seconds, not ms)."""
 
     def write(handle: Any) -> None:
-        handle.write(export(fig, fmt, dark))
+        handle.write(export(make(), fmt, dark))
 
     return write
 

@@ -28,6 +28,9 @@ from attnlens.viz.lines import (
 from attnlens.viz.picking import KIND_TITLES, attention_of, check_head, check_layer
 
 MAX_POSITIONS = 2**16  # positions fit a uint16
+FIGURE_BYTES = 256 * 2**10  # a lines_view figure's layout, template and titles, at most
+LINE_BYTES = 12 * 24 + 2 * 24 + 120  # a line's 12 numbers, its hover point's 2 and fixed text
+CHAR_BYTES = 6  # a character of a token in JSON at most (as a \uXXXX escape)
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,18 @@ class LinesData:
     height: int
     row_px: float
     every: int
+
+    def figure_bound(self) -> int:
+        """At most how many bytes the JSON of lines_view's figure for the same head takes
+        (numbers counted as text, every character as an escape), counted without building it,
+        so a download can be offered and the figure made only when it is clicked."""
+        tokens = [*self.queries, *self.keys]
+        tokens += [t for t in (*self.queries_raw, *self.keys_raw) if t is not None]
+        longest = max((len(t) for t in tokens), default=0)
+        per_line = LINE_BYTES + 4 * longest * CHAR_BYTES  # hover: both tokens, read and raw
+        labels = sum(2 * (len(t) * CHAR_BYTES + LINE_BYTES) for t in tokens)
+        title = len(self.title) * CHAR_BYTES
+        return FIGURE_BYTES + title + int(self.query.size) * per_line + labels
 
     def data(self) -> dict[str, Any]:
         """The payload as JSON-ready values, the arrays as base64 of their little-endian bytes."""

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import importlib.util
+import stat
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -43,18 +45,14 @@ class ModelEntry:
 
 def bundled_models() -> list[ModelEntry]:
     """The models shipped in the repository, by name."""
-    entries = []
     shipped = BUNDLED_DIR.iterdir() if BUNDLED_DIR.is_dir() else iter(())  # none in a bare clone
-    for folder in sorted(p for p in shipped if (p / DESCRIPTION).is_file()):
-        meta = read_description(folder)
-        entries.append(
-            ModelEntry(
-                folder.name,
-                str(meta.get("architecture", "encoder-decoder")),
-                str(meta.get("description", "")),
-                "bundled",
-            )
-        )
+    stamps = []
+    for folder in sorted(shipped):
+        with contextlib.suppress(OSError):  # a folder without a description is not a model
+            found = (folder / DESCRIPTION).stat()
+            if stat.S_ISREG(found.st_mode):
+                stamps.append((folder, found.st_mtime_ns))
+    entries = list(_described(tuple(stamps)))
     if minilm_folder() is not None:
         entries.append(
             ModelEntry(
@@ -65,6 +63,24 @@ def bundled_models() -> list[ModelEntry]:
             )
         )
     return entries
+
+
+@functools.lru_cache(maxsize=8)
+def _described(stamps: tuple[tuple[Path, int], ...]) -> tuple[ModelEntry, ...]:
+    """Bundled models from their folders' descriptions, read again only when one changes
+    (every page's sidebar and every load lists them: reading them took ~1 ms each time)."""
+    entries = []
+    for folder, _ in stamps:
+        meta = read_description(folder)
+        entries.append(
+            ModelEntry(
+                folder.name,
+                str(meta.get("architecture", "encoder-decoder")),
+                str(meta.get("description", "")),
+                "bundled",
+            )
+        )
+    return tuple(entries)
 
 
 def minilm_folder() -> Path | None:

@@ -60,6 +60,9 @@ def test_the_table_is_the_head_shown_and_the_record_is_the_trace(
     assert content(every).decode() == tr.to_frame().to_csv(index=False)
     html = content(clicked["heatmap_download"])
     assert html.lower().startswith(b"<!doctype html>") and b"plotly" in html
+    lines = content(clicked["lines_download"])  # its figure is built only now, when clicked
+    assert lines.lower().startswith(b"<!doctype html>") and b"cross-attention" in lines
+    assert lines.count(b'"mode":"lines"') >= 1
 
 
 def test_a_file_over_the_budget_is_refused_with_its_size(

@@ -87,3 +87,20 @@ def test_tokens_are_plain_text_with_raw_forms_where_they_differ(
 def test_a_bad_head_is_named(trace: Trace) -> None:
     with pytest.raises(ValueError, match="head 7"):
         lines_data(trace, "cross", 0, 7)
+
+
+@pytest.mark.parametrize("long_tokens", [False, True])
+def test_the_figure_bound_holds_for_the_figure_as_exported(synth: type, long_tokens: bool) -> None:
+    """The bound a download is offered by, before its figure is built: never below the JSON of
+    lines_view's figure, projector-sized and in the dark theme's template included."""
+    from attnlens.viz.style import exported, projector
+
+    T = 120
+    rng = np.random.default_rng(0)
+    w = rng.dirichlet(np.ones(T) * 0.05, size=(1, 1, T)).astype(np.float32)
+    src = [("\u00e9\u0000" * 40 if long_tokens else "t") + str(i) for i in range(T)]
+    tr = synth.make_trace(src=src, L=1, H=1, encoder_self=w)
+    bound = lines_data(tr, "encoder_self", 0, 0, text_px=24).figure_bound()
+    fig = exported(projector(lines_view(tr, "encoder_self", 0, [0], text_px=24)), dark=True)
+    actual = len(fig.to_json().encode())
+    assert actual <= bound <= 20 * actual + 2**20
