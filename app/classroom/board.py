@@ -26,13 +26,19 @@ TICK_SECONDS = 0.1  # how often the board reads the versions of the classes foll
 BROWSER_POLL_MS = 250  # how often a student's browser reads its class's file
 FORGET_SECONDS = 120.0  # a class nobody here asked about for this long is no longer read
 
+RETRY_MS = 2000  # a page not redrawn with the new version this long after asking asks again
+
 # The component: no build step, the Streamlit component protocol by hand. It renders nothing,
-# fetches CODE.json every `every_ms` and sends the new version as its value (one rerun) when it
-# differs from the version the page was drawn with.
+# fetches CODE.json every `every_ms` and, when the version there differs from the one the page
+# was drawn with, sends it as its value (one rerun). A rerun can be lost: a value sent while
+# the page's fragment (still_here) runs only reruns the fragment, and the page stays on the
+# old slide; so it asks again every RETRY_MS until a redraw brings the version, each time with
+# a value Streamlit has not seen (a value equal to the last one would rerun nothing).
 FOLLOW_HTML = """<!doctype html>
 <html><body style="margin:0">
 <script>
-let code = null, shown = null, asked = null, timer = null;
+const RETRY_MS = %RETRY_MS%;
+let code = null, shown = null, asked = null, askedAt = 0, timer = null;
 function send(type, more) {
   window.parent.postMessage(Object.assign({isStreamlitMessage: true, type: type}, more || {}), "*");
 }
@@ -42,9 +48,10 @@ async function poll() {
     const reply = await fetch(code + ".json?t=" + Date.now(), {cache: "no-store"});
     if (!reply.ok) return;
     const now = (await reply.json()).version;
-    if (now !== shown && now !== asked) {
+    if (now !== shown && (now !== asked || Date.now() - askedAt > RETRY_MS)) {
       asked = now;
-      send("streamlit:setComponentValue", {value: now, dataType: "json"});
+      askedAt = Date.now();
+      send("streamlit:setComponentValue", {value: [now, askedAt], dataType: "json"});
     }
   } catch (e) { /* the server restarts: try again next time */ }
 }
@@ -67,7 +74,7 @@ function ready() {
 ready();
 </script>
 </body></html>
-"""
+""".replace("%RETRY_MS%", str(RETRY_MS))
 
 
 class VersionBoard:
