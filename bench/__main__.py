@@ -35,8 +35,10 @@ def latency_targets(found: list[Result]) -> list[Target]:
     out = []
     for r in found:
         ours, bare = r.median("ours"), r.median("reference")
-        if r.name.startswith("First visit"):
-            out.append(Target(r.name + " (≤ 2 s)", ours, 2.0))
+        if r.name.startswith("First visit from the open app"):
+            out.append(Target(r.name + " (≤ 2 s)", r.median("ours", "full"), 2.0))
+        elif r.name.startswith("First visit"):
+            continue  # a fresh tab: printed beside the bare page's (app_latency.table)
         elif "512 tokens" in r.name:
             out.append(Target(r.name + " (≤ 2 s)", r.median("ours", "full"), 2.0))
         elif "minilm: Enter" in r.name:

@@ -239,6 +239,39 @@ def first_visits(browser: Any, ours: Server, bare: Server) -> list[Result]:
     return out
 
 
+SIDEBAR = {
+    "explore": "Explore", "decode": "Decode", "inside": "Inside the Transformer",
+    "heads": "Heads", "experiments": "Experiments", "training": "Training", "lecture": "Lecture",
+}  # fmt: skip
+ALL_DRAWN = "(plots) => plots.length > 0 && plots.every((p) => p.data)"
+
+
+def visits_in_app(browser: Any, ours: Server) -> list[Result]:
+    """Each page reached from the open app by its link in the sidebar, as a user who has the
+    app open visits it (the models loaded, each page opened once in first_visits): from the
+    click until the page's title shows and its charts are drawn and quiet. One tab starts on
+    Decode and visits the others in turn (Lecture last: it folds the sidebar), another goes
+    from Explore to Decode."""
+    out = []
+    for start, pages in (("decode", [p for p in PAGES if p != "decode"]), ("explore", ["decode"])):
+        tab = Tab(browser, ours)
+        tab.open(f"page={start}&model=reverse", ready=READY.get(start))
+        for page in pages:
+            titled = "document.querySelector('[data-testid=stMain] h1')?.innerText?.trim()"
+            wait = (
+                f"(plots) => new URLSearchParams(location.search).get('page') === '{page}' "
+                f"&& !!{titled} && ({READY.get(page, ALL_DRAWN)})(plots)"
+            )
+            nav = tab.page.locator('[data-testid="stSidebarNav"]')
+            timing = tab.measure(nav.get_by_text(SIDEBAR[page], exact=True).click, wait, "clicked")
+            result = Result(f"First visit from the open app: {page}")
+            result.ours.append(timing)
+            print(f"  {result.name}: {timing.full * 1000:.0f} ms", flush=True)
+            out.append(result)
+        tab.close()
+    return sorted(out, key=lambda r: PAGES.index(r.name.rsplit(" ", 1)[-1]))
+
+
 GROUPS: dict[str, Callable[..., list[Result]]] = {
     "reverse": reverse_results,
     "minilm": minilm_results,
@@ -260,6 +293,7 @@ def results(repeats: int, only: list[str] | None = None) -> list[Result]:
                     out += measure(browser, ours, bare, repeats)
             if "visits" in wanted:
                 out += first_visits(browser, ours, bare)
+                out += visits_in_app(browser, ours)
         finally:
             browser.close()
     return out
