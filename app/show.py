@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from attnlens.app import downloads
+from attnlens.app.inputs import memo
 from attnlens.record.decode import DecodeRun
 from attnlens.record.export import json_bound, json_chunks
 from attnlens.record.trace import Trace
@@ -155,7 +156,7 @@ def record(
 ) -> None:
     """A download of a record as JSON, written piece by piece when clicked; refused, with
     its size and what to use `instead`, when sending it would pass the budget."""
-    bound = json_bound(rec.json_tree())
+    bound = memo(f"{key}_bound", rec, lambda: json_bound(rec.json_tree()))  # once per record
     downloads.button(
         label, downloads.text_writer(lambda: json_chunks(rec.json_tree())), bound,
         f"{file_name}.json", "application/json", key, instead=instead,

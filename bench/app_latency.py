@@ -244,6 +244,7 @@ SIDEBAR = {
     "heads": "Heads", "experiments": "Experiments", "training": "Training", "lecture": "Lecture",
 }  # fmt: skip
 ALL_DRAWN = "(plots) => plots.length > 0 && plots.every((p) => p.data)"
+TITLED = "!!document.querySelector('[data-testid=stMain] h1')?.innerText?.trim()"
 
 
 def visits_in_app(browser: Any, ours: Server) -> list[Result]:
@@ -257,10 +258,9 @@ def visits_in_app(browser: Any, ours: Server) -> list[Result]:
         tab = Tab(browser, ours)
         tab.open(f"page={start}&model=reverse", ready=READY.get(start))
         for page in pages:
-            titled = "document.querySelector('[data-testid=stMain] h1')?.innerText?.trim()"
             wait = (
                 f"(plots) => new URLSearchParams(location.search).get('page') === '{page}' "
-                f"&& !!{titled} && ({READY.get(page, ALL_DRAWN)})(plots)"
+                f"&& {TITLED} && ({READY.get(page, ALL_DRAWN)})(plots)"
             )
             nav = tab.page.locator('[data-testid="stSidebarNav"]')
             timing = tab.measure(nav.get_by_text(SIDEBAR[page], exact=True).click, wait, "clicked")

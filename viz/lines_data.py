@@ -29,7 +29,8 @@ from attnlens.viz.picking import KIND_TITLES, attention_of, check_head, check_la
 
 MAX_POSITIONS = 2**16  # positions fit a uint16
 FIGURE_BYTES = 256 * 2**10  # a lines_view figure's layout, template and titles, at most
-LINE_BYTES = 12 * 24 + 2 * 24 + 120  # a line's 12 numbers, its hover point's 2 and fixed text
+NUMBER_BYTES = 24  # a number in a figure's JSON at most
+LINE_BYTES = 14 * NUMBER_BYTES + 120  # a line's 12 numbers, its hover point's 2, fixed text
 CHAR_BYTES = 6  # a character of a token in JSON at most (as a \uXXXX escape)
 
 

@@ -112,7 +112,8 @@ def record_downloads(tr: Trace, kind: Kind, layer: int, head: int) -> None:
             instead="Download the record as NPZ, or write its JSON with attnlens trace … --out.",
         )  # fmt: skip
         downloads.button(
-            "Download record (NPZ)", tr.write_npz, tr.npz_bound(), "trace.npz",
+            "Download record (NPZ)", tr.write_npz, memo("trace_npz_bound", tr, tr.npz_bound),
+            "trace.npz",
             "application/zip", "trace_npz",
             help="every array as it is, read back with attnlens.Trace.from_npz",
         )  # fmt: skip
