@@ -46,7 +46,7 @@ def styled(fig: go.Figure, present: bool | None = None) -> go.Figure:
     Backgrounds are left clear, so the page's theme shows through and Streamlit colours the
     text for it in the browser: a theme switched in the ⋮ menu (no rerun) still reads. In
     presentation mode (`present`, or this session's when None) every text is projector-sized."""
-    fig.update_layout(plot_bgcolor=CLEAR, paper_bgcolor=CLEAR)
+    fig.layout.plot_bgcolor = fig.layout.paper_bgcolor = CLEAR  # a third of update_layout's time
     if presenting() if present is None else present:
         projector(fig, PROJECTOR_FONT)
     return fig

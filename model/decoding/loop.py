@@ -167,6 +167,31 @@ def search(
     return tuple(records), _hypotheses(last, settings, vocab)
 
 
+@torch.inference_mode()
+def greedy_output(
+    stepper: Stepper[Any],
+    settings: DecodeSettings,
+    source: Sequence[int] | None,
+    prefix: Sequence[int],
+    vocab: Vocabulary,
+) -> tuple[int, ...]:
+    """The ids greedy decoding gives, the end token included when one was chosen: what
+    `search` finds as its best hypothesis for these settings, by the same scoring and choice,
+    with nothing recorded (for a caller that needs the output alone, as a trace teacher-forced
+    on it does; recording each step took about a fifth of Explore's decoding)."""
+    if settings.strategy != "greedy" or settings.force:
+        raise ValueError("greedy_output takes plain greedy settings (no forced tokens)")
+    out, choice = stepper.start(source, prefix, settings.ablate), Greedy()
+    ids: tuple[int, ...] = ()
+    for _ in range(settings.max_len):
+        scored = _scored(out, (Live(ids, 0.0, 0.0, 0, 0),), prefix, vocab, "greedy", None)
+        ids = (*ids, choice.propose(scored.choose, scored.choose[:, 0], None).tokens[0])
+        if ids[-1] in vocab.ends or len(ids) == settings.max_len:
+            return ids
+        out = stepper.step(out.state, torch.tensor([ids[-1]], device=out.log_probs.device))
+    return ids
+
+
 def _advance(
     stepper: Stepper[Any], out: StepOutput[Any], live: tuple[Live, ...]
 ) -> StepOutput[Any]:

@@ -14,8 +14,8 @@ import torch
 from torch import nn
 
 from attnlens.model.decoding.heads import HeadKind, HeadRef, check_head
-from attnlens.model.decoding.loop import Vocabulary, search
-from attnlens.model.decoding.request import DecodeSettings
+from attnlens.model.decoding.loop import Vocabulary, greedy_output, search
+from attnlens.model.decoding.request import DecodeRequest, DecodeSettings, ModelLimits, resolve
 from attnlens.model.decoding.stepper import Stepper
 from attnlens.model.lenses.budget import check_budget, decode_bytes, trace_bytes
 from attnlens.model.lenses.lens import Lens, forced_past_end
@@ -123,16 +123,33 @@ class OwnLens(Lens, Generic[NetT]):
             info.n_layers, info.n_heads, context, settings.max_len, settings.width
         )
         check_budget(needed, "decode", "use a shorter max length or fewer beams")
-        # <pad>, <s> and <unk> are never targets in training; were one chosen, the output text
-        # (which drops specials) would no longer spell the output tokens
-        banned = (tok.pad_id, tok.bos_id, tok.unk_id)
-        vocab = Vocabulary(tok.vocab, tok.eos_id, lambda ids: tok.decode(list(ids)), banned)
-        steps, hypotheses = search(stepper, settings, source, prefix, vocab)
+        steps, hypotheses = search(stepper, settings, source, prefix, self.vocabulary())
         return DecodeRun(
             settings.strategy, settings.params(tok.vocab), tuple(shown), hypotheses, steps, info,
             (*warnings, *forced_past_end(settings, steps, tok.vocab)),
             tuple(tok.token(i) for i in prefix),
         )  # fmt: skip
+
+    def vocabulary(self) -> Vocabulary:
+        """How decoding names and ends tokens. <pad>, <s> and <unk> are never targets in
+        training; were one chosen, the output text (which drops specials) would no longer spell
+        the output tokens, so they are banned."""
+        tok = self.tokenizer
+        banned = (tok.pad_id, tok.bos_id, tok.unk_id)
+        return Vocabulary(tok.vocab, tok.eos_id, lambda ids: tok.decode(list(ids)), banned)
+
+    def greedy_text(
+        self,
+        stepper: Stepper[Any],
+        limits: ModelLimits,
+        source: Sequence[int] | None,
+        prefix: Sequence[int],
+    ) -> str:
+        """The output text `decode` gives with its default settings (greedy), found without
+        recording the steps."""
+        settings = resolve(DecodeRequest.from_kwargs(strategy="greedy"), limits)
+        vocab = self.vocabulary()
+        return vocab.detokenize(greedy_output(stepper, settings, source, prefix, vocab))
 
     def head_projections(self, trace: Trace, kind: Kind, layer: int, head: int) -> HeadProjections:
         """Re-run the model on the tokens trace saw, keeping each attention's Q, K and V: the

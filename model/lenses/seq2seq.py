@@ -111,8 +111,9 @@ class Seq2SeqLens(OwnLens[Transformer]):
         if given is not None:
             ids = ids_of_tokens(given, self.tokenizer.index, self.name)
             return self._teacher_forced(src, src_tokens, ids, list(given), warnings)
-        if target is None:
-            target = self.decode(text).output_text
+        if target is None:  # the output `decode` gives, its steps not recorded
+            stepper, start = TransformerStepper(self.net), [self.tokenizer.bos_id]
+            target = self.greedy_text(stepper, self.limits, src, start)
         enc, target_warnings = self.encode(target, "target", self.max_tokens)
         return self._teacher_forced(
             src, src_tokens, enc.ids, enc.tokens, warnings + target_warnings

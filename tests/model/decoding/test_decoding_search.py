@@ -10,8 +10,12 @@ import torch
 
 from attnlens import load
 from attnlens.model.decoding.beam import length_penalty
+from attnlens.model.decoding.loop import greedy_output, search
+from attnlens.model.decoding.request import DecodeRequest, resolve
+from attnlens.model.decoding.steppers import TransformerStepper
 from attnlens.model.lenses.seq2seq import Seq2SeqLens
 from attnlens.record.decode import DecodeRun
+from attnlens.record.errors import InputError
 
 TEXTS = ("abc", "hgfedcba", "a b c", "ddd")
 
@@ -177,3 +181,37 @@ def test_a_forced_special_token_keeps_its_own_log_probability(lens: Seq2SeqLens)
     assert forced.token == "<s>" and math.isfinite(forced.logprob)
     tr = lens.trace("abc", target=run.output_text)  # the text drops <s>: another sequence
     assert tr.tgt_tokens[1:] != run.output_tokens[: len(tr.tgt_tokens) - 1]
+
+
+@pytest.mark.parametrize("name", ["reverse", "sort", "translate", "dates"])
+def test_a_trace_is_teacher_forced_on_the_output_decode_gives(name: str) -> None:
+    """The trace finds its greedy output without recording steps (greedy_output); it must be
+    the trace teacher-forced on the output of `decode`, on the bundled models' own kind of input
+    and on input they were never trained for (where near-ties between tokens are likelier)."""
+    loaded = load(name, device="cpu")
+    assert isinstance(loaded, Seq2SeqLens)
+    texts = [*loaded.sample_texts(40, seed=7), "a", "zzzz zzzz", "12 3 45", "the the the"]
+    for text in texts:
+        try:
+            run = loaded.decode(text)
+        except InputError:
+            continue
+        teacher_forced = loaded.trace(text, run.output_text)
+        assert loaded.trace(text).tgt_tokens == teacher_forced.tgt_tokens, text
+
+
+def test_greedy_output_stops_where_search_stops(lens: Seq2SeqLens) -> None:
+    """At the maximum length (no end token) and at the end token, the same ids as search's
+    best hypothesis; anything but plain greedy is refused."""
+    stepper, start = TransformerStepper(lens.net), [lens.tokenizer.bos_id]
+    vocab = lens.vocabulary()
+    for text in TEXTS:
+        src, _, _ = lens.source_ids(text)
+        for max_len in (1, 2, 3, lens.limits.max_len):
+            settings = resolve(DecodeRequest.from_kwargs(max_len=max_len), lens.limits)
+            _, best = search(stepper, settings, src, start, vocab)
+            ids = greedy_output(stepper, settings, src, start, vocab)
+            assert tuple(vocab.names[i] for i in ids) == best[0].tokens
+    beam = resolve(DecodeRequest.from_kwargs(strategy="beam"), lens.limits)
+    with pytest.raises(ValueError, match="plain greedy"):
+        greedy_output(stepper, beam, src, start, vocab)
