@@ -10,7 +10,8 @@ from pathlib import Path
 import streamlit as st
 from streamlit.components.v2.types import ComponentRenderer
 
-from attnlens.viz.style import BASE_FONT, PROJECTOR_FONT, TITLE_EXTRA
+from attnlens.viz.margins import BASE_FONT
+from attnlens.viz.style import PROJECTOR_FONT, TITLE_EXTRA
 
 WEB = Path(__file__).parent / "web"
 

@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.labels import TokenAxis, positions_axis, produced_labels, token_axis
-from attnlens.viz.margins import grid_margins
+from attnlens.viz.margins import BASE_FONT, TITLE_LINE, TITLE_ROOM, grid_margins, plain_lines
 from attnlens.viz.picking import (
     KIND_TITLES,
     allowed_of,
@@ -26,6 +26,8 @@ GAP_LIMIT = 48  # up to this many cells a side, a 1 px gap parts them; beyond, i
 ROW_PX = 26  # height of a row while the grid fits between MIN_HEIGHT and MAX_HEIGHT
 MIN_HEIGHT, MAX_HEIGHT = 420, 760
 PRODUCED_TITLE = "decoder position: input → produced"
+TITLE_PAD = 12  # px between a title and the plot (its line box reaches 5 px below the letters)
+SUBTITLE_PX = 28  # px a subtitle takes below its title (Plotly draws it at 0.7 of the title's size)
 
 
 def head_heatmap(
@@ -52,11 +54,11 @@ def head_heatmap(
     if reference is not None:
         hits = reference_hits(trace, layer, head, reference)
         layers.append(reference_layer(reference, x, y))
-        found = f"<br>argmax on the true source: {hits} of {len(reference)} output tokens"
-    title = f"{KIND_TITLES[kind]} · layer {layer} · head {head}{found}"
+        found = f"argmax on the true source: {hits} of {len(reference)} output tokens"
+    title = f"{KIND_TITLES[kind]} · layer {layer} · head {head}"
     # the layout given to the constructor: update_layout's path through a nested dict took
     # 3–4 times as long (8 of Explore's 11 ms building this figure on reverse)
-    return go.Figure(layers, layout=grid_layout(title, cols, rows, "key", row_title))
+    return go.Figure(layers, layout=grid_layout(title, cols, rows, "key", row_title, found))
 
 
 def query_axis(trace: Trace, kind: Kind) -> tuple[TokenAxis, str]:
@@ -74,16 +76,20 @@ def grid_layout(
     rows: TokenAxis,
     column_title: str = "key",
     row_title: str = "query",
+    subtitle: str = "",
 ) -> dict[str, Any]:
     """The layout every rows × columns grid of positions shares: the first row at the top,
     column labels below (on top they would share the room above with the title), every label
     and title given room so none is cut or overlaps another (estimated from the labels before
     the first draw, viz/margins.py, with automargin behind it), and a height that grows with
-    the rows up to a bound."""
+    the rows up to a bound. A second line of the title goes in `subtitle`, and the title's
+    padding grows by its height: Plotly rests a title above the plot on its first line and
+    draws any line after it, a <br> or a subtitle, below, over the top row."""
     n = len(rows.values)
     margin = grid_margins(title, drawn_labels(columns), drawn_labels(rows))
+    heading, margin["t"] = grid_title(title, subtitle)
     return {
-        "title": {"text": title, "automargin": True, "yref": "paper", "pad": {"b": 8}},
+        "title": heading,
         "xaxis": {
             "title": {"text": column_title},
             "type": "category",
@@ -101,6 +107,22 @@ def grid_layout(
         "margin": margin,
         "height": grid_height(n),
     }
+
+
+def grid_title(title: str, subtitle: str = "") -> tuple[dict[str, Any], int]:
+    """A grid's title above its plot, with an optional second line in a smaller font, and
+    the top margin that holds both (set before the first draw: where automargin had to grow
+    it, Plotly drew the rows' tick labels for the plot's first height, off their rows)."""
+    lines = len(plain_lines(title)) + (1 if subtitle else 0)
+    lifted = SUBTITLE_PX if subtitle else 0
+    layout = {
+        "text": title,
+        "subtitle": {"text": subtitle, "font": {"size": BASE_FONT}},  # Plotly's own: 0.7 × title
+        "automargin": True,
+        "yref": "paper",
+        "pad": {"b": TITLE_PAD + lifted},
+    }
+    return layout, TITLE_ROOM + TITLE_LINE * lines + lifted
 
 
 def drawn_labels(axis: TokenAxis) -> list[str]:

@@ -16,8 +16,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from attnlens.viz.style import BASE_FONT
-
+BASE_FONT = 12  # px: the text size figures are laid out for
 AXIS_ROOM = 64  # px beside the tick labels: their gap, the axis title with its standoff, pad
 TITLE_LINE = 21  # px per line of a 16 px title
 TITLE_ROOM = 20  # px above and below the title's lines
@@ -63,6 +62,16 @@ def plain_lines(markup: str) -> list[str]:
 def text_px(markup: str, font_px: float = BASE_FONT) -> float:
     """Estimated width in pixels of a label's longest line at font_px."""
     return max(sum(map(char_em, line)) for line in plain_lines(markup)) * font_px
+
+
+def balanced_lines(text: str) -> str:
+    """A one-line label broken in two at the space nearest its middle (as it stands if it
+    has no space)."""
+    spaces = [i for i, ch in enumerate(text) if ch == " "]
+    if not spaces or "<br>" in text:
+        return text
+    cut = min(spaces, key=lambda i: abs(text_px(text[:i]) - text_px(text[i + 1 :])))
+    return f"{text[:cut]}<br>{text[cut + 1 :]}"
 
 
 def widest_px(labels: Sequence[str], font_px: float = BASE_FONT) -> float:

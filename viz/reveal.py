@@ -84,8 +84,7 @@ def _hide_true_source(fig: go.Figure, row: int) -> None:
             keep = [i for i in range(len(trace.y)) if i != row]
             trace.x = [trace.x[i] for i in keep]
             trace.y = [trace.y[i] for i in keep]
-            title = fig.layout.title.text or ""
-            fig.update_layout(title_text=title.split("<br>argmax on the true source")[0])
+            fig.layout.title.subtitle.text = ""  # its count would give the hidden row away
 
 
 def head_scores(scores: Sequence[float], answer: int, what: str) -> go.Figure:

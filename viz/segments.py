@@ -9,7 +9,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from attnlens.record.trace import Trace
-from attnlens.viz.heatmap import grid_layout, head_heatmap, weight_layer
+from attnlens.viz.heatmap import grid_layout, grid_title, head_heatmap, weight_layer
 from attnlens.viz.labels import hover_labels, position_labels, token_axis
 from attnlens.viz.picking import allowed_of, attention_of, check_head, check_layer
 
@@ -66,7 +66,7 @@ def _with_boundary(fig: go.Figure, start: int, trace: Trace) -> go.Figure:
             x=middle[k], y=middle[q], text=f"{q}→{k}", showarrow=False, opacity=0.45,
             font={"size": 16, "color": BOUNDARY_COLOUR},
         )  # fmt: skip
-    title = fig.layout.title.text or ""
-    fig.update_layout(title_text=f"{title}<br>sentence A: positions 0–{start - 1} · "
-                                 f"sentence B: {start}–{S - 1}")  # fmt: skip
+    note = f"sentence A: positions 0–{start - 1} · sentence B: {start}–{S - 1}"
+    title, top = grid_title(fig.layout.title.text or "", note)
+    fig.update_layout(title=title, margin_t=top)
     return fig

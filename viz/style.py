@@ -8,7 +8,8 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-BASE_FONT = 12  # px: the text size figures are laid out for
+from attnlens.viz.margins import BASE_FONT, balanced_lines, text_px
+
 PROJECTOR_FONT = 24  # px: every text of a figure on a projector, ticks included
 TITLE_EXTRA = 6  # figure titles this much larger
 PROJECTOR_HEIGHT = (520, 680)  # px, at least and at most: a figure and the page title fit 1080
@@ -39,6 +40,8 @@ def projector(fig: go.Figure, size: int = PROJECTOR_FONT) -> go.Figure:
     for side in ("l", "r", "t", "b"):
         if margin[side] is not None:
             margin[side] = round(margin[side] * size / BASE_FONT)
+    if fig.layout.title.subtitle.text:
+        fig.layout.title.subtitle.font.size = size
     if fig.layout.title.pad.b:
         fig.layout.title.pad.b = round(fig.layout.title.pad.b * size / BASE_FONT)
     for annotation in fig.layout.annotations:  # subplot titles, grid labels
@@ -46,15 +49,22 @@ def projector(fig: go.Figure, size: int = PROJECTOR_FONT) -> go.Figure:
     for name in [k for k in fig.layout if k.startswith("coloraxis")]:
         _colorbar(fig.layout[name].colorbar, size)
     fig.for_each_xaxis(lambda axis: _axis(axis, size, None))
-    fig.for_each_yaxis(lambda axis: _axis(axis, size, _axis_px(axis, height)))
+    fig.for_each_yaxis(lambda axis: _axis(axis, size, _axis_px(axis, height, margin)))
     fig.for_each_trace(lambda trace: _trace(trace, size))
     return fig
 
 
 def _axis(axis: Any, size: int, length_px: float | None) -> None:
+    """Ticks and title at `size`; on a y axis of positions, a title longer than the axis in
+    two lines (one would run past the plot into the figure's title), and ticks thinned."""
     axis.update(tickfont={"size": size}, title_font={"size": size}, automargin=True)
+    if length_px is None:
+        return
+    title = axis.title.text
+    if title and text_px(title, size) > length_px:
+        axis.title.text = balanced_lines(title)
     values, texts = axis.tickvals, axis.ticktext
-    if values is None or texts is None or length_px is None:
+    if values is None or texts is None:
         return
     room = max(1, int(length_px // (TICK_PX * size)))
     step = math.ceil(len(values) / room)
@@ -62,13 +72,16 @@ def _axis(axis: Any, size: int, length_px: float | None) -> None:
         axis.update(tickvals=list(values)[::step], ticktext=list(texts)[::step])
 
 
-def _axis_px(axis: Any, height: int) -> float | None:
-    """A rough length of a y axis in pixels (its share of the figure, less ~200 px of titles
-    and labels); None for axes whose labels are not positions."""
+def _axis_px(axis: Any, height: int, margin: Any) -> float | None:
+    """A rough length of a y axis in pixels (its share of the figure less its top and bottom
+    margins, ~200 px where they are not set); None for axes whose labels are not positions."""
     if axis.type != "category":
         return None
     low, high = axis.domain or (0.0, 1.0)
-    return max(100.0, (height - 200) * (high - low))
+    room = height - 200.0
+    if margin.t is not None and margin.b is not None:
+        room = float(height - margin.t - margin.b)
+    return max(100.0, room * (high - low))
 
 
 def _colorbar(bar: Any, size: int) -> None:

@@ -22,7 +22,8 @@ from attnlens.app.lines_canvas import lines_canvas
 from attnlens.app.pairs import pair_view
 from attnlens.app.scaffold import traced_page_start, true_alignment
 from attnlens.record.trace import Kind, Trace
-from attnlens.viz.style import BASE_FONT, PROJECTOR_FONT
+from attnlens.viz.margins import BASE_FONT
+from attnlens.viz.style import PROJECTOR_FONT
 
 WIDE_FROM = 64  # positions past which the heatmap takes the full width (cells stay ≥ 1 px)
 

@@ -213,7 +213,7 @@ def test_cross_attention_circles_the_true_alignment_when_the_task_knows_it() -> 
     circles = spec["data"][-1]
     assert circles["type"] == "scatter" and circles["name"] == "true source"
     assert circles["x"] == ["0 · the", "1 · cat", "2 · sees", "3 · a", "4 · house", "4 · house"]
-    assert "argmax on the true source: " in spec["layout"]["title"]["text"]
+    assert spec["layout"]["title"]["subtitle"]["text"].startswith("argmax on the true source: ")
     at.selectbox(key="w_kind").select("encoder_self").run()
     assert heatmap(at)["data"][-1]["type"] == "heatmap"  # circles on cross-attention only
     at = open_bundled("explore", "reverse", target="wrong")

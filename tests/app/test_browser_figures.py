@@ -117,6 +117,8 @@ def test_a_projector_gets_large_whole_figures_first(browser: Any, server: str, n
 
 DRAWN_ONCE = {  # a grid whose margins are estimated: its page, and words of its title
     "explore": (f"{PAGES['explore']}&kind=cross", "layer"),
+    # a task that knows the true source: the title's second line counts the rows that find it
+    "explore-reverse": ("page=explore&model=reverse&kind=cross&layer=0&head=0", "layer"),
     "inside": (PAGES["inside"], "Q·K"),  # the first step of scaled dot-product attention
 }
 
@@ -128,8 +130,9 @@ def test_grids_are_drawn_once_in_margins_set_before_them(
 ) -> None:
     """Explore's heatmap and Inside's step grids have margins estimated from their labels
     (viz/margins.py) so that Plotly draws them once: had one fallen short, automargin would
-    have grown it (and drawn the figure again). Here every side the labels and titles sit on
-    held them, as drawn, and nothing is clipped."""
+    have grown it (and drawn the figure again, its row labels left where the first draw put
+    them). Here every side the labels and titles sit on held them, as drawn, nothing is
+    clipped, and no title is drawn over the cells or another title."""
     query, title = DRAWN_ONCE[figure]
     page = opened(browser, f"{server}/?{query}" + ("&present=1" if present else ""),
                   PROJECTOR if present else None)  # fmt: skip
@@ -141,7 +144,11 @@ def test_grids_are_drawn_once_in_margins_set_before_them(
         title,
     )
     assert sides[0] == sides[1], "set (l, t, b) against drawn: automargin had to grow one"
-    assert not check.clipped(check.texts(page))
+    found = check.texts(page)
+    assert not check.clipped(found)
+    assert not check.titles_on_plots(found)
+    assert not check.overlapping(found)
+    assert not (present and check.small(found, PROJECTOR_TEXT_PX))
     page.close()
 
 

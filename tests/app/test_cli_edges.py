@@ -66,7 +66,7 @@ def test_a_sentence_pair_from_the_command_line(
     figure = tmp_path / "pair.json"
     args = ["plot", folder, "the cat sat", "--pair", "a dog", "--view", "pair"]
     assert run([*args, "--out", str(figure)], capsys)[0] == 0
-    assert "sentence B" in json.loads(figure.read_text())["layout"]["title"]["text"]
+    assert "sentence B" in json.loads(figure.read_text())["layout"]["title"]["subtitle"]["text"]
     code, _, err = run(["trace", str(zoo_folder("bart")), "the cat", "--pair", "a dog"], capsys)
     assert code == 2 and "reads one text" in err
     code, _, err = run(["plot", folder, "the cat", "--view", "pair"], capsys)

@@ -43,14 +43,21 @@ def figures(at: AppTest) -> list[dict[str, Any]]:
 
 
 def titles(at: AppTest) -> list[str]:
-    """The titles of the page's Plotly figures ("" for one without)."""
-    return [str(spec["layout"].get("title", {}).get("text", "")) for spec in figures(at)]
+    """The titles of the page's Plotly figures ("" for one without), a subtitle after a <br>."""
+    return [title_of(spec) for spec in figures(at)]
+
+
+def title_of(spec: dict[str, Any]) -> str:
+    """A figure's title as read: its text, and its subtitle after a <br> when it has one."""
+    title = spec["layout"].get("title", {})
+    text, subtitle = str(title.get("text", "")), title.get("subtitle", {}).get("text")
+    return f"{text}<br>{subtitle}" if subtitle else text
 
 
 def chart(at: AppTest, title_part: str, *, at_start: bool = False) -> dict[str, Any]:
     """The first figure whose title contains title_part (begins with it, with at_start)."""
     for spec in figures(at):
-        title = str(spec["layout"].get("title", {}).get("text", ""))
+        title = title_of(spec)
         if title.startswith(title_part) if at_start else title_part in title:
             return spec
     raise AssertionError(f"no figure titled ...{title_part!r}... in {titles(at)}")

@@ -125,6 +125,19 @@ def overlapping(found: list[dict[str, Any]], slack: float = 2.0) -> list[str]:
     return out
 
 
+def titles_on_plots(found: list[dict[str, Any]], slack: float = 2.0) -> list[str]:
+    """Figure titles and subtitles drawn over a plot area (Plotly rests a title on the plot
+    by its first line: a second line came out over the top row of cells)."""
+    out = []
+    for t in found:
+        area, box = t["area"], t["box"]
+        if "gtitle" in t["role"] and area is not None:
+            h = min(box[3], area[3]) - max(box[1], area[1])
+            if h > slack:
+                out.append(f"{t['text']!r} reaches {h:.0f} px into its plot area")
+    return out
+
+
 BLOCKS = r"""() => Array.from(document.querySelectorAll('.js-plotly-plot')).flatMap((plot, p) =>
   Array.from(plot.querySelectorAll('.shapelayer path')).filter(s => {
     const f = getComputedStyle(s); return f.fill !== 'none' && parseFloat(f.fillOpacity) > 0;

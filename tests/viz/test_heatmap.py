@@ -77,9 +77,9 @@ def test_the_true_alignment_is_circled_and_counted(synth: type) -> None:
     assert circles.type == "scatter" and circles.marker.symbol == "circle-open"
     assert list(circles.x) == ["2 · a", "1 · b"]
     assert list(circles.y) == ["0 · &lt;s&gt; → x", "1 · x → y"]
-    assert fig.layout.title.text.endswith("argmax on the true source: 1 of 2 output tokens")
+    assert fig.layout.title.subtitle.text == "argmax on the true source: 1 of 2 output tokens"
     assert reference_hits(tr, 0, 1, (2, 1)) == 1 and reference_hits(tr, 0, 0, (2, 0, 3)) == 3
-    assert "true source" not in head_heatmap(tr, "cross", 0, 0).layout.title.text
+    assert not head_heatmap(tr, "cross", 0, 0).layout.title.subtitle.text
 
 
 @pytest.mark.parametrize("reference", [(0, 1, 2, 3), (4,), (-1,)])

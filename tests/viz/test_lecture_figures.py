@@ -171,11 +171,11 @@ def test_the_reveal_marks_the_asked_row_and_the_right_cell() -> None:
 def test_blanking_a_cross_row_hides_its_true_source_too() -> None:
     tr = synth.make_trace(src=("a", "b", "c", "</s>"), tgt=("<s>", "x", "y"))
     fig = where_reveal(tr, "cross", 1, 0, query=1, answer=2, reference=(2, 1, 0))
-    assert "true source" in fig.layout.title.text
+    assert "true source" in fig.layout.title.subtitle.text
     hidden = blank_row(fig, 1, ("weight",))
     circles = next(t for t in hidden.data if t.name == "true source")
     assert len(circles.x) == 2 and "1 · x" not in list(circles.y)
-    assert "true source" not in hidden.layout.title.text
+    assert not hidden.layout.title.subtitle.text
 
 
 def test_the_class_histogram_counts_beside_the_truth() -> None:

@@ -6,9 +6,16 @@ import pytest
 
 from attnlens import viz
 from attnlens.record.trace import Trace
-from attnlens.viz.heatmap import grid_layout
+from attnlens.viz.heatmap import SUBTITLE_PX, grid_layout
 from attnlens.viz.labels import escape, position_labels, token_axis
-from attnlens.viz.margins import AXIS_ROOM, TITLE_LINE, TITLE_ROOM, plain_lines, text_px
+from attnlens.viz.margins import (
+    AXIS_ROOM,
+    TITLE_LINE,
+    TITLE_ROOM,
+    balanced_lines,
+    plain_lines,
+    text_px,
+)
 
 # Widths Debian's Chromium measured (SVG getBBox) for these labels on the app's page, in
 # Streamlit's figure font (Source Sans, 12 px): the estimate must not fall short of them (else
@@ -47,6 +54,29 @@ def test_grid_margins_hold_the_widest_label_of_each_axis_and_every_title_line() 
     assert one["b"] >= text_px(cols.values[1]) + AXIS_ROOM
     assert one["l"] > one["b"]  # the long token is a row
     assert (one["t"], two["t"]) == (TITLE_ROOM + TITLE_LINE, TITLE_ROOM + 2 * TITLE_LINE)
+
+
+def test_a_subtitle_is_lifted_clear_of_the_plot_with_room_above_for_it() -> None:
+    """Plotly rests a title on the plot by its first line; the line under it came out over
+    the top row until the title's padding grew by the subtitle's height."""
+    axis = token_axis(position_labels(["a", "b"]))
+    plain, sub = grid_layout("t", axis, axis), grid_layout("t", axis, axis, subtitle="found: 1")
+    assert sub["title"]["subtitle"]["text"] == "found: 1" and not plain["title"]["subtitle"]["text"]
+    assert sub["title"]["pad"]["b"] == plain["title"]["pad"]["b"] + SUBTITLE_PX
+    assert sub["margin"]["t"] == plain["margin"]["t"] + TITLE_LINE + SUBTITLE_PX
+
+
+@pytest.mark.parametrize(
+    ("text", "lines"),
+    [
+        ("decoder position: input → produced", ("decoder position:", "input → produced")),
+        ("query", ("query",)),
+        ("a b", ("a", "b")),
+        ("two<br>lines already", ("two", "lines already")),
+    ],
+)
+def test_a_label_is_balanced_over_two_lines_at_a_space(text: str, lines: tuple[str, ...]) -> None:
+    assert tuple(plain_lines(balanced_lines(text))) == lines
 
 
 def test_thinned_ticks_are_measured_by_the_labels_drawn() -> None:

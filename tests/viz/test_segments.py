@@ -24,7 +24,7 @@ def test_the_whole_grid_is_split_into_four_named_blocks(pair: Trace) -> None:
     lines = fig.layout.shapes
     assert len(lines) == 2 and {lines[0].x0, lines[1].y0} == {3.5}
     assert {a.text for a in fig.layout.annotations} == {"A→A", "A→B", "B→A", "B→B"}
-    assert "sentence A: positions 0–3 · sentence B: 4–6" in fig.layout.title.text
+    assert fig.layout.title.subtitle.text == "sentence A: positions 0–3 · sentence B: 4–6"
 
 
 @pytest.mark.parametrize(

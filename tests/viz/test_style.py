@@ -11,6 +11,7 @@ import pytest
 from attnlens import viz
 from attnlens.record.trace import Trace
 from attnlens.viz.decode_step import step_attention, up_to_step
+from attnlens.viz.margins import plain_lines
 from attnlens.viz.sdpa_steps import attention_steps, step_figure
 from attnlens.viz.style import PROJECTOR_FONT, exported, projector
 
@@ -46,6 +47,8 @@ def fonts(fig: go.Figure) -> Iterator[tuple[str, Any]]:
     layout = fig.layout
     yield "font", layout.font.size
     yield "legend", layout.legend.font.size
+    if layout.title.subtitle.text:  # drawn at 0.7 of the title's size where it sets none
+        yield "subtitle", layout.title.subtitle.font.size
     for a in layout.annotations:
         yield f"annotation {a.text!r}", a.font.size
     axes = [k for k in layout if k.startswith(("xaxis", "yaxis"))]
@@ -91,6 +94,21 @@ def test_a_projector_thins_position_ticks_further(synth: type) -> None:
     assert len(after) < before
     room = fig.layout.height - 200  # px, roughly, for the rows
     assert room / len(after) >= 1.5 * PROJECTOR_FONT  # labels a line and a half apart
+
+
+def test_a_projector_puts_an_axis_title_longer_than_its_axis_in_two_lines(synth: type) -> None:
+    """The issue: 'decoder position: input → produced' at 24 px ran past a 14-row plot into
+    the figure's title."""
+    tr = synth.make_trace(src=list("abcdefghijklm"), tgt=["<s>", *"abcdefghijklm"])
+    cross = viz.head_heatmap(tr, "cross", 0, 0)
+    assert "<br>" not in cross.layout.yaxis.title.text
+    projector(cross, PROJECTOR_FONT)
+    top, bottom = plain_lines(cross.layout.yaxis.title.text)
+    assert (top, bottom) == ("decoder position:", "input → produced")
+    tall = viz.head_heatmap(
+        synth.make_trace(src=[f"w{i}" for i in range(40)]), "encoder_self", 0, 0
+    )
+    assert projector(tall, PROJECTOR_FONT).layout.yaxis.title.text == "query"  # short: one line
 
 
 @pytest.mark.parametrize("dark", [False, True])
