@@ -7,7 +7,9 @@ The server's settings for speed (README, "Deploying for a class"):
   them and the browser for the same cores;
 - no full garbage collection after every rerun (`attnlens serve` switches Streamlit's off,
   app/cli.py STREAMLIT_OPTIONS): it walked the ~260k objects of torch and the models each time;
-- traces shared between sessions (ATTNLENS_TRACE_CACHE_MB): a class types the same examples.
+- traces shared between sessions (ATTNLENS_TRACE_CACHE_MB): a class types the same examples;
+- on request, traces of our own bundled models made in worker processes, off the server's GIL
+  (ATTNLENS_TRACE_WORKERS, app/trace_workers.py): a class of 16 on 2 cores.
 """
 
 from __future__ import annotations
@@ -16,12 +18,14 @@ import contextlib
 import os
 from collections.abc import Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 
 import streamlit as st
 
 import attnlens
 from attnlens.app.safe_text import md
 from attnlens.app.trace_cache import SharedTraces
+from attnlens.app.trace_workers import TraceWorkers
 from attnlens.model.lenses.registry import check_allowed
 from attnlens.model.training.snapshots import SnapshotScore
 from attnlens.record.trace import Trace
@@ -29,12 +33,13 @@ from attnlens.record.trace import Trace
 DEFAULT_MODEL = "reverse"
 TORCH_THREADS = 1
 TRACE_CACHE_MB = 32  # kept after every session let go; within 10% of an idle server
+TRACE_WORKERS = 0  # worker processes for traces: none unless asked (each holds torch, ~250 MB)
 
 
-def _setting(name: str, default: int, env: Mapping[str, str] | None = None) -> int:
-    """A positive whole number from the environment; the default for anything else."""
+def _setting(name: str, default: int, env: Mapping[str, str] | None = None, least: int = 1) -> int:
+    """A whole number of at least `least` from the environment; the default for anything else."""
     raw = (os.environ if env is None else env).get(name, "").strip()
-    return int(raw) if raw.isdigit() and int(raw) > 0 else default
+    return int(raw) if raw.isdigit() and int(raw) >= least else default
 
 
 @st.cache_resource(show_spinner=False, max_entries=8)
@@ -63,9 +68,25 @@ def shared_trace(
     """The trace of text (and target, and a pair's second text) on lens, computed once for
     every session that asks; its arrays are read-only. Bad input raises the lens's InputError,
     as lens.trace does."""
-    return _shared_traces().get(
-        lens, (lens.name, text, target, pair), lambda: lens.trace(text, target, pair=pair)
-    )
+    workers = _trace_workers()
+
+    def compute() -> Trace:
+        name = lens.name
+        if workers is not None and workers.serves(name) and lens is shared_lens(name):
+            with contextlib.suppress(BrokenProcessPool):  # a worker died: made here instead
+                return workers.trace(name, text, target, pair)
+        return lens.trace(text, target, pair=pair)
+
+    return _shared_traces().get(lens, (lens.name, text, target, pair), compute)
+
+
+@st.cache_resource(show_spinner=False)
+def _trace_workers() -> TraceWorkers | None:
+    """The server's trace workers (ATTNLENS_TRACE_WORKERS, default none: traces in the server)."""
+    workers = _setting("ATTNLENS_TRACE_WORKERS", TRACE_WORKERS, least=0)
+    if not workers:
+        return None
+    return TraceWorkers(workers, _setting("ATTNLENS_TORCH_THREADS", TORCH_THREADS))
 
 
 @st.cache_resource(show_spinner=False)

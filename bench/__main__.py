@@ -25,6 +25,8 @@ from bench import (
 from bench.app_latency import Result
 from bench.targets import Target, load_average, table
 
+CLASS_WORKERS = 1  # trace workers in the class configuration README advises
+
 
 def section(title: str) -> None:
     print(f"\n== {title} ({load_average()})", flush=True)
@@ -73,6 +75,9 @@ def main(argv: list[str] | None = None) -> None:
     keystrokes = 4 if args.quick else load_check.KEYSTROKES
     swept = load_check.sweep("reverse", levels, keystrokes)
     print(load_check.table(swept, "reverse"))
+    worked = levels if args.quick else tuple(n for n in levels if n >= 8)
+    swept_workers = load_check.sweep("reverse", worked, keystrokes, CLASS_WORKERS)
+    print(load_check.table(swept_workers, "reverse", CLASS_WORKERS))
     section("exports")
     print(exports.table(exports.rows()))
     section("a live class (issue 14): answers per second and students one server holds")
@@ -85,6 +90,8 @@ def main(argv: list[str] | None = None) -> None:
         *latency_targets(latency),
         Target("A class: sessions typing with p95 ≤ 1 s (reverse)", held, 16, unit="n",
                at_least=True),
+        Target(f"  the same, ATTNLENS_TRACE_WORKERS={CLASS_WORKERS} (README: for a class)",
+               load_check.largest_held(swept_workers), 16, unit="n", at_least=True),
     ]  # fmt: skip
     print(table(targets))
 

@@ -12,7 +12,11 @@ exactly what it does for a browser tab, while the drawing, which a class does on
 student's own machine, is left out: N Chromium tabs on the server's two cores would measure
 the browsers, not the server. The client's own CPU is printed beside the server's.
 
+With --trace-workers 1 the server makes its traces in a worker process (ATTNLENS_TRACE_WORKERS,
+app/trace_workers.py), as README's "Deploying for a class" advises for a class.
+
     .venv/bin/python -m bench.load_check [--model reverse] [--keystrokes 8] [--sessions 1 4 8]
+        [--trace-workers 1]
 """
 
 from __future__ import annotations
@@ -101,10 +105,13 @@ async def level(server: Server, model: str, n: int, keystrokes: int) -> Level:
     return Level(n, shown, len(results) - len(shown), cpu, client, wall)
 
 
-def sweep(model: str, levels: tuple[int, ...], keystrokes: int) -> list[Level]:
-    """Levels in turn until one misses the p95 target (that one is reported too)."""
+def sweep(
+    model: str, levels: tuple[int, ...], keystrokes: int, trace_workers: int = 0
+) -> list[Level]:
+    """Levels in turn until one misses the p95 target (that one is reported too); traces in
+    `trace_workers` worker processes (ATTNLENS_TRACE_WORKERS), or in the server."""
     out = []
-    with attnlens_server(model) as server:
+    with attnlens_server(model, trace_workers) as server:
         asyncio.run(level(server, model, 1, 2))  # load the model and warm the page
         for n in levels:
             found = asyncio.run(level(server, model, n, keystrokes))
@@ -120,11 +127,12 @@ def largest_held(levels: list[Level]) -> int:
     return max(held, default=0)
 
 
-def table(levels: list[Level], model: str) -> str:
+def table(levels: list[Level], model: str, trace_workers: int = 0) -> str:
     cores = os.cpu_count() or 1
+    where = f"{trace_workers} trace worker(s)" if trace_workers else "traces in the server"
     rows = [
-        f"load check: N sessions typing into one `attnlens serve --model {model}`, "
-        f"one keystroke each per second ({cores} cores)",
+        f"load check: N sessions typing into one `attnlens serve --model {model}` ({where}), "
+        f"one keystroke each per second ({cores} cores); server CPU counts its workers'",
         f"{'N':>3} {'keys':>5} {'median s':>9} {'p95 s':>7} {'missed':>7} "
         f"{'server CPU/key ms':>18} {'server CPU %':>13} {'client CPU %':>13}",
     ]
@@ -146,9 +154,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default="reverse")
     parser.add_argument("--keystrokes", type=int, default=KEYSTROKES)
     parser.add_argument("--sessions", type=int, nargs="+", default=list(LEVELS))
+    parser.add_argument(
+        "--trace-workers", type=int, default=0,
+        help="ATTNLENS_TRACE_WORKERS for the server (default 0: traces in the server)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
-    levels = sweep(args.model, tuple(args.sessions), args.keystrokes)
-    print(table(levels, args.model))
+    levels = sweep(args.model, tuple(args.sessions), args.keystrokes, args.trace_workers)
+    print(table(levels, args.model, args.trace_workers))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attnlens.app.cli import STREAMLIT_OPTIONS, server_environment
-from tests.helpers.server import free_port, serve_command
+from tests.helpers.server import descendants, free_port, proc_stat, serve_command
 from tests.helpers.server import started as process
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,9 +32,17 @@ class Server:
     pid: int
 
     def cpu_seconds(self) -> float:
-        """User + system CPU of the server process so far (its finished threads included)."""
-        fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
+        """User + system CPU of the server process so far (its finished threads included),
+        and of the processes it runs (trace workers: ATTNLENS_TRACE_WORKERS)."""
+        return sum(_cpu(pid) for pid in (self.pid, *descendants(self.pid)))
+
+
+def _cpu(pid: int) -> float:
+    try:
+        fields = proc_stat(pid)
+    except OSError:  # it ended meanwhile
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICKS  # utime, stime
 
 
 @contextlib.contextmanager
@@ -50,10 +58,14 @@ def started(
         yield Server(name, f"http://127.0.0.1:{port}", proc.pid)
 
 
-def attnlens_server(model: str) -> contextlib.AbstractContextManager[Server]:
-    """`attnlens serve --model model`, as a user starts it (it becomes the Streamlit process)."""
+def attnlens_server(
+    model: str, trace_workers: int = 0
+) -> contextlib.AbstractContextManager[Server]:
+    """`attnlens serve --model model`, as a user starts it (it becomes the Streamlit process),
+    with traces of own bundled models made in that many worker processes (none: in it)."""
     port = free_port()
-    return started("attnlens", serve_command(model, port), port)
+    env = {"ATTNLENS_TRACE_WORKERS": str(trace_workers)}
+    return started("attnlens", serve_command(model, port), port, env=env)
 
 
 def bare_server() -> contextlib.AbstractContextManager[Server]:

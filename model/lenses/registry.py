@@ -65,6 +65,12 @@ def bundled_models() -> list[ModelEntry]:
     return entries
 
 
+def is_own_bundled(name: str) -> bool:
+    """Whether name is one of our own models shipped in the repository (not MiniLM, whose
+    weights come from a package, nor a folder or hub id)."""
+    return any(e.name == name and e.source == "bundled" for e in bundled_models())
+
+
 @functools.lru_cache(maxsize=8)
 def _described(stamps: tuple[tuple[Path, int], ...]) -> tuple[ModelEntry, ...]:
     """Bundled models from their folders' descriptions, read again only when one changes

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,10 @@ from typing import Any
 import pytest
 
 from attnlens.viz.labels import position_labels
+from helpers.apptest import require_bundled
 from helpers.browser import chromium
-from helpers.server import serving
+from helpers.memory import served
+from helpers.server import command_of, descendants, serving
 
 pytestmark = pytest.mark.browser
 HEATMAP_X = (
@@ -105,3 +108,28 @@ def test_the_heatmap_follows_typing_without_enter(browser: Any, server: str) -> 
     page.wait_for_function(heatmap_shows(position_labels([*"badged", "</s>"])), timeout=30_000)
     assert box.input_value() == "badged"
     assert page.locator("[data-testid='stException']").count() == 0
+
+
+def test_a_class_server_makes_its_traces_in_a_worker(browser: Any) -> None:
+    """`ATTNLENS_TRACE_WORKERS=1 attnlens serve`: the page draws what the server drew before,
+    its traces made by a worker process the server started (and stops with it)."""
+    require_bundled("reverse")
+    with served("reverse", {"ATTNLENS_TRACE_WORKERS": "1"}) as (url, pid):
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        page.goto(f"{url}/?page=explore&model=reverse&text=abc", timeout=60_000)
+        page.wait_for_function(heatmap_shows(position_labels(["a", "b", "c", "</s>"])),
+                               timeout=60_000)  # fmt: skip
+        box = page.get_by_label("Text", exact=True)
+        box.fill("xyz")
+        box.press("Enter")
+        page.wait_for_function(heatmap_shows(position_labels(["x", "y", "z", "</s>"])),
+                               timeout=30_000)  # fmt: skip
+        assert page.get_by_text("Output: zyx").count() == 1
+        assert page.locator("[data-testid='stException']").count() == 0
+        workers = [p for p in descendants(pid) if b"spawn_main" in command_of(p)]
+        assert len(workers) == 1, "one trace worker, started by the server"
+        page.close()
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{workers[0]}").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not Path(f"/proc/{workers[0]}").exists(), "the worker outlived its server"

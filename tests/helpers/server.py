@@ -100,3 +100,33 @@ def _group_alive(pgid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+
+
+def descendants(pid: int) -> list[int]:
+    """The live processes pid started, those they started, and so on (zombies included)."""
+    parents: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError):  # one that ended meanwhile
+                ppid = int(proc_stat(int(entry.name))[1])
+                parents.setdefault(ppid, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        children = parents.get(todo.pop(), [])
+        out += children
+        todo += children
+    return out
+
+
+def proc_stat(pid: int) -> list[str]:
+    """The fields of /proc/PID/stat after the command's name (which may hold spaces): state,
+    parent, ... (utime and stime at 11 and 12)."""
+    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+
+
+def command_of(pid: int) -> bytes:
+    """A process's command line, NUL-separated (empty once it has ended or is a zombie)."""
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""

@@ -1,0 +1,109 @@
+"""Traces of the bundled models run in worker processes, off the server's GIL (opt in with
+ATTNLENS_TRACE_WORKERS; README, "Deploying for a class").
+
+With a class typing into one server, the limit is Python's GIL, not the cores: at 16 sessions
+on 2 cores the server used 1.2 cores and every keystroke's CPU doubled while threads queued
+for the lock, and a third of the time they held it went to the model call (the greedy decoding
+of the output, one small step at a time, mostly Python). A worker process runs that call on a
+GIL of its own; the server waits for it without holding one.
+
+What comes back is the trace by value, unpickled: the arrays a trace run in the server gives,
+byte for byte (tests/app/test_trace_workers.py). Only our own bundled models are sent out: a
+worker loads the model again by its name, and those files cannot change under the server (a
+user's folder could, and the worker would trace another model than the page shows); MiniLM's
+records, up to hundreds of MB, would cost more to send than to make. A worker that dies is
+replaced, and the trace it was running is made in the server instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import os
+import threading
+import time
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+import attnlens
+from attnlens.model.lenses.registry import is_own_bundled
+from attnlens.record.trace import Trace
+
+MAX_MODELS = 8  # models a worker keeps loaded (the server's own cache holds as many)
+PARENT_CHECK_S = 1.0  # how often a worker looks whether its server is still there
+
+
+class TraceWorkers:
+    """A pool of worker processes tracing own bundled models, started on first use."""
+
+    def __init__(self, workers: int, torch_threads: int = 1) -> None:
+        if workers < 1:
+            raise ValueError(f"trace workers must be at least 1, got {workers}")
+        self.workers, self.torch_threads = workers, torch_threads
+        self._lock = threading.Lock()
+        self._pool: ProcessPoolExecutor | None = None
+
+    @staticmethod
+    def serves(name: str) -> bool:
+        """Whether a trace on this model may be made in a worker (own bundled models only)."""
+        return is_own_bundled(name)
+
+    def trace(self, name: str, text: str, target: str | None, pair: str | None) -> Trace:
+        """What `attnlens.load(name).trace(text, target, pair=pair)` returns, made in a
+        worker; bad input raises the same InputError. BrokenProcessPool when the worker died
+        (the next call starts new ones)."""
+        if not self.serves(name):
+            raise ValueError(f"{name!r} is not a bundled model of our own: traced in the server")
+        pool = self._started()
+        try:
+            return pool.submit(_trace, name, text, target, pair).result()
+        except BrokenProcessPool:
+            with self._lock:
+                if self._pool is pool:
+                    self._pool = None
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+
+    def _started(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(
+                    self.workers,
+                    mp_context=multiprocessing.get_context("spawn"),  # never fork a threaded server
+                    initializer=_start_worker,
+                    initargs=(self.torch_threads,),
+                )
+            return self._pool
+
+    def close(self) -> None:
+        """Stop the workers (a running trace is finished first)."""
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _start_worker(torch_threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(torch_threads)
+    threading.Thread(target=_exit_with, args=(os.getppid(),), daemon=True).start()
+
+
+def _exit_with(parent: int) -> None:
+    """End this worker once the server that started it is gone: a server killed outright
+    (SIGKILL, the OOM killer) never shuts its pool down, and the worker would hold its
+    ~350 MB for good."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_CHECK_S)
+    os._exit(0)
+
+
+@functools.lru_cache(maxsize=MAX_MODELS)
+def _lens(name: str) -> attnlens.Lens:
+    """The worker's own copy of a bundled model (a worker process serves one server)."""
+    return attnlens.load(name)
+
+
+def _trace(name: str, text: str, target: str | None, pair: str | None) -> Trace:
+    return _lens(name).trace(text, target, pair=pair)

@@ -1,0 +1,143 @@
+"""Traces made in worker processes (ATTNLENS_TRACE_WORKERS): the very trace the server would
+make, errors as the server would raise them, own bundled models only, and a dead worker
+replaced without the session noticing."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import attnlens
+from attnlens.app import state
+from attnlens.app.trace_workers import TraceWorkers
+from attnlens.record.trace import Trace
+from helpers.apptest import require_bundled
+from helpers.server import command_of, descendants
+
+OWN = ("reverse", "translate", "lm", "induction")
+
+
+@pytest.fixture(scope="module")
+def workers() -> Iterator[TraceWorkers]:
+    pool = TraceWorkers(1)
+    yield pool
+    pool.close()
+
+
+def workers_of(pid: int) -> set[int]:
+    """The live worker processes a process has spawned (multiprocessing's spawn_main)."""
+    return {p for p in descendants(pid) if b"spawn_main" in command_of(p)}
+
+
+def same(a: Trace, b: Trace) -> None:
+    """Two traces equal to the byte: every field, every array with its dtype."""
+    assert a.to_json() == b.to_json()
+    for kind in a.kinds:
+        x, y = getattr(a, kind), getattr(b, kind)
+        assert x.dtype == y.dtype and x.tobytes() == y.tobytes()
+
+
+@pytest.mark.parametrize("name", OWN)
+def test_a_trace_made_in_a_worker_is_the_trace_made_here(workers: TraceWorkers, name: str) -> None:
+    require_bundled(name)
+    lens = attnlens.load(name)
+    for text in (lens.example, lens.example[: max(1, len(lens.example) // 2)]):
+        same(workers.trace(name, text, None, None), lens.trace(text))
+
+
+def test_a_target_is_teacher_forced_there_too(workers: TraceWorkers) -> None:
+    require_bundled("reverse")
+    lens = attnlens.load("reverse")
+    same(workers.trace("reverse", "abc", "cbx", None), lens.trace("abc", "cbx"))
+
+
+def test_bad_input_raises_the_error_the_server_would(workers: TraceWorkers) -> None:
+    require_bundled("reverse")
+    lens = attnlens.load("reverse")
+    with pytest.raises(attnlens.InputError) as here:
+        lens.trace("x" * 5000)
+    with pytest.raises(attnlens.InputError) as there:
+        workers.trace("reverse", "x" * 5000, None, None)
+    assert str(there.value) == str(here.value) and "5000" in str(there.value)
+
+
+def test_only_our_own_bundled_models_are_sent_out(
+    workers: TraceWorkers, tiny_model_dir: Path
+) -> None:
+    """A folder could change under the server (the worker would trace another model than the
+    page shows); MiniLM's records would cost more to send than to make."""
+    require_bundled("reverse")
+    assert workers.serves("reverse")
+    for name in ("minilm", str(tiny_model_dir), "reverse @ step 100", "nonsense"):
+        assert not workers.serves(name)
+        with pytest.raises(ValueError, match="traced in the server"):
+            workers.trace(name, "abc", None, None)
+    with pytest.raises(ValueError, match="at least 1"):
+        TraceWorkers(0)
+
+
+def test_sessions_at_once_each_get_their_own_trace(workers: TraceWorkers) -> None:
+    require_bundled("reverse")
+    lens = attnlens.load("reverse")
+    texts = [f"text {i} {'x' * i}" for i in range(12)]
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda t: workers.trace("reverse", t, None, None), texts))
+    for text, trace in zip(texts, got, strict=True):
+        same(trace, lens.trace(text))
+
+
+def test_a_killed_worker_is_replaced() -> None:
+    require_bundled("reverse")
+    others = workers_of(os.getpid())  # the module's pool
+    pool = TraceWorkers(1)
+    try:
+        pool.trace("reverse", "abc", None, None)
+        [worker] = workers_of(os.getpid()) - others
+        os.kill(worker, signal.SIGKILL)
+        with pytest.raises(BrokenProcessPool):
+            pool.trace("reverse", "abd", None, None)
+        assert pool.trace("reverse", "abe", None, None).src_tokens[:3] == ("a", "b", "e")
+        assert worker not in workers_of(os.getpid())
+    finally:
+        pool.close()
+    deadline = time.monotonic() + 10
+    while workers_of(os.getpid()) - others and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not workers_of(os.getpid()) - others, "close() left a worker running"
+
+
+def test_the_app_traces_in_a_worker_when_asked_and_here_when_it_dies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """shared_trace sends an own bundled model's trace to the worker; a worker that died costs
+    the session nothing (the trace is made in the server); a training snapshot, which the
+    worker could not load by name, is traced in the server."""
+    require_bundled("reverse")
+    monkeypatch.setenv("ATTNLENS_TRACE_WORKERS", "1")
+    state._trace_workers.clear()
+    others = workers_of(os.getpid())
+    try:
+        lens = state.shared_lens("reverse")
+        same(state.shared_trace(lens, "worker one", None), lens.trace("worker one"))
+        [worker] = workers_of(os.getpid()) - others
+        os.kill(worker, signal.SIGKILL)
+        time.sleep(0.5)
+        same(state.shared_trace(lens, "worker two", None), lens.trace("worker two"))
+        step = lens.snapshots()[0].step
+        early = state.shared_snapshot("reverse", step)
+        traced = state.shared_trace(early, "worker one", None)
+        same(traced, early.trace("worker one"))
+        assert not np.array_equal(traced.cross, lens.trace("worker one").cross)
+    finally:
+        workers = state._trace_workers()
+        if workers is not None:
+            workers.close()
+        state._trace_workers.clear()
