@@ -24,8 +24,9 @@ EXPORT_WIDTH = 1100  # px of a PNG or SVG when the figure sets no width of its o
 def projector(fig: go.Figure, size: int = PROJECTOR_FONT) -> go.Figure:
     """The figure, changed in place, with every text at least `size` px: ticks, axis and
     panel titles, legend, colour bars, hover labels and text drawn on the plot; the title
-    larger; the figure taller (never shorter); category ticks thinned so the larger labels do
-    not collide."""
+    larger; the figure taller (never shorter), and where its margins grew with the text, tall
+    enough (up to the cap) to keep the plot as tall as it was; category ticks thinned so the
+    larger labels do not collide."""
     big = {"size": size}
     fig.update_layout(
         font=big,
@@ -35,8 +36,12 @@ def projector(fig: go.Figure, size: int = PROJECTOR_FONT) -> go.Figure:
     )
     own = fig.layout.height or 450  # grown up to the cap; one already taller keeps its height
     height = max(min(PROJECTOR_HEIGHT[1], round(own * HEIGHT_GROWTH)), PROJECTOR_HEIGHT[0], own)
-    fig.update_layout(height=height)
     margin = fig.layout.margin  # margins and paddings set for BASE_FONT text grow with it
+    if margin.t is not None and margin.b is not None:  # a grid's, estimated from its labels:
+        plot = own - margin.t - margin.b  # doubled, they left a 7-row heatmap 138 of 546 px
+        grown = round((margin.t + margin.b) * size / BASE_FONT) + plot
+        height = max(height, min(PROJECTOR_HEIGHT[1], grown))
+    fig.update_layout(height=height)
     for side in ("l", "r", "t", "b"):
         if margin[side] is not None:
             margin[side] = round(margin[side] * size / BASE_FONT)

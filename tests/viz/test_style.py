@@ -13,7 +13,7 @@ from attnlens.record.trace import Trace
 from attnlens.viz.decode_step import step_attention, up_to_step
 from attnlens.viz.margins import plain_lines
 from attnlens.viz.sdpa_steps import attention_steps, step_figure
-from attnlens.viz.style import PROJECTOR_FONT, exported, projector
+from attnlens.viz.style import PROJECTOR_FONT, PROJECTOR_HEIGHT, exported, projector
 
 
 def views(trace: Trace, synth: type) -> dict[str, Callable[[], go.Figure]]:
@@ -109,6 +109,17 @@ def test_a_projector_puts_an_axis_title_longer_than_its_axis_in_two_lines(synth:
         synth.make_trace(src=[f"w{i}" for i in range(40)]), "encoder_self", 0, 0
     )
     assert projector(tall, PROJECTOR_FONT).layout.yaxis.title.text == "query"  # short: one line
+
+
+def test_a_projector_keeps_a_grids_plot_as_tall_as_it_was(synth: type) -> None:
+    """The issue: margins doubled with the text left a 7-row heatmap 138 px of its 546."""
+    tr = synth.make_trace(src=list("abcdef"), tgt=["<s>", *"abcdef"])
+    fig = viz.head_heatmap(tr, "cross", 0, 0, (5, 4, 3, 2, 1, 0))
+    before = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    projector(fig, PROJECTOR_FONT)
+    after = fig.layout.height - fig.layout.margin.t - fig.layout.margin.b
+    assert after >= before or fig.layout.height == PROJECTOR_HEIGHT[1]
+    assert after >= 0.8 * before
 
 
 @pytest.mark.parametrize("dark", [False, True])
