@@ -20,6 +20,7 @@ from __future__ import annotations
 import functools
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -86,6 +87,9 @@ class TraceWorkers:
 def _start_worker(torch_threads: int) -> None:
     import torch
 
+    # Ctrl-C in the terminal reaches the whole process group: the server stops its workers
+    # itself (and a worker would print a KeyboardInterrupt traceback for it)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     torch.set_num_threads(torch_threads)
     threading.Thread(target=_exit_with, args=(os.getppid(),), daemon=True).start()
 
