@@ -33,7 +33,7 @@ from attnlens.record.trace import Trace
 DEFAULT_MODEL = "reverse"
 TORCH_THREADS = 1
 TRACE_CACHE_MB = 32  # kept after every session let go; within 10% of an idle server
-TRACE_WORKERS = 0  # worker processes for traces: none unless asked (each holds torch, ~250 MB)
+TRACE_WORKERS = 0  # worker processes for traces: none unless asked (each holds torch, ~320 MB)
 
 
 def _setting(name: str, default: int, env: Mapping[str, str] | None = None, least: int = 1) -> int:

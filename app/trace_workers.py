@@ -17,12 +17,16 @@ replaced, and the trace it was running is made in the server instead.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import multiprocessing
 import os
 import signal
+import sys
 import threading
 import time
+import types
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
@@ -66,14 +70,19 @@ class TraceWorkers:
             raise
 
     def _started(self) -> ProcessPoolExecutor:
+        """The pool, its workers all started now (the pool would start them one per call)."""
         with self._lock:
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(
+                pool = ProcessPoolExecutor(
                     self.workers,
                     mp_context=multiprocessing.get_context("spawn"),  # never fork a threaded server
                     initializer=_start_worker,
                     initargs=(self.torch_threads,),
                 )
+                with _nothing_to_run_as_main():
+                    for _ in range(self.workers):
+                        pool.submit(int)  # each call starts a worker while none is idle
+                self._pool = pool
             return self._pool
 
     def close(self) -> None:
@@ -82,6 +91,25 @@ class TraceWorkers:
             pool, self._pool = self._pool, None
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def _nothing_to_run_as_main() -> Iterator[None]:
+    """Start processes here without their running this process's __main__ again.
+
+    A spawned process first runs its parent's main module (as __mp_main__). In a Streamlit
+    server that is the page script: Streamlit makes each script run the __main__ module. Every
+    worker ran the app's script with no session (44 warnings of a missing script context, the
+    default model loaded, Streamlit imported). A bare module in its place has nothing to run;
+    the script's run keeps its own module (its globals are that module's, not sys.modules')."""
+    main = sys.modules.get("__main__")
+    bare = types.ModuleType("__main__")
+    sys.modules["__main__"] = bare
+    try:
+        yield
+    finally:
+        if sys.modules.get("__main__") is bare and main is not None:  # unless a run replaced it
+            sys.modules["__main__"] = main
 
 
 def _start_worker(torch_threads: int) -> None:
@@ -97,7 +125,7 @@ def _start_worker(torch_threads: int) -> None:
 def _exit_with(parent: int) -> None:
     """End this worker once the server that started it is gone: a server killed outright
     (SIGKILL, the OOM killer) never shuts its pool down, and the worker would hold its
-    ~350 MB for good."""
+    ~320 MB for good."""
     while os.getppid() == parent:
         time.sleep(PARENT_CHECK_S)
     os._exit(0)

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
+import types
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -141,3 +143,24 @@ def test_the_app_traces_in_a_worker_when_asked_and_here_when_it_dies(
         if workers is not None:
             workers.close()
         state._trace_workers.clear()
+
+
+def test_a_worker_does_not_run_the_page_script_streamlit_made_main(tmp_path: Path) -> None:
+    """Streamlit makes each script run the __main__ module, and a spawned process first runs
+    its parent's __main__: every worker ran the app's page script, with no session."""
+    require_bundled("reverse")
+    marker = tmp_path / "ran"
+    script = tmp_path / "page.py"
+    script.write_text(f"open({str(marker)!r}, 'w').write('the page ran')\n")
+    page = types.ModuleType("__main__")
+    page.__file__ = str(script)
+    main = sys.modules["__main__"]
+    sys.modules["__main__"] = page  # as Streamlit leaves it while a script runs
+    pool = TraceWorkers(1)
+    try:
+        assert pool.trace("reverse", "abc", None, None).src_tokens[:3] == ("a", "b", "c")
+        assert sys.modules["__main__"] is page  # the script's run keeps its module
+    finally:
+        sys.modules["__main__"] = main
+        pool.close()
+    assert not marker.exists()
