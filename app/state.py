@@ -82,8 +82,10 @@ def shared_trace(
 
 @st.cache_resource(show_spinner=False)
 def _trace_workers() -> TraceWorkers | None:
-    """The server's trace workers (ATTNLENS_TRACE_WORKERS, default none: traces in the server)."""
-    workers = _setting("ATTNLENS_TRACE_WORKERS", TRACE_WORKERS, least=0)
+    """The server's trace workers (ATTNLENS_TRACE_WORKERS, default none: traces in the server),
+    at most one per core: each holds its own torch and models (~320 MB), and more than the
+    cores would only take turns on them."""
+    workers = min(_setting("ATTNLENS_TRACE_WORKERS", TRACE_WORKERS, least=0), os.cpu_count() or 1)
     if not workers:
         return None
     return TraceWorkers(workers, _setting("ATTNLENS_TORCH_THREADS", TORCH_THREADS))

@@ -164,3 +164,18 @@ def test_a_worker_does_not_run_the_page_script_streamlit_made_main(tmp_path: Pat
         sys.modules["__main__"] = main
         pool.close()
     assert not marker.exists()
+
+
+@pytest.mark.parametrize(("asked", "made"), [("0", None), ("lots", None), ("1", 1), ("9999", -1)])
+def test_the_server_makes_at_most_one_worker_per_core(
+    monkeypatch: pytest.MonkeyPatch, asked: str, made: int | None
+) -> None:
+    """Each worker holds its own torch and models (~320 MB): 9999 asked must not start 9999."""
+    monkeypatch.setenv("ATTNLENS_TRACE_WORKERS", asked)
+    state._trace_workers.clear()
+    try:
+        workers = state._trace_workers()
+        expected = os.cpu_count() if made == -1 else made
+        assert (None if workers is None else workers.workers) == expected
+    finally:
+        state._trace_workers.clear()
