@@ -67,8 +67,9 @@ def bundled_models() -> list[ModelEntry]:
 
 def is_own_bundled(name: str) -> bool:
     """Whether name is one of our own models shipped in the repository (not MiniLM, whose
-    weights come from a package, nor a folder or hub id)."""
-    return any(e.name == name and e.source == "bundled" for e in bundled_models())
+    weights come from a package, nor a folder or hub id): one stat, where listing the bundled
+    models took ~230 µs (the trace workers ask on every trace)."""
+    return bool(name) and "/" not in name and (BUNDLED_DIR / name / DESCRIPTION).is_file()
 
 
 @functools.lru_cache(maxsize=8)
@@ -137,9 +138,8 @@ def load(name_or_path: str, device: str = "auto") -> Lens:
     check_allowed(name_or_path)
     dev = pick_device(device)
     with _loading(name_or_path):
-        bundled = BUNDLED_DIR / name_or_path
-        if name_or_path and "/" not in name_or_path and (bundled / DESCRIPTION).is_file():
-            return _our_model(bundled, dev, name=name_or_path)
+        if is_own_bundled(name_or_path):
+            return _our_model(BUNDLED_DIR / name_or_path, dev, name=name_or_path)
         folder = Path(name_or_path).expanduser()
         if (folder / DESCRIPTION).is_file() and "transformer" in read_description(folder):
             return _our_model(folder, dev)
