@@ -10,7 +10,7 @@ import plotly.graph_objects as go
 
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.labels import TokenAxis, positions_axis, produced_labels, token_axis
-from attnlens.viz.margins import BASE_FONT, TITLE_LINE, TITLE_ROOM, grid_margins, plain_lines
+from attnlens.viz.margins import BASE_FONT, grid_margins, title_px
 from attnlens.viz.picking import (
     KIND_TITLES,
     allowed_of,
@@ -113,7 +113,6 @@ def grid_title(title: str, subtitle: str = "") -> tuple[dict[str, Any], int]:
     """A grid's title above its plot, with an optional second line in a smaller font, and
     the top margin that holds both (set before the first draw: where automargin had to grow
     it, Plotly drew the rows' tick labels for the plot's first height, off their rows)."""
-    lines = len(plain_lines(title)) + (1 if subtitle else 0)
     lifted = SUBTITLE_PX if subtitle else 0
     layout = {
         "text": title,
@@ -122,7 +121,7 @@ def grid_title(title: str, subtitle: str = "") -> tuple[dict[str, Any], int]:
         "yref": "paper",
         "pad": {"b": TITLE_PAD + lifted},
     }
-    return layout, TITLE_ROOM + TITLE_LINE * lines + lifted
+    return layout, title_px(f"{title}<br>{subtitle}" if subtitle else title) + lifted
 
 
 def drawn_labels(axis: TokenAxis) -> list[str]:

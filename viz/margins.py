@@ -74,6 +74,11 @@ def balanced_lines(text: str) -> str:
     return f"{text[:cut]}<br>{text[cut + 1 :]}"
 
 
+def title_px(title: str) -> int:
+    """Room above a plot for every line of its title (none for no title)."""
+    return TITLE_ROOM + TITLE_LINE * (len(plain_lines(title)) if title else 0)
+
+
 def widest_px(labels: Sequence[str], font_px: float = BASE_FONT) -> float:
     """The widest of the labels (0 for none)."""
     return max((text_px(label, font_px) for label in labels), default=0.0)
@@ -83,10 +88,9 @@ def grid_margins(title: str, x_labels: Sequence[str], y_labels: Sequence[str]) -
     """Margins for a grid with tick labels on the left (y) and below (x), each axis titled,
     and a title above: room for the widest label on each side (the x labels as if turned
     upright, as Plotly turns them when they crowd) and every line of the title."""
-    lines = len(plain_lines(title)) if title else 0
     return {
         "l": math.ceil(widest_px(y_labels) + AXIS_ROOM),
         "r": SIDE,
-        "t": TITLE_ROOM + TITLE_LINE * lines,
+        "t": title_px(title),
         "b": math.ceil(widest_px(x_labels) + AXIS_ROOM),
     }
