@@ -7,9 +7,11 @@ import os
 import subprocess
 import sys
 import zipfile
+from itertools import takewhile
 from pathlib import Path
 
 import pytest
+import tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -26,6 +28,32 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert done.returncode == 0, done.stderr
     (found,) = out.glob("attnlens-*.whl")
     return found
+
+
+def test_every_folder_of_a_package_is_listed_as_one() -> None:
+    """setuptools warns of each importable folder (its name a Python name) that holds files of
+    a listed package but is not listed itself, and says a later version would leave it out:
+    the bundled models' folders and the app's web files and decks must each be named in
+    pyproject.toml (a new bundled model included)."""
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    listed, folders = set(config["packages"]), config["package-dir"]
+
+    def source(package: str) -> Path:
+        root = max((p for p in folders if package == p or package.startswith(p + ".")), key=len)
+        return ROOT / folders[root] / Path(*package[len(root) :].split(".")[1:])
+
+    unlisted = set()
+    for package in listed:
+        top = source(package)
+        for file in top.rglob("*"):
+            inside = file.parent.relative_to(top).parts
+            if not file.is_file() or "__pycache__" in inside:
+                continue
+            parts = tuple(takewhile(str.isidentifier, inside))  # as far as Python could import
+            if parts and (name := ".".join((package, *parts))) not in listed:
+                unlisted.add(name)
+    assert not unlisted, f"add to [tool.setuptools] packages: {sorted(unlisted)}"
+    assert {f"attnlens.model.bundled.{name}" for name in ("reverse", "translate")} <= listed
 
 
 @pytest.mark.slow
