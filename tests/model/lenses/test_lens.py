@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from attnlens import InputError, ModelNotFoundError, load
+from attnlens.model.lenses.registry import is_own_bundled
 from attnlens.model.net import checkpoint
 from attnlens.model.net.tokenizer import WordTokenizer
 from helpers.tiny import tiny_transformer
@@ -40,6 +41,16 @@ def test_trace_without_target_follows_the_greedy_output(tiny_model_dir: Path) ->
 def test_unknown_model_names_the_known_ones() -> None:
     with pytest.raises(ModelNotFoundError, match="no model 'no-such-model'"):
         load("no-such-model")
+
+
+def test_a_name_no_file_system_can_hold_is_no_model_not_an_os_error() -> None:
+    """Typed into the sidebar, a 300-letter name showed "[Errno 36] File name too long" and the
+    whole name twice; the limit is in bytes, so 200 é (400 bytes) is too long as well."""
+    with pytest.raises(ModelNotFoundError, match=r"at most 255 bytes, and one of its names is 300"):
+        load("a" * 300)
+    with pytest.raises(ModelNotFoundError, match=r"\(202 characters\).* is 400$"):
+        load("x/" + "é" * 200)
+    assert not is_own_bundled("a" * 300)
 
 
 WORDS = ("the", "cat", "dog", "sees", "a", "lo", "gat", "kan", "vid")
