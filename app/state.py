@@ -28,6 +28,7 @@ from attnlens.app.trace_cache import SharedTraces
 from attnlens.app.trace_workers import TraceWorkers
 from attnlens.model.lenses.registry import check_allowed
 from attnlens.model.training.snapshots import SnapshotScore
+from attnlens.record.errors import clipped
 from attnlens.record.trace import Trace
 
 DEFAULT_MODEL = "reverse"
@@ -139,5 +140,5 @@ def _loaded(load: object, shown: str, spinner: bool = True) -> attnlens.Lens | N
         with st.spinner(md(f"Loading model {shown}…")) if spinner else contextlib.nullcontext():
             return load()  # type: ignore[operator,no-any-return]
     except Exception as err:  # any failure to load is the user's to read, not a traceback
-        st.error(md(f"Could not load model {shown!r}: {err}"))
+        st.error(md(f"Could not load model {clipped(shown)!r}: {err}"))
         return None

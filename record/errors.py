@@ -7,3 +7,9 @@ class InputError(ValueError):
 
 class ModelNotFoundError(InputError):
     """The model name is not bundled, not a local folder, and not reachable."""
+
+
+def clipped(value: str, limit: int = 60) -> str:
+    """value as a message names it: its first `limit` characters, then "…" when there are more
+    (a 2,000-character name filled the screen, twice)."""
+    return value if len(value) <= limit else value[:limit] + "…"

@@ -21,7 +21,7 @@ from attnlens.model.lenses.lens import Lens
 from attnlens.model.lenses.seq2seq import Seq2SeqLens
 from attnlens.model.net.checkpoint import DESCRIPTION, read_description
 from attnlens.model.net.device import pick_device
-from attnlens.record.errors import ModelNotFoundError
+from attnlens.record.errors import ModelNotFoundError, clipped
 
 BUNDLED_DIR = Path(__file__).resolve().parents[1] / "bundled"
 NAME_MAX = 255  # bytes of one folder or file name (Linux's file systems)
@@ -148,10 +148,9 @@ def load(name_or_path: str, device: str = "auto") -> Lens:
     check_settings()
     check_allowed(name_or_path)
     if (longest := _longest_name(name_or_path)) > NAME_MAX:  # a lookup would raise ENAMETOOLONG
-        shown = name_or_path if len(name_or_path) <= 60 else name_or_path[:60] + "…"
         raise ModelNotFoundError(
-            f"no model {shown!r} ({len(name_or_path)} characters): a folder or file name is at "
-            f"most {NAME_MAX} bytes, and one of its names is {longest}"
+            f"no model {clipped(name_or_path)!r} ({len(name_or_path)} characters): a folder or "
+            f"file name is at most {NAME_MAX} bytes, and one of its names is {longest}"
         )
     dev = pick_device(device)
     with _loading(name_or_path):

@@ -108,6 +108,15 @@ def test_a_model_that_fails_to_load_shows_a_message(tmp_path: Path) -> None:
     assert any("Could not load model" in e.value for e in at.error)
 
 
+def test_a_name_too_long_to_be_a_file_is_named_clipped_with_the_limit() -> None:
+    """A 2,000-character name, typed or linked, filled the page twice over."""
+    at = open_page(Path("a" * 2000))
+    assert not at.exception
+    (error,) = [e.value for e in at.error]
+    assert "at most 255 bytes" in error and "2000 characters" in error
+    assert len(error) < 300, error
+
+
 def test_query_params_restore_the_view(tiny_model_dir: Path) -> None:
     at = open_page(tiny_model_dir, text="bad", target="dab", kind="cross", layer="0", head="1")
     assert not at.exception
