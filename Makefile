@@ -18,7 +18,7 @@ install: $(STAMP)
 # A third-party file that does not compile (one of torch's tests is Python 3.12) is no reason
 # to stop: pip's own compile step skips those too.
 PIP := $(BIN)/python -m pip install --quiet --no-compile
-COMPILE := $(BIN)/python -m compileall -q -j 0
+COMPILE := $(BIN)/python -m compileall -j 0
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
 	$(PIP) --upgrade pip
@@ -63,7 +63,7 @@ service-deps:
 # One worker per core, a test file per worker at a time (a file's fixtures, servers and browser
 # stay together); each test still uses one torch thread (tests/conftest.py).
 unit: install
-	$(COMPILE) $(SOURCES)  # ours too, each time: only what changed
+	$(COMPILE) -q $(SOURCES)  # ours too, each time: only what changed
 	$(BIN)/python -m pytest -n auto --dist loadfile
 
 # The checks side by side: the tests leave the cores idle about 40% of their run (browsers and
