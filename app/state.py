@@ -8,8 +8,9 @@ The server's settings for speed (README, "Deploying for a class"):
 - no full garbage collection after every rerun (`attnlens serve` switches Streamlit's off,
   app/cli.py STREAMLIT_OPTIONS): it walked the ~260k objects of torch and the models each time;
 - traces shared between sessions (ATTNLENS_TRACE_CACHE_MB): a class types the same examples;
-- on request, traces of our own bundled models made in worker processes, off the server's GIL
-  (ATTNLENS_TRACE_WORKERS, app/trace_workers.py): a class of 16 on 2 cores.
+- traces of our own bundled models made in a worker process, off the server's GIL, on a machine
+  of two cores or more (ATTNLENS_TRACE_WORKERS, app/trace_workers.py): a class of 32 on 2 cores
+  where the server alone held 16; a single user's keystroke is as fast either way.
 """
 
 from __future__ import annotations
@@ -34,7 +35,12 @@ from attnlens.record.trace import Trace
 DEFAULT_MODEL = "reverse"
 TORCH_THREADS = 1
 TRACE_CACHE_MB = 32  # kept after every session let go; within 10% of an idle server
-TRACE_WORKERS = 0  # worker processes for traces: none unless asked (each holds torch, ~320 MB)
+
+
+def default_trace_workers(cores: int | None) -> int:
+    """Worker processes for traces unless ATTNLENS_TRACE_WORKERS says: one beside the server
+    when there is a core for it (each holds its own torch and models, ~320 MB), else none."""
+    return 1 if (cores or 1) >= 2 else 0
 
 
 def _setting(name: str, default: int, env: Mapping[str, str] | None = None, least: int = 1) -> int:
@@ -73,8 +79,9 @@ def shared_trace(
 
     def compute() -> Trace:
         name = lens.name
-        if workers is not None and workers.serves(name) and lens is shared_lens(name):
-            with contextlib.suppress(BrokenProcessPool):  # a worker died: made here instead
+        # until the worker has started and has the model loaded, the trace is made here
+        if workers is not None and workers.ready(name) and lens is shared_lens(name):
+            with contextlib.suppress(BrokenProcessPool):  # a worker died: made here too
                 return workers.trace(name, text, target, pair)
         return lens.trace(text, target, pair=pair)
 
@@ -83,10 +90,12 @@ def shared_trace(
 
 @st.cache_resource(show_spinner=False)
 def _trace_workers() -> TraceWorkers | None:
-    """The server's trace workers (ATTNLENS_TRACE_WORKERS, default none: traces in the server),
-    at most one per core: each holds its own torch and models (~320 MB), and more than the
-    cores would only take turns on them."""
-    workers = min(_setting("ATTNLENS_TRACE_WORKERS", TRACE_WORKERS, least=0), os.cpu_count() or 1)
+    """The server's trace workers (ATTNLENS_TRACE_WORKERS; default_trace_workers: one on two
+    cores or more, 0 makes every trace in the server), at most one per core: each holds its
+    own torch and models (~320 MB), and more than the cores would only take turns on them."""
+    cores = os.cpu_count()
+    asked = _setting("ATTNLENS_TRACE_WORKERS", default_trace_workers(cores), least=0)
+    workers = min(asked, cores or 1)
     if not workers:
         return None
     return TraceWorkers(workers, _setting("ATTNLENS_TORCH_THREADS", TORCH_THREADS))

@@ -1,5 +1,5 @@
-"""Traces of the bundled models run in worker processes, off the server's GIL (opt in with
-ATTNLENS_TRACE_WORKERS; README, "Deploying for a class").
+"""Traces of the bundled models run in worker processes, off the server's GIL (one by default on
+two cores or more, ATTNLENS_TRACE_WORKERS; README, "Deploying for a class").
 
 With a class typing into one server, the limit is Python's GIL, not the cores: at 16 sessions
 on 2 cores the server used 1.2 cores and every keystroke's CPU doubled while threads queued
@@ -13,6 +13,10 @@ worker loads the model again by its name, and those files cannot change under th
 user's folder could, and the worker would trace another model than the page shows); MiniLM's
 records, up to hundreds of MB, would cost more to send than to make. A worker that dies is
 replaced, and the trace it was running is made in the server instead.
+
+A worker takes seconds to start (it imports torch and loads the model), and no keystroke should
+wait for that: `ready` starts the workers and has them load a model in the background, and
+until they have, the server makes that model's traces itself.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import threading
 import time
 import types
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 
 import attnlens
@@ -47,26 +51,52 @@ class TraceWorkers:
         self.workers, self.torch_threads = workers, torch_threads
         self._lock = threading.Lock()
         self._pool: ProcessPoolExecutor | None = None
+        # each model the workers were asked to load, by name, with the pool that loads it
+        self._loaded: dict[str, tuple[ProcessPoolExecutor, Future[None]]] = {}
 
     @staticmethod
     def serves(name: str) -> bool:
         """Whether a trace on this model may be made in a worker (own bundled models only)."""
         return is_own_bundled(name)
 
+    def ready(self, name: str) -> bool:
+        """Whether the workers can trace this model now, without first starting (seconds).
+        The first call for a model starts the workers if need be and has them load it, in the
+        background, and answers no until they have. A pool that broke meanwhile is started
+        again on the next call; a model they failed to load is not asked for again."""
+        if not self.serves(name):
+            return False
+        with self._lock:
+            loading = self._loaded.get(name)
+        if loading is None:
+            pool = self._started()
+            try:
+                job = pool.submit(_load, name)
+            except (BrokenProcessPool, RuntimeError):  # broken, or shut down meanwhile
+                self._drop(pool)
+                return False
+            with self._lock:
+                loading = self._loaded.setdefault(name, (pool, job))
+        pool, job = loading
+        if not job.done():
+            return False
+        if isinstance(job.exception(), BrokenProcessPool):
+            self._drop(pool)
+            return False
+        return job.exception() is None
+
     def trace(self, name: str, text: str, target: str | None, pair: str | None) -> Trace:
         """What `attnlens.load(name).trace(text, target, pair=pair)` returns, made in a
-        worker; bad input raises the same InputError. BrokenProcessPool when the worker died
-        (the next call starts new ones)."""
+        worker (which loads the model first, if `ready` has not had it loaded); bad input
+        raises the same InputError. BrokenProcessPool when the worker died (the next call
+        starts new ones)."""
         if not self.serves(name):
             raise ValueError(f"{name!r} is not a bundled model of our own: traced in the server")
         pool = self._started()
         try:
             return pool.submit(_trace, name, text, target, pair).result()
         except BrokenProcessPool:
-            with self._lock:
-                if self._pool is pool:
-                    self._pool = None
-            pool.shutdown(wait=False, cancel_futures=True)
+            self._drop(pool)
             raise
 
     def _started(self) -> ProcessPoolExecutor:
@@ -85,10 +115,19 @@ class TraceWorkers:
                 self._pool = pool
             return self._pool
 
+    def _drop(self, pool: ProcessPoolExecutor) -> None:
+        """Let a broken pool go, and what it had loaded: the next call starts new workers."""
+        with self._lock:
+            if self._pool is pool:
+                self._pool = None
+            self._loaded = {n: (p, j) for n, (p, j) in self._loaded.items() if p is not pool}
+        pool.shutdown(wait=False, cancel_futures=True)
+
     def close(self) -> None:
         """Stop the workers (a running trace is finished first)."""
         with self._lock:
             pool, self._pool = self._pool, None
+            self._loaded.clear()
         if pool is not None:
             pool.shutdown(wait=True, cancel_futures=True)
 
@@ -135,6 +174,10 @@ def _exit_with(parent: int) -> None:
 def _lens(name: str) -> attnlens.Lens:
     """The worker's own copy of a bundled model (a worker process serves one server)."""
     return attnlens.load(name)
+
+
+def _load(name: str) -> None:
+    _lens(name)
 
 
 def _trace(name: str, text: str, target: str | None, pair: str | None) -> Trace:

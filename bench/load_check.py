@@ -12,11 +12,12 @@ exactly what it does for a browser tab, while the drawing, which a class does on
 student's own machine, is left out: N Chromium tabs on the server's two cores would measure
 the browsers, not the server. The client's own CPU is printed beside the server's.
 
-With --trace-workers 1 the server makes its traces in a worker process (ATTNLENS_TRACE_WORKERS,
-app/trace_workers.py), as README's "Deploying for a class" advises for a class.
+The server runs as `attnlens serve` starts by default: on two cores or more, its traces are
+made in one worker process (ATTNLENS_TRACE_WORKERS, app/trace_workers.py). --trace-workers 0
+makes them in the server, as it did before that was the default.
 
     .venv/bin/python -m bench.load_check [--model reverse] [--keystrokes 8] [--sessions 1 4 8]
-        [--trace-workers 1]
+        [--trace-workers 0]
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import string
 import time
 from dataclasses import dataclass
 
+from attnlens.app.state import default_trace_workers
 from attnlens.viz.labels import position_labels
 from bench.servers import Server, attnlens_server
 from bench.session import Session
@@ -106,10 +108,11 @@ async def level(server: Server, model: str, n: int, keystrokes: int) -> Level:
 
 
 def sweep(
-    model: str, levels: tuple[int, ...], keystrokes: int, trace_workers: int = 0
+    model: str, levels: tuple[int, ...], keystrokes: int, trace_workers: int | None = None
 ) -> list[Level]:
     """Levels in turn until one misses the p95 target (that one is reported too); traces in
-    `trace_workers` worker processes (ATTNLENS_TRACE_WORKERS), or in the server."""
+    `trace_workers` worker processes (ATTNLENS_TRACE_WORKERS), in the server (0), or as the
+    server decides by default (None)."""
     out = []
     with attnlens_server(model, trace_workers) as server:
         asyncio.run(level(server, model, 1, 2))  # load the model and warm the page
@@ -127,9 +130,12 @@ def largest_held(levels: list[Level]) -> int:
     return max(held, default=0)
 
 
-def table(levels: list[Level], model: str, trace_workers: int = 0) -> str:
+def table(levels: list[Level], model: str, trace_workers: int | None = None) -> str:
     cores = os.cpu_count() or 1
-    where = f"{trace_workers} trace worker(s)" if trace_workers else "traces in the server"
+    workers = default_trace_workers(cores) if trace_workers is None else trace_workers
+    where = f"{workers} trace worker(s)" if workers else "traces in the server"
+    if trace_workers is None:
+        where = f"as started by default: {where}"
     rows = [
         f"load check: N sessions typing into one `attnlens serve --model {model}` ({where}), "
         f"one keystroke each per second ({cores} cores); server CPU counts its workers'",
@@ -155,8 +161,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--keystrokes", type=int, default=KEYSTROKES)
     parser.add_argument("--sessions", type=int, nargs="+", default=list(LEVELS))
     parser.add_argument(
-        "--trace-workers", type=int, default=0,
-        help="ATTNLENS_TRACE_WORKERS for the server (default 0: traces in the server)",
+        "--trace-workers", type=int, default=None,
+        help="ATTNLENS_TRACE_WORKERS for the server (default: the server's own default, one on"
+        " two cores or more; 0: traces in the server)",
     )  # fmt: skip
     args = parser.parse_args(argv)
     levels = sweep(args.model, tuple(args.sessions), args.keystrokes, args.trace_workers)

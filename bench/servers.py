@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from attnlens.app.cli import STREAMLIT_OPTIONS, server_environment
+from attnlens.app.state import default_trace_workers
 from tests.helpers.server import descendants, free_port, proc_stat, serve_command
 from tests.helpers.server import started as process
 
@@ -59,12 +60,15 @@ def started(
 
 
 def attnlens_server(
-    model: str, trace_workers: int = 0
+    model: str, trace_workers: int | None = None
 ) -> contextlib.AbstractContextManager[Server]:
     """`attnlens serve --model model`, as a user starts it (it becomes the Streamlit process),
-    with traces of own bundled models made in that many worker processes (none: in it)."""
+    with traces of own bundled models made in that many worker processes (0: in it; None: as
+    the server decides by default on this machine, whatever the environment running the bench
+    says)."""
     port = free_port()
-    env = {"ATTNLENS_TRACE_WORKERS": str(trace_workers)}
+    workers = default_trace_workers(os.cpu_count()) if trace_workers is None else trace_workers
+    env = {"ATTNLENS_TRACE_WORKERS": str(workers)}
     return started("attnlens", serve_command(model, port), port, env=env)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from attnlens.app import state
 from attnlens.viz.labels import position_labels
 from helpers.apptest import require_bundled
 from helpers.browser import chromium
@@ -110,11 +111,15 @@ def test_the_heatmap_follows_typing_without_enter(browser: Any, server: str) -> 
     assert page.locator("[data-testid='stException']").count() == 0
 
 
-def test_a_class_server_makes_its_traces_in_a_worker(browser: Any) -> None:
-    """`ATTNLENS_TRACE_WORKERS=1 attnlens serve`: the page draws what the server drew before,
-    its traces made by a worker process the server started (and stops with it)."""
+def test_the_server_starts_a_trace_worker_by_default(browser: Any) -> None:
+    """`attnlens serve` as a user starts it (the tests' own servers are told 0): on two cores
+    or more it starts one trace worker (and stops it with itself), and the page draws what the
+    server drew before, whether a trace came from the server or, once started, the worker."""
     require_bundled("reverse")
-    with served("reverse", {"ATTNLENS_TRACE_WORKERS": "1"}) as (url, pid):
+    wanted = state.default_trace_workers(os.cpu_count())
+    if not wanted:
+        pytest.skip("one core: the server makes its traces itself")
+    with served("reverse", {"ATTNLENS_TRACE_WORKERS": ""}) as (url, pid):  # not set: default
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         page.goto(f"{url}/?page=explore&model=reverse&text=abc", timeout=60_000)
         page.wait_for_function(heatmap_shows(position_labels(["a", "b", "c", "</s>"])),
@@ -127,7 +132,7 @@ def test_a_class_server_makes_its_traces_in_a_worker(browser: Any) -> None:
         assert page.get_by_text("Output: zyx").count() == 1
         assert page.locator("[data-testid='stException']").count() == 0
         workers = [p for p in descendants(pid) if b"spawn_main" in command_of(p)]
-        assert len(workers) == 1, "one trace worker, started by the server"
+        assert len(workers) == wanted == 1, "one trace worker, started by the server"
         page.close()
     deadline = time.monotonic() + 10
     while Path(f"/proc/{workers[0]}").exists() and time.monotonic() < deadline:

@@ -166,16 +166,91 @@ def test_a_worker_does_not_run_the_page_script_streamlit_made_main(tmp_path: Pat
     assert not marker.exists()
 
 
-@pytest.mark.parametrize(("asked", "made"), [("0", None), ("lots", None), ("1", 1), ("9999", -1)])
+@pytest.mark.parametrize(
+    ("asked", "made"), [("0", None), ("lots", "default"), (None, "default"), ("1", 1), ("9999", -1)]
+)
 def test_the_server_makes_at_most_one_worker_per_core(
-    monkeypatch: pytest.MonkeyPatch, asked: str, made: int | None
+    monkeypatch: pytest.MonkeyPatch, asked: str | None, made: int | str | None
 ) -> None:
-    """Each worker holds its own torch and models (~320 MB): 9999 asked must not start 9999."""
-    monkeypatch.setenv("ATTNLENS_TRACE_WORKERS", asked)
+    """Each worker holds its own torch and models (~320 MB): 9999 asked must not start 9999;
+    nothing asked (or nothing sensible) is the default for this machine's cores."""
+    if asked is None:
+        monkeypatch.delenv("ATTNLENS_TRACE_WORKERS", raising=False)
+    else:
+        monkeypatch.setenv("ATTNLENS_TRACE_WORKERS", asked)
     state._trace_workers.clear()
     try:
         workers = state._trace_workers()
-        expected = os.cpu_count() if made == -1 else made
+        cores = os.cpu_count()
+        default = state.default_trace_workers(cores) or None
+        expected = {-1: cores, "default": default}.get(made, made)
         assert (None if workers is None else workers.workers) == expected
     finally:
         state._trace_workers.clear()
+
+
+@pytest.mark.parametrize(("cores", "workers"), [(None, 0), (1, 0), (2, 1), (64, 1)])
+def test_one_worker_by_default_when_there_is_a_core_for_it(cores: int | None, workers: int) -> None:
+    """A class on two cores: the server alone held 12 sessions typing, with a worker 24
+    (README, "Deploying for a class"); on one core a worker would only take turns with it."""
+    assert state.default_trace_workers(cores) == workers
+
+
+def test_the_server_traces_itself_until_the_worker_has_started(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A worker takes seconds to start (torch, the model): the first keystrokes do not wait
+    for it. Their traces are made in the server; once the worker has the model loaded, in the
+    worker: the server's own lens is not asked again."""
+    require_bundled("reverse")
+    monkeypatch.setenv("ATTNLENS_TRACE_WORKERS", "1")
+    state._trace_workers.clear()
+    lens = state.shared_lens("reverse")
+    made_here: list[str] = []
+    real = type(lens).trace
+
+    def counted(self: attnlens.Lens, text: str, *args: object, **kwargs: object) -> Trace:
+        made_here.append(text)
+        return real(self, text, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(type(lens), "trace", counted)
+    try:
+        first = state.shared_trace(lens, "before it started", None)
+        assert made_here == ["before it started"]  # the worker is still importing torch
+        workers = state._trace_workers()
+        assert workers is not None and not workers.ready("reverse")
+        deadline = time.monotonic() + 60
+        while not workers.ready("reverse"):
+            assert time.monotonic() < deadline, "the worker did not start in 60 s"
+            time.sleep(0.1)
+        made_here.clear()
+        later = state.shared_trace(lens, "once it had started", None)
+        assert made_here == []
+        same(later, real(lens, "once it had started"))
+        same(first, real(lens, "before it started"))
+    finally:
+        workers = state._trace_workers()
+        if workers is not None:
+            workers.close()
+        state._trace_workers.clear()
+
+
+def test_a_pool_that_broke_while_loading_is_started_again() -> None:
+    """ready() on a pool whose worker was killed while loading the model: no, and the next
+    call starts a new worker that loads it."""
+    require_bundled("reverse")
+    others = workers_of(os.getpid())
+    pool = TraceWorkers(1)
+    try:
+        assert not pool.ready("reverse")
+        [worker] = workers_of(os.getpid()) - others
+        os.kill(worker, signal.SIGKILL)
+        deadline = time.monotonic() + 60
+        while not pool.ready("reverse"):
+            assert time.monotonic() < deadline, "no new worker loaded the model in 60 s"
+            time.sleep(0.1)
+        assert worker not in workers_of(os.getpid())
+        assert pool.trace("reverse", "abc", None, None).src_tokens[:3] == ("a", "b", "c")
+        assert not pool.ready("not a bundled model")
+    finally:
+        pool.close()
