@@ -36,6 +36,12 @@ MAIN = ("strategy", "beam_size", "max_len", "length_penalty")
 SAMPLING = ("temperature", "top_k", "top_p", "seed")
 OFF = {"top_k": 0, "top_p": 1.0}  # the widget value that means None
 
+VIEWS = {  # the Decode page's tabs, in the URL as view=NAME
+    "steps": "Step by step",
+    "versus": "Greedy, beam search and sampling side by side",
+    "what-if": "What if…",
+}
+
 
 def limits_of(lens: Lens, text: str) -> ModelLimits | None:
     """What decoding text may ask of this model; None when text cannot be decoded (its message

@@ -1,4 +1,10 @@
-"""Decode: watch greedy, beam search or sampling step by step, and ask what-if."""
+"""Decode: watch greedy, beam search or sampling step by step, and ask what-if.
+
+The three views are tabs of which only the open one is drawn (and computed): every rerun makes
+the browser render the page's whole element tree again, about 0.8 ms an element, so with the
+comparison and what-if drawn below it, the step slider waited for some 70 elements; the
+comparison's three decodings are made only when it is opened.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +15,7 @@ import streamlit as st
 from attnlens import Lens, viz
 from attnlens.app import show, urlstate
 from attnlens.app.click_targets import clickable
-from attnlens.app.decoding_controls import decoded, settings, what_if
+from attnlens.app.decoding_controls import VIEWS, decoded, settings, what_if
 from attnlens.app.inputs import layer_head_pickers, text_input
 from attnlens.app.safe_text import md
 from attnlens.app.scaffold import page_start
@@ -40,14 +46,38 @@ def page() -> None:
     for warning in run.warnings:
         st.warning(md(warning))
     st.text(f"Output: {run.output_text}    score (sum of log-probabilities): {run.score:.4f}")
-    show.record(
-        run, "decode_json", f"decode-{run.strategy}", "Download record (JSON)",
-        instead="attnlens decode … --out writes it from the command line.",
-    )  # fmt: skip
-    step_view(run)
-    st.header("Greedy, beam search and sampling side by side")
-    versus(lens, text, kwargs)
-    st.header("What if…")
+    with st.sidebar if present else st.container():  # on a projector: a line more of figure
+        show.record(
+            run, "decode_json", f"decode-{run.strategy}", "Download record (JSON)",
+            instead="attnlens decode … --out writes it from the command line.",
+        )  # fmt: skip
+    tabs = view_tabs()
+    with tabs["steps"]:
+        if tabs["steps"].open:
+            step_view(run)
+    with tabs["versus"]:
+        if tabs["versus"].open:
+            versus(lens, text, kwargs)
+    with tabs["what-if"]:
+        if tabs["what-if"].open:
+            what_if_view(lens, text, kwargs, run)
+
+
+def view_tabs() -> dict[str, Any]:
+    """The tabs, the open one kept in the URL (view=…); a link that forces a token or ablates
+    heads, and names no view, opens on what-if, where its result shows."""
+    asked = urlstate.remembered("force", None) or urlstate.remembered("ablate", None)
+    default = "what-if" if asked else "steps"
+    if st.session_state.get("w_view") not in VIEWS.values():  # first drawn, or a bad link
+        held = urlstate.remembered("view", default, str)
+        st.session_state["w_view"] = VIEWS.get(held, VIEWS[default])
+    tabs = st.tabs(list(VIEWS.values()), key="w_view", on_change="rerun")
+    urlstate.remember("view", next(k for k, v in VIEWS.items() if v == st.session_state["w_view"]))
+    return dict(zip(VIEWS, tabs, strict=True))
+
+
+def what_if_view(lens: Lens, text: str, kwargs: dict[str, Any], run: DecodeRun) -> None:
+    """Force a token or silence heads, and the run decoded again beside the first."""
     st.caption("Force a token at one step, or silence heads, and decode again.")
     force, ablate = what_if(lens, int(kwargs["max_len"]))
     if force or ablate:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from attnlens.app.decoding_controls import VIEWS
 from helpers.apptest import chart, open_bundled, open_on
 
 
@@ -46,7 +47,7 @@ def test_layer_and_head_change_the_attention(tiny_model_dir: Path) -> None:
 
 
 def test_greedy_beam_and_sampling_side_by_side(tiny_model_dir: Path) -> None:
-    at = open_page(tiny_model_dir, strategy="beam")  # the step view's tree is then not "greedy"
+    at = open_page(tiny_model_dir, strategy="beam", view="versus")
     scores = {m.label: float(m.value) for m in at.metric}
     assert list(scores) == ["greedy", "beam (k=4)", "sample (seed 0)"]
     assert all(score <= 0.0 for score in scores.values())  # sums of log-probabilities
@@ -66,6 +67,8 @@ def test_forcing_a_token_changes_the_output(tiny_model_dir: Path) -> None:
     at = open_page(tiny_model_dir)
     first = at.dataframe[0].value["token"].iloc[0]
     forced = "h" if first != "h" else "g"
+    at.session_state["w_view"] = VIEWS["what-if"]
+    at.run()
     at.text_input(key="w_force_token").input(forced).run()
     assert not at.exception and not at.error
     change = next(d.value for d in at.dataframe if "changed" in d.value.columns)
@@ -73,7 +76,7 @@ def test_forcing_a_token_changes_the_output(tiny_model_dir: Path) -> None:
 
 
 def test_ablating_heads_re_decodes(tiny_model_dir: Path) -> None:
-    at = open_page(tiny_model_dir)
+    at = open_page(tiny_model_dir, view="what-if")
     at.multiselect(key="w_ablate").select("cross:0.0").select("cross:1.1").run()
     assert not at.exception and not at.error
     assert any(t.value.startswith("After:") for t in at.text)
@@ -82,7 +85,7 @@ def test_ablating_heads_re_decodes(tiny_model_dir: Path) -> None:
 def test_ablating_heads_of_a_hugging_face_model_re_decodes() -> None:
     from helpers.hf_models import tiny_hf
 
-    at = open_on(tiny_hf("gpt2"), "decode", text="the cat sat")
+    at = open_on(tiny_hf("gpt2"), "decode", text="the cat sat", view="what-if")
     assert not at.exception and not at.error
     assert "decoder:1.1" in at.multiselect(key="w_ablate").options
     at.multiselect(key="w_ablate").select("decoder:1.1").run()
@@ -109,7 +112,7 @@ def test_a_model_whose_heads_cannot_be_ablated_says_why_and_decodes_without(
 
 
 def test_bad_input_gives_messages(tiny_model_dir: Path) -> None:
-    at = open_page(tiny_model_dir)
+    at = open_page(tiny_model_dir, view="what-if")
     at.text_input(key="w_force_token").input("z").run()
     assert not at.exception
     assert any("not in the model's vocabulary" in e.value.replace("\\", "") for e in at.error)
@@ -172,7 +175,7 @@ def test_a_shared_link_carries_the_settings_forced_token_and_ablated_heads(
 ) -> None:
     """The issue: a link must reopen the same run, what-if included. Set by hand, read back
     from the URL, and opened again from that URL alone."""
-    at = open_page(tiny_model_dir, strategy="beam")
+    at = open_page(tiny_model_dir, strategy="beam", view="what-if")
     at.number_input(key="w_beam_size").set_value(3).run()
     at.number_input(key="w_force_step").set_value(1).run()
     at.text_input(key="w_force_token").input("h").run()
@@ -180,6 +183,7 @@ def test_a_shared_link_carries_the_settings_forced_token_and_ablated_heads(
     assert not at.exception and not at.error
     link = {k: at.query_params[k] for k in at.query_params if k != "page"}
     assert link["beam_size"] == "3" and link["force"] == "1=h" and link["ablate"] == "cross:0.0"
+    assert link.pop("view") == "what-if"  # a link that forces or ablates opens there anyway
     after = [t.value for t in at.text if t.value.startswith("After:")]
     assert after
     again = open_on(tiny_model_dir, "decode", **link)
@@ -189,3 +193,20 @@ def test_a_shared_link_carries_the_settings_forced_token_and_ablated_heads(
     assert (forced[0].value, forced[1].value) == (1, "h")
     assert again.multiselect(key="w_ablate").value == ["cross:0.0"]
     assert [t.value for t in again.text if t.value.startswith("After:")] == after
+
+
+def test_only_the_open_view_is_drawn_and_the_url_keeps_it(tiny_model_dir: Path) -> None:
+    """Every rerun renders the page's whole element tree again in the browser: the step
+    slider waited for the comparison's and what-if's 40-odd elements below it. Each view is a
+    tab, drawn only when open, and a link reopens the same one."""
+    at = open_page(tiny_model_dir, strategy="beam")
+    assert at.query_params["view"] == "steps"
+    assert at.slider(key="w_step") and not at.metric and not at.multiselect
+    at.session_state["w_view"] = VIEWS["versus"]
+    at.run()
+    assert [m.label for m in at.metric] == ["greedy", "beam (k=4)", "sample (seed 0)"]
+    assert not at.slider and not at.multiselect and at.query_params["view"] == "versus"
+    again = open_page(tiny_model_dir, strategy="beam", view="versus")
+    assert [m.label for m in again.metric] == ["greedy", "beam (k=4)", "sample (seed 0)"]
+    bad = open_page(tiny_model_dir, view="<b>nonsense</b>")
+    assert not bad.exception and bad.query_params["view"] == "steps" and bad.slider
