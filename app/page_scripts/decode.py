@@ -91,6 +91,13 @@ def what_if_view(lens: Lens, text: str, kwargs: dict[str, Any], run: DecodeRun) 
             show.table(steps_viz.output_change(run, changed), "what_if_table", "what-if")
 
 
+MEAN = "mean of heads"
+
+
+def _head_or_mean(value: object) -> int | str:
+    return MEAN if value == MEAN else int(str(value))
+
+
 def _move(delta: int, n: int) -> None:
     st.session_state["w_step"] = min(max(int(st.session_state.get("w_step", 0)) + delta, 0), n - 1)
 
@@ -213,13 +220,18 @@ def versus(lens: Lens, text: str, kwargs: dict[str, Any]) -> None:
 
 @st.fragment
 def looked_at(runs: dict[str, DecodeRun], n_layers: int, n_heads: int) -> None:
-    """Each run's chosen tokens against the source row one head gave them."""
+    """Each run's chosen tokens against the source row one head gave them. The layer and head
+    are kept in the URL (vs_layer, vs_head), and so across a visit to the other tabs."""
     st.subheader("What one head looked at as each token was chosen")
     cols = st.columns(2)
-    layer = int(cols[0].selectbox("Layer", range(n_layers), n_layers - 1, key="w_vs_layer"))
-    heads = ["mean of heads", *range(n_heads)]
+    layers, heads = list(range(n_layers)), [MEAN, *range(n_heads)]
+    urlstate.prepare("w_vs_layer", "vs_layer", n_layers - 1, int, layers)
+    urlstate.prepare("w_vs_head", "vs_head", MEAN, _head_or_mean, heads)
+    layer = int(cols[0].selectbox("Layer", layers, key="w_vs_layer"))
     picked = cols[1].selectbox("Head", heads, key="w_vs_head")
-    head = None if picked == "mean of heads" else int(picked)
+    urlstate.remember("vs_layer", layer)
+    urlstate.remember("vs_head", picked)
+    head = None if picked == MEAN else int(picked)
     for col, (name, run) in zip(st.columns(len(runs)), runs.items(), strict=True):
         with col:
             fig = viz.decoding_alignment(run, layer, head)

@@ -210,3 +210,23 @@ def test_only_the_open_view_is_drawn_and_the_url_keeps_it(tiny_model_dir: Path) 
     assert [m.label for m in again.metric] == ["greedy", "beam (k=4)", "sample (seed 0)"]
     bad = open_page(tiny_model_dir, view="<b>nonsense</b>")
     assert not bad.exception and bad.query_params["view"] == "steps" and bad.slider
+
+
+def test_the_comparison_keeps_its_layer_and_head_across_the_other_tabs(
+    tiny_model_dir: Path,
+) -> None:
+    """A widget not drawn in a run loses its state: without the URL's copy, a visit to the
+    step view reset the comparison's head to the mean."""
+    at = open_page(tiny_model_dir, strategy="beam", view="versus")
+    at.selectbox(key="w_vs_layer").select(0).run()
+    at.selectbox(key="w_vs_head").select(1).run()
+    at.session_state["w_view"] = VIEWS["steps"]
+    at.run()
+    at.session_state["w_view"] = VIEWS["versus"]
+    at.run()
+    assert at.selectbox(key="w_vs_layer").value == 0 and at.selectbox(key="w_vs_head").value == 1
+    assert (at.query_params["vs_layer"], at.query_params["vs_head"]) == ("0", "1")
+    link = open_page(tiny_model_dir, strategy="beam", view="versus", vs_layer="0", vs_head="1")
+    assert link.selectbox(key="w_vs_head").value == 1 and not link.exception
+    bad = open_page(tiny_model_dir, view="versus", vs_layer="99", vs_head="x")
+    assert not bad.exception and bad.selectbox(key="w_vs_head").value == "mean of heads"
