@@ -9,12 +9,14 @@ from typing import Any
 import plotly.graph_objects as go
 
 from attnlens.record.decode import BeamStep, DecodeRun
+from attnlens.record.errors import clipped
 from attnlens.viz.labels import token_text
 
 STATUS_COLOURS = {"alive": "rgb(31,119,180)", "finished": "rgb(44,160,44)", "pruned": "#c0c0c0"}
 CHOSEN = "crimson"  # the path of the output
 FOLLOWED = "rgb(255,127,14)"  # the path of another beam the user follows
 CANDIDATE = "rgb(31,119,180)"
+OUTPUT_CHARS = 40  # of the output in the tree's title: a 96-token output ran past the figure
 Node = tuple[int, int]  # (step, beam): one node of the tree
 ROW_PX, MIN_HEIGHT, MAX_HEIGHT = 48, 320, 1000
 
@@ -93,7 +95,8 @@ def beam_tree(run: DecodeRun, node: Node | None = None) -> go.Figure:
     fig = go.Figure(traces)
     best = run.best
     fig.update_layout(
-        title=f"{run.strategy} · {len(run.steps)} steps · output “{token_text(best.text)}” "
+        title=f"{run.strategy} · {len(run.steps)} steps · output "
+        f"“{token_text(clipped(best.text, OUTPUT_CHARS))}” "
         f"(score {best.score:.3f})",
         xaxis={"title": {"text": "step"}, "dtick": 1, "automargin": True},
         yaxis=_rows_axis(rows),

@@ -101,3 +101,17 @@ def test_markup_tokens_are_escaped(synth: type) -> None:
     for fig in (beam_tree(synth.beam_run()), candidate_bars(synth.beam_run(), 0)):
         data = json.dumps(json.loads(fig.to_json())["data"])
         assert "<b>x" not in data and "&lt;b&gt;x&lt;/b&gt;" in data
+
+
+def test_a_long_output_is_clipped_in_the_title() -> None:
+    """lm's 96-token greedy output ran past the figure's right edge, score and all."""
+    from attnlens import load
+    from attnlens.viz.beam import OUTPUT_CHARS
+    from helpers.apptest import require_bundled
+
+    require_bundled("lm")
+    run = load("lm").decode("The return statement", "greedy")
+    title = beam_tree(run).layout.title.text
+    assert len(run.best.text) > OUTPUT_CHARS
+    assert "…”" in title and title.endswith(f"(score {run.best.score:.3f})")
+    assert len(title) < 100
