@@ -33,7 +33,9 @@ RETRY_MS = 2000  # a page not redrawn with the new version this long after askin
 # was drawn with, sends it as its value (one rerun). A rerun can be lost: a value sent while
 # the page's fragment (still_here) runs only reruns the fragment, and the page stays on the
 # old slide; so it asks again every RETRY_MS until a redraw brings the version, each time with
-# a value Streamlit has not seen (a value equal to the last one would rerun nothing).
+# a value Streamlit has not seen (a value equal to the last one would rerun nothing). No file
+# at all (404: the server restarted, or forgot the class) also asks for a rerun, once per
+# RETRY_MS: the rerun has the server read the class again.
 FOLLOW_HTML = """<!doctype html>
 <html><body style="margin:0">
 <script>
@@ -46,6 +48,12 @@ async function poll() {
   if (!code) return;
   try {
     const reply = await fetch(code + ".json?t=" + Date.now(), {cache: "no-store"});
+    if (reply.status === 404 && Date.now() - askedAt > RETRY_MS) {
+      // This server does not read the class now (it restarted, or forgot a class nobody
+      // asked about): a rerun of the page has it read the class again.
+      askedAt = Date.now();
+      send("streamlit:setComponentValue", {value: ["unread", askedAt], dataType: "json"});
+    }
     if (!reply.ok) return;
     const now = (await reply.json()).version;
     if (now !== shown && (now !== asked || Date.now() - askedAt > RETRY_MS)) {
@@ -80,8 +88,11 @@ ready();
 class VersionBoard:
     """The versions of the classes followed in this process, as files in `folder`."""
 
-    def __init__(self, store: ClassStore, folder: Path | None = None) -> None:
+    def __init__(
+        self, store: ClassStore, folder: Path | None = None, forget_seconds: float = FORGET_SECONDS
+    ) -> None:
         self.store = store
+        self.forget_seconds = forget_seconds
         self.folder = folder or Path(tempfile.mkdtemp(prefix="attnlens-follow-"))
         self.folder.mkdir(parents=True, exist_ok=True)
         (self.folder / "index.html").write_text(FOLLOW_HTML, encoding="utf-8")
@@ -107,7 +118,7 @@ class VersionBoard:
         while not self._stop.wait(TICK_SECONDS):
             now = time.monotonic()
             with self._lock:
-                gone = [c for c, t in self._asked.items() if now - t > FORGET_SECONDS]
+                gone = [c for c, t in self._asked.items() if now - t > self.forget_seconds]
                 for code in gone:
                     del self._asked[code]
                 codes = list(self._asked)

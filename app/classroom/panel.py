@@ -92,10 +92,13 @@ def follow(
     board.watch(code)
     signal(code=code, version=version, every_ms=BROWSER_POLL_MS, key="lec_follow_signal",
            default=None)  # fmt: skip
-    still_here(store, code, student)
+    still_here(store, code, student, board)
 
 
 @st.fragment(run_every=SEEN_SECONDS)
-def still_here(store: ClassStore, code: str, student: str) -> None:
-    """Tell the store now and then that this student's page is open (the teacher's count)."""
+def still_here(store: ClassStore, code: str, student: str, board: VersionBoard) -> None:
+    """Tell the store now and then that this student's page is open (the teacher's count), and
+    the board that the class is still followed here: a teacher may stay on one slide longer
+    than the board remembers a class nobody asked about."""
     store.seen(code, student)
+    board.watch(code)

@@ -50,7 +50,10 @@ def page() -> Iterator[Any]:
         tab.route(f"{ORIGIN}/index.html", lambda r: r.fulfill(**html))
         tab.route(
             f"{ORIGIN}/{CODE}.json*",
-            lambda r: r.fulfill(body=json.dumps({"version": versions["now"]})),
+            lambda r: r.fulfill(
+                status=404 if versions["now"] is None else 200,
+                body=json.dumps({"version": versions["now"]}),
+            ),
         )
         tab.goto(f"{ORIGIN}/index.html")
         tab.evaluate(HARNESS)
@@ -74,3 +77,17 @@ def test_it_asks_again_until_a_redraw_brings_the_version(page: Any) -> None:
     settled = len(page.evaluate("window.sent"))
     page.wait_for_timeout(RETRY_MS + 10 * POLL_MS)
     assert len(page.evaluate("window.sent")) == settled
+
+
+def test_a_class_this_server_does_not_read_asks_for_a_rerun_now_and_then(page: Any) -> None:
+    """No file for the class (the server restarted, or forgot a class nobody asked about): the
+    page reruns, which has the server read the class again; once per RETRY_MS, not per poll."""
+    page.versions["now"] = None
+    render(page, 1)
+    page.wait_for_function("window.sent.length === 1", timeout=5_000)
+    assert page.evaluate("window.sent")[0][0] == "unread"
+    page.wait_for_timeout(RETRY_MS // 2)
+    assert len(page.evaluate("window.sent")) == 1
+    page.versions["now"] = 1  # read again, the version the page shows: nothing more to ask
+    page.wait_for_timeout(RETRY_MS + 10 * POLL_MS)
+    assert len(page.evaluate("window.sent")) == 1
