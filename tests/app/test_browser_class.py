@@ -111,10 +111,23 @@ def follow_three_slides(teacher: Any, students: list[Any]) -> list[int]:
     for n in (2, 3, 4):
         pressed = teacher.evaluate("Date.now()")
         teacher.keyboard.press("ArrowRight")
-        for page in students:
-            page.wait_for_function(shows(n), timeout=30_000)
+        for i, page in enumerate(students):
+            follows(page, n, teacher, f"student {i}")
             late.append(int(page.evaluate(f"() => window.__shown['{n} / 14']")) - int(pressed))
     return late
+
+
+def follows(page: Any, n: int, teacher: Any, who: str, timeout: int = 30_000) -> None:
+    """The page shows slide n in time; else fail saying what the teacher's and this page's
+    counters show (a key the teacher's page lost, or a student's page that stopped following)."""
+    try:
+        page.wait_for_function(shows(n), timeout=timeout)
+    except Exception as err:
+        raise AssertionError(
+            f"{who} did not reach slide {n} in {timeout} ms: it shows {page.evaluate(COUNTER)!r}, "
+            f"the teacher {teacher.evaluate(COUNTER)!r}; follow requests seen: "
+            f"{page.evaluate('() => window.__shown')}"
+        ) from err
 
 
 def answer_all(teacher: Any, students: list[Any], code: str, store_url: str) -> str:
