@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -126,7 +127,11 @@ class VersionBoard:
                 self._written.pop(code, None)
                 (self.folder / f"{code}.json").unlink(missing_ok=True)
             for code in codes:
-                self._refresh(code)
+                try:
+                    self._refresh(code)
+                except Exception as err:  # the thread outlives any one failure: were it to
+                    # end, every class followed in this process would stop following
+                    print(f"attnlens: class {code}: version not read ({err!r})", file=sys.stderr)
 
     def _refresh(self, code: str) -> None:
         """Write the class's version if it changed (atomically: a reader never sees half)."""

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from pathlib import Path
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from attnlens.app.classroom.board import TICK_SECONDS, VersionBoard
+from attnlens.app.classroom.sqlite_store import SQLiteStore
 from attnlens.app.classroom.state import ClassState
 from attnlens.app.classroom.store import open_store
 
@@ -95,3 +98,40 @@ def test_an_open_student_page_keeps_its_class_read_on_the_board(tmp_path: Path) 
     assert not app.exception
     assert read(tmp_path / "board", code) == 0
     store.close()
+
+
+class LockedAtFirst(SQLiteStore):
+    """A real SQLite store whose first reads fail as a busy database's do."""
+
+    failures = 3
+
+    def _state(self, code: str) -> ClassState | None:
+        if self.failures:
+            self.failures -= 1
+            raise sqlite3.OperationalError("database is locked")
+        return super()._state(code)
+
+
+def test_the_board_outlives_a_store_that_fails_for_a_moment(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    """One failed read must not end the board's thread: every class followed in the process
+    would stop following."""
+    store = LockedAtFirst(tmp_path / "c.sqlite3")
+    store.failures = 0
+    made = store.create(ClassState("section3", 0))
+    board = VersionBoard(store, tmp_path / "board")
+    try:
+        board.watch(made.code)
+        state = store.state(made.code)
+        assert state is not None
+        store.failures = 3
+        store.update(made.code, made.key, state.moved(slide=1))
+        deadline = time.monotonic() + 30 * TICK_SECONDS + 2
+        while read(board.folder, made.code) != 1 and time.monotonic() < deadline:
+            time.sleep(TICK_SECONDS / 2)
+        assert read(board.folder, made.code) == 1
+        assert "database is locked" in capfd.readouterr().err
+    finally:
+        board.close()
+        store.close()
