@@ -100,6 +100,7 @@ class VersionBoard:
         self._asked: dict[str, float] = {}  # code -> when a page last asked to follow it
         self._written: dict[str, int] = {}
         self._lock = threading.Lock()
+        self._writing = threading.Lock()  # a page's first watch and the thread write one file
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="attnlens-class-board", daemon=True)
         self._thread.start()
@@ -134,18 +135,21 @@ class VersionBoard:
                     print(f"attnlens: class {code}: version not read ({err!r})", file=sys.stderr)
 
     def _refresh(self, code: str) -> None:
-        """Write the class's version if it changed (atomically: a reader never sees half)."""
-        try:
-            state = self.store.state(code)
-        except ClassError:  # the store is away for a moment: the pages keep their slide
-            return
-        version = -1 if state is None else state.version
-        if self._written.get(code) == version:
-            return
-        part = self.folder / f".{code}.json.part"
-        part.write_text(json.dumps({"version": version}), encoding="utf-8")
-        os.replace(part, self.folder / f"{code}.json")
-        self._written[code] = version
+        """Write the class's version if it changed (atomically: a reader never sees half), one
+        writer at a time: read and written under one lock, a newer version is never overwritten
+        by an older one."""
+        with self._writing:
+            try:
+                state = self.store.state(code)
+            except ClassError:  # the store is away for a moment: the pages keep their slide
+                return
+            version = -1 if state is None else state.version
+            if self._written.get(code) == version:
+                return
+            part = self.folder / f".{code}.json.part"
+            part.write_text(json.dumps({"version": version}), encoding="utf-8")
+            os.replace(part, self.folder / f"{code}.json")
+            self._written[code] = version
 
     def close(self) -> None:
         self._stop.set()

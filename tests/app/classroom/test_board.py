@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 import time
 from pathlib import Path
 
@@ -132,6 +133,41 @@ def test_the_board_outlives_a_store_that_fails_for_a_moment(
             time.sleep(TICK_SECONDS / 2)
         assert read(board.folder, made.code) == 1
         assert "database is locked" in capfd.readouterr().err
+    finally:
+        board.close()
+        store.close()
+
+
+def test_a_page_and_the_board_writing_one_class_at_once_do_not_collide(tmp_path: Path) -> None:
+    """A page's first watch writes the class's file in the page's thread while the board's
+    own thread may be writing it too (make test saw the second rename find no file)."""
+    store = open_store(f"sqlite:///{tmp_path / 'c.sqlite3'}")
+    made = store.create(ClassState("section3", 0))
+    board = VersionBoard(store, tmp_path / "board")
+    failures: list[BaseException] = []
+
+    def write_often() -> None:
+        try:
+            for _ in range(200):
+                board._refresh(made.code)
+        except BaseException as err:  # the writer thread ends; the test reports it
+            failures.append(err)
+
+    try:
+        writers = [threading.Thread(target=write_often) for _ in range(4)]
+        for writer in writers:
+            writer.start()
+        for slide in range(1, 60):  # each move a new version to write
+            state = store.state(made.code)
+            assert state is not None
+            store.update(made.code, made.key, state.moved(slide=slide % 10))
+        for writer in writers:
+            writer.join()
+        assert failures == []
+        deadline = time.monotonic() + 20 * TICK_SECONDS + 2
+        while read(board.folder, made.code) != 59 and time.monotonic() < deadline:
+            time.sleep(TICK_SECONDS / 2)
+        assert read(board.folder, made.code) == 59
     finally:
         board.close()
         store.close()
