@@ -64,8 +64,8 @@ def qkv_view(
     fig.update_xaxes(type="category", side="bottom", showticklabels=False, row=1)
     fig.update_xaxes(showticklabels=True, col=4)
     fig.update_yaxes(type="category", autorange="reversed")
-    fig.update_yaxes(showticklabels=False, col=2)
-    fig.update_yaxes(showticklabels=False, col=3)
+    for col in (2, 3, 4):  # rows named once, left of Q: the weights' own names fell on V
+        fig.update_yaxes(showticklabels=False, col=col)
     fig.update_layout(
         title=f"§3.2.1 on this input: d_k = {steps.d_k}, each row of K is a key",
         margin={"l": 10, "r": 10, "t": 110, "b": 10},

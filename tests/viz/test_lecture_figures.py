@@ -85,6 +85,10 @@ def test_the_qkv_view_computes_the_weights_from_q_k_v() -> None:
     np.testing.assert_allclose(weights, expected / expected.sum(1, keepdims=True), atol=1e-12)
     assert [t.name for t in fig.data] == ["Q", "K/V", "K/V", "weights", "masked"]
     assert len(fig.layout.shapes) == 2  # the query's row, in Q and in the weights
+    # the rows are named once, left of Q: the weights' own names sat in the narrow gap after V
+    # and ran onto it (hidden under its cells in the dark theme, on the Lecture's slide 4)
+    shown = [fig.layout[f"yaxis{i or ''}"].showticklabels is not False for i in (0, 2, 3, 4)]
+    assert shown == [True, False, False, False]
 
 
 def test_every_head_of_a_layer_side_by_side() -> None:
