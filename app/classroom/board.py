@@ -124,9 +124,10 @@ class VersionBoard:
                 for code in gone:
                     del self._asked[code]
                 codes = list(self._asked)
-            for code in gone:
-                self._written.pop(code, None)
-                (self.folder / f"{code}.json").unlink(missing_ok=True)
+            with self._writing:  # not while a page that just asked again writes it
+                for code in gone:
+                    self._written.pop(code, None)
+                    (self.folder / f"{code}.json").unlink(missing_ok=True)
             for code in codes:
                 try:
                     self._refresh(code)
