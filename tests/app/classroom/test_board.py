@@ -154,6 +154,7 @@ def test_a_page_and_the_board_writing_one_class_at_once_do_not_collide(tmp_path:
             failures.append(err)
 
     try:
+        board.watch(made.code)  # the board's thread writes it too, every tick
         writers = [threading.Thread(target=write_often) for _ in range(4)]
         for writer in writers:
             writer.start()
