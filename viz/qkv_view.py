@@ -65,7 +65,7 @@ def qkv_view(
     fig.update_xaxes(showticklabels=True, col=4)
     fig.update_yaxes(type="category", autorange="reversed")
     for col in (2, 3, 4):  # rows named once, left of Q: the weights' own names fell on V
-        fig.update_yaxes(showticklabels=False, col=col)
+        fig.update_yaxes(showticklabels=False, ticks="", col=col)
     fig.update_layout(
         title=f"§3.2.1 on this input: d_k = {steps.d_k}, each row of K is a key",
         margin={"l": 10, "r": 10, "t": 110, "b": 10},

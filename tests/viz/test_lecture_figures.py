@@ -89,6 +89,7 @@ def test_the_qkv_view_computes_the_weights_from_q_k_v() -> None:
     # and ran onto it (hidden under its cells in the dark theme, on the Lecture's slide 4)
     shown = [fig.layout[f"yaxis{i or ''}"].showticklabels is not False for i in (0, 2, 3, 4)]
     assert shown == [True, False, False, False]
+    assert [fig.layout[f"yaxis{i}"].ticks for i in (2, 3, 4)] == ["", "", ""]  # nor their marks
 
 
 def test_every_head_of_a_layer_side_by_side() -> None:
