@@ -64,11 +64,12 @@ service-deps:
 # servers and browser stay together); each test still uses one torch thread (tests/conftest.py).
 # The tests leave the cores idle a third of their run, waiting on browsers and servers: on two
 # cores (a warm checkout) pytest took 388 s with three workers, 423 s with two (with one 15 s
-# test more).
+# test more). Files are handed out in the order tests/conftest.py gives (slow ones first), not
+# xdist's own (most tests first), which left one-test files of 40-70 s to the end.
 WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 unit: install
 	$(COMPILE) -q $(SOURCES)  # ours too, each time: only what changed
-	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder
 
 # The checks side by side: the tests leave the cores idle about 40% of their run (browsers and
 # servers waiting on each other), time the cold type check (about a minute) and ruff fill.

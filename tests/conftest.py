@@ -105,3 +105,16 @@ def redis_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         pytest.skip(MISSING)
     with redis_server(tmp_path_factory.mktemp("redis")) as url:
         yield url
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Files with slow or browser tests first. `make test` hands whole files to its workers in
+    this order (--no-loadscope-reorder), so that no slow file is handed out last to keep one
+    worker busy while the others idle. The order within each group is kept. Pytest took 383 s,
+    against 390 and 393 s with xdist's order (most tests first: one-test files of 40-70 s last)."""
+    slow = {
+        item.path
+        for item in items
+        if item.get_closest_marker("slow") or item.get_closest_marker("browser")
+    }
+    items.sort(key=lambda item: item.path not in slow)
