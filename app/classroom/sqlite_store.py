@@ -3,9 +3,11 @@ so a server restart loses none (write-ahead log; a power cut may lose the last m
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from attnlens.app.classroom.names import new_student_id, nickname
@@ -36,13 +38,13 @@ class SQLiteStore(ClassStore):
     """One connection, used under a lock: SQLite writes one at a time anyway, and a class's
     reads take microseconds."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, busy_seconds: float = 10.0) -> None:
         self.url = f"sqlite:///{path}"
         self._lock = threading.Lock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(
-                path, check_same_thread=False, isolation_level=None, timeout=10.0
+                path, check_same_thread=False, isolation_level=None, timeout=busy_seconds
             )
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
@@ -50,6 +52,17 @@ class SQLiteStore(ClassStore):
             self._forget_old(time.time())
         except (OSError, sqlite3.Error) as err:
             raise StoreUnavailableError(f"class store {path}: cannot open it ({err})") from None
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """The connection, one caller at a time. A database error (another process writing for
+        longer than busy_seconds, the file gone or unreadable) becomes a StoreUnavailableError
+        naming the store, as the Redis store's do: a page shows it as a message."""
+        with self._lock:
+            try:
+                yield
+            except sqlite3.Error as err:
+                raise StoreUnavailableError(f"class store {self.url}: {err}") from None
 
     def _forget_old(self, now: float) -> None:
         old = [
@@ -63,15 +76,15 @@ class SQLiteStore(ClassStore):
             self._db.executemany(f"DELETE FROM {table} WHERE code = ?", [(c,) for c in old])
 
     def ping(self) -> None:
-        with self._lock:
+        with self._locked():
             self._db.execute("SELECT 1")
 
     def close(self) -> None:
-        with self._lock:
+        with self._locked():
             self._db.close()
 
     def _insert(self, code: str, teacher: str, state: ClassState) -> bool:
-        with self._lock:
+        with self._locked():
             cursor = self._db.execute(
                 "INSERT OR IGNORE INTO classes VALUES (?, ?, ?, ?, 0)",
                 (code, teacher, time.time(), state.to_json()),
@@ -79,19 +92,19 @@ class SQLiteStore(ClassStore):
             return cursor.rowcount == 1
 
     def _state(self, code: str) -> ClassState | None:
-        with self._lock:
+        with self._locked():
             row = self._db.execute(
                 "SELECT state, version FROM classes WHERE code = ?", (code,)
             ).fetchone()
         return None if row is None else ClassState.from_json(row[0], int(row[1]))
 
     def _teacher_hash(self, code: str) -> str | None:
-        with self._lock:
+        with self._locked():
             row = self._db.execute("SELECT teacher FROM classes WHERE code = ?", (code,)).fetchone()
         return None if row is None else str(row[0])
 
     def _update(self, code: str, state: ClassState) -> ClassState:
-        with self._lock:
+        with self._locked():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 self._db.execute(
@@ -108,7 +121,7 @@ class SQLiteStore(ClassStore):
         return state.moved(version=int(version))
 
     def _join(self, code: str, student: str | None, now: float) -> Student:
-        with self._lock:
+        with self._locked():
             if student is not None:
                 row = self._db.execute(
                     "SELECT nickname FROM students WHERE code = ? AND id = ?", (code, student)
@@ -129,13 +142,13 @@ class SQLiteStore(ClassStore):
             return new
 
     def _seen(self, code: str, student: str, now: float) -> None:
-        with self._lock:
+        with self._locked():
             self._db.execute(
                 "UPDATE students SET seen = ? WHERE code = ? AND id = ?", (now, code, student)
             )
 
     def _answer(self, code: str, student: str, question_id: str, choice: int, now: float) -> bool:
-        with self._lock:
+        with self._locked():
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 stored = self._answerable(code, student, question_id, choice)
@@ -167,14 +180,14 @@ class SQLiteStore(ClassStore):
         )
 
     def _choices(self, code: str, question_id: str) -> list[int]:
-        with self._lock:
+        with self._locked():
             rows = self._db.execute(
                 "SELECT choice FROM answers WHERE code = ? AND question = ?", (code, question_id)
             ).fetchall()
         return [int(r[0]) for r in rows]
 
     def _answer_of(self, code: str, student: str, question_id: str) -> int | None:
-        with self._lock:
+        with self._locked():
             row = self._db.execute(
                 "SELECT choice FROM answers WHERE code = ? AND question = ? AND student = ?",
                 (code, question_id, student),
@@ -182,7 +195,7 @@ class SQLiteStore(ClassStore):
         return None if row is None else int(row[0])
 
     def _roster(self, code: str) -> Roster:
-        with self._lock:
+        with self._locked():
             joined, active = self._db.execute(
                 "SELECT COUNT(*), COALESCE(SUM(seen >= ?), 0) FROM students WHERE code = ?",
                 (time.time() - ACTIVE_SECONDS, code),

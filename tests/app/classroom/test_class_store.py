@@ -141,3 +141,28 @@ def test_store_urls_are_checked(tmp_path: Path) -> None:
 def test_codes_are_read_as_people_type_them() -> None:
     assert normal_code(" abc-def ") == "ABCDEF" and normal_code("ABC") == ""
     assert normal_code("ABCDE1") == ""  # 1 is never in a code
+
+
+def test_a_sqlite_store_another_process_keeps_busy_says_so(tmp_path: Path) -> None:
+    """Another connection holding the write lock past the wait: a StoreUnavailableError naming
+    the store, which a page shows as a message (it was sqlite3's own error, a traceback)."""
+    import sqlite3
+
+    from attnlens.app.classroom.sqlite_store import SQLiteStore
+
+    path = tmp_path / "c.sqlite3"
+    store = SQLiteStore(path, busy_seconds=0.2)
+    made = store.create(ClassState("section3", 0))
+    student = store.join(made.code)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN EXCLUSIVE")
+    try:
+        with pytest.raises(StoreUnavailableError, match=r"class store sqlite:///.*locked"):
+            store.seen(made.code, student.id)
+        state = store.state(made.code)  # reading goes on beside a writer (write-ahead log)
+        assert state is not None and state.slide == 0
+    finally:
+        other.execute("ROLLBACK")
+        other.close()
+    store.seen(made.code, student.id)  # and writing once it is done
+    store.close()
