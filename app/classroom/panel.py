@@ -3,6 +3,7 @@ following (README, "Teaching with attnlens")."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from typing import Any
@@ -14,7 +15,7 @@ from attnlens.app.classroom.board import BROWSER_POLL_MS, VersionBoard
 from attnlens.app.classroom.names import valid_student_id
 from attnlens.app.classroom.qr import qr_png
 from attnlens.app.classroom.state import ClassState, Student
-from attnlens.app.classroom.store import ClassStore
+from attnlens.app.classroom.store import ClassError, ClassStore
 from attnlens.app.safe_text import md
 
 PUBLIC_URL_ENV = "ATTNLENS_PUBLIC_URL"
@@ -99,6 +100,9 @@ def follow(
 def still_here(store: ClassStore, code: str, student: str, board: VersionBoard) -> None:
     """Tell the store now and then that this student's page is open (the teacher's count), and
     the board that the class is still followed here: a teacher may stay on one slide longer
-    than the board remembers a class nobody asked about."""
-    store.seen(code, student)
+    than the board remembers a class nobody asked about. A store that does not answer for a
+    moment (Redis restarting, SQLite busy) is no reason to show the student an error: the page
+    says so next time it runs whole, and this tries again in SEEN_SECONDS."""
     board.watch(code)
+    with contextlib.suppress(ClassError):
+        store.seen(code, student)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from attnlens.app.classroom.store import ClassStore
+from attnlens.app.classroom.store import ClassError, ClassStore
 from attnlens.app.lecture.questions import NoQuestion, Question
 from attnlens.app.lecture.shared import projected
 from attnlens.app.safe_text import md
@@ -107,9 +107,14 @@ def teacher(
 
 @st.fragment(run_every=1.0)
 def arriving(store: ClassStore, code: str, question: Question) -> None:
-    """How many have answered, refreshed every second."""
-    answered = sum(store.counts(code, question.id, len(question.options)))
-    roster = store.roster(code)
+    """How many have answered, refreshed every second (or, while the store does not answer,
+    a line that says so: the next second tries again)."""
+    try:
+        answered = sum(store.counts(code, question.id, len(question.options)))
+        roster = store.roster(code)
+    except ClassError:
+        st.caption("The class store is not answering; the count comes back when it does.")
+        return
     with st.container(key="lec_answer_count"):
         counts = f"**{answered}** answered · {roster.active} of {roster.joined} joined here now"
         st.markdown(counts)  # fixed words: numbers

@@ -1,0 +1,44 @@
+"""A class store that stops answering for a moment (Redis restarting, SQLite busy or gone): the
+parts of a class page that run on their own every few seconds show no error box."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from attnlens.app.classroom.state import ClassState
+from attnlens.app.classroom.store import open_store
+
+
+def fragments_on_a_store_that_is_away(path: str, folder: str, code: str) -> None:
+    """A student's heartbeat and the teacher's count of answers, on a store that is closed."""
+    from pathlib import Path
+
+    from attnlens.app.classroom.board import VersionBoard
+    from attnlens.app.classroom.panel import still_here
+    from attnlens.app.classroom.sqlite_store import SQLiteStore
+    from attnlens.app.lecture.ask import arriving
+    from attnlens.app.lecture.questions import Question
+
+    store = SQLiteStore(Path(path))
+    board = VersionBoard(store, Path(folder))
+    store.close()  # every call from now on fails, as on a store that does not answer
+    still_here(store, code, "someone", board)
+    arriving(store, code, Question("where", "?", ("a", "b"), 0, ""))
+    board.close()
+
+
+def test_the_heartbeat_and_the_count_of_answers_wait_for_the_store(tmp_path: Path) -> None:
+    path = tmp_path / "c.sqlite3"
+    store = open_store(f"sqlite:///{path}")
+    code = store.create(ClassState("section3", 0)).code
+    store.close()
+    app = AppTest.from_function(
+        fragments_on_a_store_that_is_away, args=(str(path), str(tmp_path / "board"), code)
+    )
+    app.run(timeout=30)
+    assert not app.exception
+    assert [c.value for c in app.caption] == [
+        "The class store is not answering; the count comes back when it does."
+    ]
