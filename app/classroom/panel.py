@@ -4,9 +4,10 @@ following (README, "Teaching with attnlens")."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ParamSpec
 from urllib.parse import urlsplit, urlunsplit
 
 import streamlit as st
@@ -18,6 +19,7 @@ from attnlens.app.classroom.state import ClassState, Student
 from attnlens.app.classroom.store import ClassError, ClassStore
 from attnlens.app.safe_text import md
 
+P = ParamSpec("P")
 PUBLIC_URL_ENV = "ATTNLENS_PUBLIC_URL"
 SEEN_SECONDS = 10.0  # a student's page tells the store it is still open this often
 
@@ -50,6 +52,31 @@ def class_bar(code: str, store: ClassStore) -> None:
         st.markdown(line)  # fixed words: an escaped link, a code of letters and digits
     with right.popover("QR code", width="stretch"):
         st.image(qr_png(link), caption=md(link), width=420)
+
+
+STORE_ERROR = "_lec_store_error"  # a button's class-store error, shown on the page's next run
+
+
+def reported(callback: Callable[P, None]) -> Callable[P, None]:
+    """A button's callback whose class-store error (the store not answering, the class full)
+    the page shows as a message on its next run: a callback runs before the page, outside its
+    own handling of those errors, and would show an error box."""
+
+    @functools.wraps(callback)
+    def run(*args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            callback(*args, **kwargs)
+        except ClassError as err:
+            st.session_state[STORE_ERROR] = str(err)
+
+    return run
+
+
+def store_error() -> None:
+    """The message of a button's class-store error, once."""
+    message = st.session_state.pop(STORE_ERROR, None)
+    if message:
+        st.error(md(message))
 
 
 def start_class(store: ClassStore, state: ClassState) -> None:

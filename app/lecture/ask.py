@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from attnlens.app.classroom.panel import reported
 from attnlens.app.classroom.store import ClassError, ClassStore
 from attnlens.app.lecture.questions import NoQuestion, Question
 from attnlens.app.lecture.shared import projected
@@ -76,6 +77,7 @@ def result(question: Question, chosen: int | None, whose: str = "You") -> None:
     st.markdown(f"**Why:** {md(question.why)}")  # fixed words around md() text
 
 
+@reported
 def _answer(store: ClassStore, code: str, me: str, question_id: str, choice: int) -> None:
     store.answer(code, me, question_id, choice)  # refused (False) once revealed: nothing to do
 

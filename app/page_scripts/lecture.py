@@ -46,6 +46,7 @@ def page() -> None:
     if st.query_params.get("class") and not code:
         st.error(md(f"{st.query_params.get('class')!r} is not a join code (6 letters and digits)."))
         return
+    panel.store_error()
     try:
         store = this_store() if code else None
         if store is not None and not store.is_teacher(code, st.query_params.get("key")):
@@ -146,6 +147,7 @@ def explore_link(model: str, text: str, built: Built) -> str:
     return "./explore?" + urlencode(params)
 
 
+@panel.reported
 def _start(here: Place) -> None:
     panel.start_class(this_store(), ClassState(here.deck, here.slide, here.view.to_dict()))
 
@@ -175,6 +177,7 @@ def _differs(a: ClassState, b: ClassState) -> bool:
     return any(getattr(a, f) != getattr(b, f) for f in fields)
 
 
+@panel.reported
 def _reveal(store: ClassStore, code: str, question: Question | None) -> None:
     state = store.state(code)
     if state is not None and question is not None:
