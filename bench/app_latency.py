@@ -42,11 +42,13 @@ DECODE_QUERY = "page=decode&model=translate&strategy=beam&beam_size=4&text=the+c
 
 @dataclass
 class Result:
-    """One scenario: ours and the reference's timings (the reference may be absent)."""
+    """One scenario: ours and the reference's timings (the reference may be absent), and the
+    bare page inside attnlens's frame (bench/minimal_app.py, frame=1) where it was measured."""
 
     name: str
     ours: list[Timing] = field(default_factory=list)
     reference: list[Timing] = field(default_factory=list)
+    framed: list[Timing] = field(default_factory=list)
 
     def median(self, side: str = "ours", what: str = "shown") -> float:
         values = [getattr(t, what) for t in getattr(self, side)]
@@ -124,10 +126,17 @@ def run(
     return result
 
 
-def opened(browser: Any, ours: Server, bare: Server, query: str, bare_query: str) -> dict[str, Tab]:
+def opened(
+    browser: Any, ours: Server, bare: Server, query: str, bare_query: str, framed: bool = False
+) -> dict[str, Tab]:
+    """Our page and the bare page open on the queries, and with framed the bare page inside
+    attnlens's frame too (the same control)."""
     pair = {"ours": Tab(browser, ours), "reference": Tab(browser, bare)}
     pair["ours"].open(query)
     pair["reference"].open(bare_query)
+    if framed:
+        pair["framed"] = Tab(browser, bare)
+        pair["framed"].open("&".join(q for q in (bare_query, "frame=1") if q))
     return pair
 
 
@@ -139,7 +148,7 @@ def closed(pair: dict[str, Tab]) -> None:
 def reverse_results(browser: Any, ours: Server, bare: Server, repeats: int) -> list[Result]:
     """Explore on reverse: Enter at three lengths, and typing with the live box."""
     rng, out = random.Random(0), []
-    pair = opened(browser, ours, bare, "page=explore&model=reverse", "")
+    pair = opened(browser, ours, bare, "page=explore&model=reverse", "", framed=True)
     for n in REVERSE_LENGTHS:
 
         def step(side: str, tab: Tab, n: int = n) -> tuple[Callable[[], None], str, str]:
@@ -171,7 +180,7 @@ def minilm_results(browser: Any, ours: Server, bare: Server, repeats: int) -> li
     pair = opened(browser, ours, bare, "page=explore&model=minilm", "")
 
     def short(side: str, tab: Tab) -> tuple[Callable[[], None], str, str]:
-        if side == "reference":
+        if side != "ours":
             text = random_chars(rng, 31)
             return submit(tab, text), x_labels_are([char_labels(text)]), "Enter"
         words = [rng.choice(WORDS) for _ in range(30)]
@@ -186,7 +195,7 @@ def minilm_results(browser: Any, ours: Server, bare: Server, repeats: int) -> li
     out.append(run("Explore minilm: Enter → full page, 512 tokens", {"ours": pair["ours"]},
                    max(3, repeats // 2), long))  # fmt: skip
     closed(pair)
-    heads = opened(browser, ours, bare, "page=explore&model=minilm", "control=select")
+    heads = opened(browser, ours, bare, "page=explore&model=minilm", "control=select", framed=True)
     current = {side: 0 for side in heads}
 
     def another_head(side: str, tab: Tab) -> tuple[Callable[[], None], str, str]:
@@ -200,7 +209,7 @@ def minilm_results(browser: Any, ours: Server, bare: Server, repeats: int) -> li
 
 def decode_results(browser: Any, ours: Server, bare: Server, repeats: int) -> list[Result]:
     """Decode on translate with beam search (4 beams): the step slider, one step at a time."""
-    pair = opened(browser, ours, bare, DECODE_QUERY, "control=slider")
+    pair = opened(browser, ours, bare, DECODE_QUERY, "control=slider", framed=True)
     position = {side: (0, 1) for side in pair}  # (step, direction): back and forth over 0..3
 
     def move(side: str, tab: Tab) -> tuple[Callable[[], None], str, str]:
@@ -303,18 +312,22 @@ def table(found: list[Result]) -> str:
     """Medians of both sides, and where the time went: the server's first message after the
     action, the message that brought the chart (chart msg) and the drawing after it (drawn),
     ours / bare, the last chart drawn (page), browser and server CPU per action (ours / bare),
-    and the bytes the server sent us."""
+    and the bytes the server sent us. Where the bare page inside attnlens's frame was measured
+    too (framed), its median and ours against it: how much of the ratio is Streamlit's frame
+    (navigation, sidebar, title, pickers) and how much is attnlens's own work."""
     rows = [
-        f"{'scenario (medians, ms)':<48} {'ours':>6} {'bare':>6} {'ratio':>6} {'1st msg':>8} "
-        f"{'chart msg':>10} {'drawn':>9} "
+        f"{'scenario (medians, ms)':<48} {'ours':>6} {'bare':>6} {'ratio':>6} {'framed':>7} "
+        f"{'÷framed':>8} {'1st msg':>8} {'chart msg':>10} {'drawn':>9} "
         f"{'page':>6} {'browser CPU':>12} {'server CPU':>11} {'KB':>5}"
     ]
     for r in found:
         ours, bare = r.median("ours"), r.median("reference")
         ratio = f"{ours / bare:.2f}" if r.reference else "-"
+        framed = f"{ours / r.median('framed'):.2f}" if r.framed else "-"
         first = [x.first_message for x in r.ours if x.first_message is not None]
         rows.append(
             f"{r.name:<48} {ours * 1000:>6.0f} {_ms(r, 'reference', 'shown'):>6} {ratio:>6} "
+            f"{_ms(r, 'framed', 'shown'):>7} {framed:>8} "
             f"{(statistics.median(first) * 1000 if first else 0):>8.0f} "
             f"{_ms(r, 'ours', 'chart_message') + '/' + _ms(r, 'reference', 'chart_message'):>10} "
             f"{_drawn(r, 'ours') + '/' + _drawn(r, 'reference'):>9} "
