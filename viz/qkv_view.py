@@ -13,6 +13,9 @@ from attnlens.viz.labels import position_labels
 from attnlens.viz.outline import outline_row
 from attnlens.viz.sdpa_steps import attention_steps
 
+PRINTED_UP_TO = 12  # keys and queries whose weights are printed in their cells: past that a
+# cell is too small on a slide for "0.37" to be read (the hover still gives each weight)
+
 
 def qkv_view(
     q: np.ndarray,
@@ -37,7 +40,8 @@ def qkv_view(
     )
     for col, (m, y) in enumerate(((q, rows), (k, keys), (v, keys)), start=1):
         fig.add_trace(_matrix(np.asarray(m, np.float64), dims, y, col == 1), row=1, col=col)
-    fig.add_trace(_weights(steps.weights, keys, rows), row=1, col=4)
+    printed = max(len(rows), len(keys)) <= PRINTED_UP_TO
+    fig.add_trace(_weights(steps.weights, keys, rows, printed), row=1, col=4)
     allowed = np.ones_like(steps.weights, bool) if mask is None else np.asarray(mask, bool)
     if not allowed.all():
         blocked = np.where(allowed, np.nan, 1.0)
@@ -67,7 +71,8 @@ def qkv_view(
     for col in (2, 3, 4):  # rows named once, left of Q: the weights' own names fell on V
         fig.update_yaxes(showticklabels=False, ticks="", col=col)
     fig.update_layout(
-        title=f"§3.2.1 on this input: d_k = {steps.d_k}, each row of K is a key",
+        title=f"§3.2.1 on this input: d_k = {steps.d_k}, each row of K is a key"
+        + ("" if printed else f"<br>(weights printed up to {PRINTED_UP_TO} tokens: hover a cell)"),
         margin={"l": 10, "r": 10, "t": 110, "b": 10},
     )
     return fig
@@ -91,7 +96,9 @@ def _matrix(m: np.ndarray, dims: list[str], y: list[str], first: bool) -> go.Hea
     )
 
 
-def _weights(w: np.ndarray, keys: list[str], rows: list[str]) -> go.Heatmap:
+def _weights(w: np.ndarray, keys: list[str], rows: list[str], printed: bool) -> go.Heatmap:
+    """The weights, each printed in its cell when `printed`."""
+    text = {"text": np.char.mod("%.2f", w), "texttemplate": "%{text}"} if printed else {}
     return go.Heatmap(
         z=w,
         x=keys,
@@ -101,9 +108,8 @@ def _weights(w: np.ndarray, keys: list[str], rows: list[str]) -> go.Heatmap:
         colorscale="Blues",
         xgap=1,
         ygap=1,
-        text=np.char.mod("%.2f", w),
-        texttemplate="%{text}",
         colorbar={"title": "weight"},
         name="weights",
         hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.4f}<extra></extra>",
+        **text,
     )

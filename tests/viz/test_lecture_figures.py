@@ -12,7 +12,7 @@ from attnlens.viz.heads_row import heads_row
 from attnlens.viz.input_positions import input_positions
 from attnlens.viz.output_softmax import next_token_bars, reshape, strategies_view
 from attnlens.viz.padding_view import padding_masks, padding_view
-from attnlens.viz.qkv_view import qkv_view
+from attnlens.viz.qkv_view import PRINTED_UP_TO, qkv_view
 from attnlens.viz.reveal import RIGHT, blank_row, class_answers, head_scores, where_reveal
 from attnlens.viz.saturation import saturation, saturation_view
 from helpers import synth
@@ -90,6 +90,21 @@ def test_the_qkv_view_computes_the_weights_from_q_k_v() -> None:
     shown = [fig.layout[f"yaxis{i or ''}"].showticklabels is not False for i in (0, 2, 3, 4)]
     assert shown == [True, False, False, False]
     assert [fig.layout[f"yaxis{i}"].ticks for i in (2, 3, 4)] == ["", "", ""]  # nor their marks
+
+
+def test_the_qkv_view_prints_weights_only_while_cells_can_hold_them() -> None:
+    rng = np.random.default_rng(1)
+    for n, printed in ((PRINTED_UP_TO, True), (PRINTED_UP_TO + 2, False)):
+        q, k, v = (rng.normal(size=(n, 4)) for _ in range(3))
+        tokens = [f"t{i}" for i in range(n)]
+        weights = qkv_view(q, k, v, tokens, tokens).data[3]
+        assert weights.name == "weights"
+        if printed:
+            assert list(weights.text[0][:2]) == [f"{x:.2f}" for x in weights.z[0][:2]]
+            assert "hover a cell" not in qkv_view(q, k, v, tokens, tokens).layout.title.text
+        else:  # at 14 tokens "0.37" ran past its cell on slide 4: the hover gives each weight
+            assert weights.text is None and weights.texttemplate is None
+            assert "hover a cell" in qkv_view(q, k, v, tokens, tokens).layout.title.text
 
 
 def test_every_head_of_a_layer_side_by_side() -> None:
