@@ -90,6 +90,12 @@ def where_question(
     heads = range(weights.shape[0]) if head is None else [head]
     rows = [q for q in range(weights.shape[1]) if allowed[q].sum() >= 3]
     rows = rows if query is None else [q for q in rows if q == query]
+    if not rows:  # a short input: every row sees fewer than 3 keys, so any guess is a coin toss
+        which = f"Row {query} sees" if query is not None else "Every row of this input sees"
+        return NoQuestion(
+            f"{which} fewer than 3 keys: too few to ask where a head looks (a longer input "
+            "gets a question)"
+        )
     best: tuple[tuple[bool, float], int, int] | None = None
     strongest = 0.0
     for h in heads:

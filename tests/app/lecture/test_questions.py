@@ -58,6 +58,18 @@ def test_where_asks_nothing_on_a_diffuse_head() -> None:
     assert isinstance(where_question(tr, "encoder_self", 0, 1, query=3), NoQuestion)
 
 
+def test_where_on_an_input_too_short_says_so_not_that_the_head_is_diffuse() -> None:
+    """Two tokens: every row sees two keys. It said "its strongest weight is 0.00" of a head
+    that put 0.99 on one of them."""
+    enc = with_row(uniform(1, 2, 2, 2), 0, 1, 0, 0, 0.99)
+    tr = synth.make_trace(src=("a", "</s>"), L=1, H=2, encoder_self=enc)
+    q = where_question(tr, "encoder_self", 0)
+    assert isinstance(q, NoQuestion)
+    assert "fewer than 3 keys" in q.reason and "0.00" not in q.reason
+    row = where_question(tr, "encoder_self", 0, 1, query=0)
+    assert isinstance(row, NoQuestion) and row.reason.startswith("Row 0 sees fewer than 3")
+
+
 def test_where_prefers_an_answer_that_is_a_word_to_the_end_token() -> None:
     enc = with_row(uniform(1, 2, 6, 6), 0, 0, 1, 5, 0.99)  # onto </s>, sharper
     enc = with_row(enc, 0, 1, 3, 0, 0.7)  # onto "the"
