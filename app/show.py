@@ -167,7 +167,7 @@ def readable(frame: pd.DataFrame) -> Any:
     """The frame for the eye: a Styler showing numbers to 4 decimals and missing values as
     '–' (the data keeps NaN, so columns still sort as numbers), and text cells made visible."""
     shown = frame.copy()
-    for name in shown.columns:
-        if shown[name].dtype == object:
+    for name in shown.columns:  # pandas 3 keeps text as its own `str` dtype, not `object`
+        if shown[name].dtype == object or pd.api.types.is_string_dtype(shown[name].dtype):
             shown[name] = [visible(v) if isinstance(v, str) else v for v in shown[name]]
     return shown.style.format(precision=4, na_rep=MISSING)
