@@ -9,13 +9,15 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from attnlens.record.trace import Kind, Trace
+from attnlens.viz.induction_view import earlier_matches
 from attnlens.viz.picking import KIND_TITLES, attention_of, true_source_hits
 
 END_TOKENS = frozenset({"</s>", "<eos>", "[SEP]", "<|endoftext|>"})
-SHARES = ("self", "previous", "first", "end")
+SHARES = ("self", "previous", "first", "end", "induction")
 TAGS = {"self": "self head", "previous": "previous-token head", "first": "first-token head",
-        "end": "end-token head"}  # fmt: skip
+        "end": "end-token head", "induction": "induction head"}  # fmt: skip
 COLUMNS = ("kind", "layer", "head", "entropy", "mean_distance", *SHARES, "aligned", "tag")
+INDUCTION_QUERIES = 4  # fewer queries with an induction key than this: too few to tell
 ALIGNED_TAG = 0.8  # a cross head whose argmax is the true source this often is tagged
 
 
@@ -30,6 +32,10 @@ def head_statistics(
     Shares are means over queries of the weight given to the query's own position, the one
     before it, position 0, and end-of-sentence tokens; NaN where a share has no meaning
     (self, previous and distance for cross-attention; end when no end token is present).
+    "induction" is the weight on the token after the latest earlier occurrence of the query's
+    own token (Olsson et al. 2022; the same pairs as the Heads page's induction figure), over
+    the queries that have one; NaN when fewer than INDUCTION_QUERIES do (a text with no
+    repeat, or one word said again, is too little to tell), and for cross-attention.
     With reference (the true source of each output token), "aligned" is the share of output
     tokens whose cross-attention argmax is their true source, and a cross head aligned at
     least ALIGNED_TAG of the time is tagged "alignment head"; otherwise NaN.
@@ -47,7 +53,7 @@ def _kind_frame(
     w = attention_of(trace, kind)  # (L, H, Q, K) float32; sums below accumulate in float64
     L, H = w.shape[:2]
     layer, head = (a.ravel() for a in np.indices((L, H)))
-    stats = {"kind": kind, "layer": layer, "head": head, **_stats(w, trace.tokens(kind)[1], kind)}
+    stats = {"kind": kind, "layer": layer, "head": head, **_stats(w, trace.tokens(kind), kind)}
     stats["aligned"] = _aligned(w, reference) if kind == "cross" else np.full((L, H), np.nan)
     frame = pd.DataFrame(
         {k: np.ravel(v) if not isinstance(v, str) else v for k, v in stats.items()}
@@ -65,8 +71,11 @@ def _aligned(w: np.ndarray, reference: Sequence[int] | None) -> np.ndarray:
     return share
 
 
-def _stats(w: np.ndarray, keys: tuple[str, ...], kind: Kind) -> dict[str, np.ndarray]:
-    """Each statistic as an (L, H) array."""
+def _stats(
+    w: np.ndarray, tokens: tuple[tuple[str, ...], tuple[str, ...]], kind: Kind
+) -> dict[str, np.ndarray]:
+    """Each statistic as an (L, H) array, from the weights and the (query, key) tokens."""
+    keys = tokens[1]
     L, H, Q, K = w.shape
     distance = np.abs(np.arange(Q)[:, None] - np.arange(K)[None, :]).astype(w.dtype)  # (Q, K)
     plogp = w * np.log(np.maximum(w, np.finfo(w.dtype).tiny))  # 0 · log 0 = 0
@@ -82,7 +91,18 @@ def _stats(w: np.ndarray, keys: tuple[str, ...], kind: Kind) -> dict[str, np.nda
         "previous": prev.mean(-1, dtype=np.float64) if square and Q > 1 else nan,
         "first": w[..., 0].mean(-1, dtype=np.float64),
         "end": w[..., ends].sum(-1, dtype=np.float64).mean(-1) if ends.any() else nan,
+        "induction": _induction(w, keys) if square else nan,
     }
+
+
+def _induction(w: np.ndarray, tokens: Sequence[str]) -> np.ndarray:
+    """(L, H) mean weight on the induction key of each query that has one (NaN for too few)."""
+    matches = earlier_matches(tokens)
+    if len(matches) < INDUCTION_QUERIES:
+        return np.full(w.shape[:2], np.nan)
+    queries, keys = [q for q, _ in matches], [j + 1 for _, j in matches]
+    share: np.ndarray = w[:, :, queries, keys].mean(-1, dtype=np.float64)
+    return share
 
 
 def _tag(shares: np.ndarray, threshold: float) -> str:

@@ -29,7 +29,9 @@ def page() -> None:
     stats = stats_of(tr, alignment)
     st.caption(
         "Entropy in nats (low = focused), mean distance |query − key|, and the share of weight "
-        "on the query's own position, the previous one, the first one and the end token."
+        "on the query's own position, the previous one, the first one and the end token; "
+        "induction: on the token after the earlier occurrence of the query's own token (type "
+        "a text twice), shown once at least 4 tokens have one."
         + (
             " Aligned: the share of output tokens whose cross-attention argmax is their true "
             "source (known from the task); 80% or more tags an alignment head."

@@ -7,6 +7,7 @@ import pytest
 
 from attnlens.record.trace import Trace
 from attnlens.viz import head_statistics, head_stats_chart
+from attnlens.viz.induction_view import earlier_matches
 
 
 def _tags(synth: type, offset: int) -> list[str]:
@@ -80,3 +81,32 @@ def test_aligned_share_and_tag_come_from_the_reference(synth: type) -> None:
     assert head_stats_chart(stats, "cross", "aligned").data[0].z.tolist() == [[1.0, 0.0]]
     with pytest.raises(ValueError, match="does not fit"):
         head_statistics(tr, ["cross"], reference=(7,))
+
+
+def test_a_head_that_looks_after_the_earlier_match_is_an_induction_head(synth: type) -> None:
+    tokens = ("<s>", *"xyzwxyzw")
+    T = len(tokens)
+    w = np.zeros((1, 2, T, T), dtype=np.float32)
+    w[0, 0] = np.eye(T, k=-1)  # previous token
+    w[0, 0, 0, 0] = 1.0
+    w[0, 1] = w[0, 0]
+    matches = earlier_matches(tokens)  # the second copy looks after its first copy
+    queries, keys = [q for q, _ in matches], [j + 1 for _, j in matches]
+    w[0, 1, queries] = 0.0
+    w[0, 1, queries, keys] = 1.0
+    tr = synth.make_trace(tgt=tokens, L=1, H=2, decoder_self=w)
+    stats = head_statistics(tr, ["decoder_self"])
+    assert list(stats["tag"]) == ["previous-token head", "induction head"]
+    assert stats["induction"].tolist() == [0.0, 1.0]
+    once = synth.make_trace(tgt=("<s>", *"xyzw"), L=1, H=2, decoder_self=w[..., :5, :5])
+    assert head_statistics(once, ["decoder_self"])["induction"].isna().all()  # no repeat
+
+
+def test_the_bundled_induction_model_shows_its_heads_on_a_block_typed_twice() -> None:
+    """What the README tells a user to try: its heads 0.2 and 1.0 are tagged on the page."""
+    import attnlens
+
+    stats = head_statistics(attnlens.load("induction").trace("k3x9mq2wz7k3x9mq2wz7"))
+    tags = {(r.layer, r.head): r.tag for r in stats.itertuples()}
+    assert tags[(0, 2)] == "previous-token head" and tags[(1, 0)] == "induction head"
+    assert stats.set_index(["layer", "head"]).loc[(1, 0), "induction"] > 0.9
