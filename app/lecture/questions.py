@@ -91,7 +91,7 @@ def where_question(
     rows = [q for q in range(weights.shape[1]) if allowed[q].sum() >= 3]
     rows = rows if query is None else [q for q in rows if q == query]
     if not rows:  # a short input: every row sees fewer than 3 keys, so any guess is a coin toss
-        which = f"Row {query} sees" if query is not None else "Every row of this input sees"
+        which = f"row {query} sees" if query is not None else "every row sees"
         return NoQuestion(
             f"{which} fewer than 3 keys: too few to ask where a head looks (a longer input "
             "gets a question)"

@@ -65,9 +65,9 @@ def test_where_on_an_input_too_short_says_so_not_that_the_head_is_diffuse() -> N
     tr = synth.make_trace(src=("a", "</s>"), L=1, H=2, encoder_self=enc)
     q = where_question(tr, "encoder_self", 0)
     assert isinstance(q, NoQuestion)
-    assert "fewer than 3 keys" in q.reason and "0.00" not in q.reason
+    assert q.reason.startswith("every row sees fewer than 3 keys") and "0.00" not in q.reason
     row = where_question(tr, "encoder_self", 0, 1, query=0)
-    assert isinstance(row, NoQuestion) and row.reason.startswith("Row 0 sees fewer than 3")
+    assert isinstance(row, NoQuestion) and row.reason.startswith("row 0 sees fewer than 3")
 
 
 def test_where_prefers_an_answer_that_is_a_word_to_the_end_token() -> None:
