@@ -53,7 +53,7 @@ def _kind_frame(
     w = attention_of(trace, kind)  # (L, H, Q, K) float32; sums below accumulate in float64
     L, H = w.shape[:2]
     layer, head = (a.ravel() for a in np.indices((L, H)))
-    stats = {"kind": kind, "layer": layer, "head": head, **_stats(w, trace.tokens(kind), kind)}
+    stats = {"kind": kind, "layer": layer, "head": head, **_stats(w, trace.tokens(kind)[1], kind)}
     stats["aligned"] = _aligned(w, reference) if kind == "cross" else np.full((L, H), np.nan)
     frame = pd.DataFrame(
         {k: np.ravel(v) if not isinstance(v, str) else v for k, v in stats.items()}
@@ -71,11 +71,8 @@ def _aligned(w: np.ndarray, reference: Sequence[int] | None) -> np.ndarray:
     return share
 
 
-def _stats(
-    w: np.ndarray, tokens: tuple[tuple[str, ...], tuple[str, ...]], kind: Kind
-) -> dict[str, np.ndarray]:
-    """Each statistic as an (L, H) array, from the weights and the (query, key) tokens."""
-    keys = tokens[1]
+def _stats(w: np.ndarray, keys: tuple[str, ...], kind: Kind) -> dict[str, np.ndarray]:
+    """Each statistic as an (L, H) array (keys: the key tokens, the queries' too where square)."""
     L, H, Q, K = w.shape
     distance = np.abs(np.arange(Q)[:, None] - np.arange(K)[None, :]).astype(w.dtype)  # (Q, K)
     plogp = w * np.log(np.maximum(w, np.finfo(w.dtype).tiny))  # 0 · log 0 = 0
