@@ -19,6 +19,7 @@ The heatmap is as large as the text: one row and column per character and one fo
 from __future__ import annotations
 
 import zlib
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -45,14 +46,23 @@ def heatmap(text: str, title: str) -> go.Figure:
     return fig
 
 
-def bare() -> None:
-    text = st.text_input("Text", value="hello world", live=LIVE if live else False)
-    title = "bare page"
+def text_box() -> str:
+    return str(st.text_input("Text", value="hello world", live=LIVE if live else False))
+
+
+def controlled(title: str, row: Any = st) -> str:
+    """The URL's control drawn (a select box in `row`, or a slider), and the title naming its
+    value; `title` when there is none."""
     if control == "select":
-        title = f"layer 0 · head {st.selectbox('Head', list(range(12)))}"
-    elif control == "slider":
-        title = f"step {st.slider('Step', 0, 30, 0)} · bare page"
-    st.plotly_chart(heatmap(text, title), key="heatmap")  # a stable key, as on Explore
+        return f"layer 0 · head {row.selectbox('Head', list(range(12)))}"
+    if control == "slider":
+        return f"step {st.slider('Step', 0, 30, 0)} · bare page"
+    return title
+
+
+def bare() -> None:
+    text = text_box()
+    st.plotly_chart(heatmap(text, controlled("bare page")), key="heatmap")  # stable, as Explore's
 
 
 @st.fragment
@@ -60,13 +70,9 @@ def framed_figure(text: str) -> None:
     row = st.container(horizontal=True)
     kind = row.selectbox("Kind", ["encoder self", "decoder self", "cross"])
     layer = row.selectbox("Layer", list(range(6)))
-    title = f"{kind} · layer {layer} · bare page"
-    if control == "select":
-        title = f"layer 0 · head {row.selectbox('Head', list(range(12)))}"
-    else:
+    if control != "select":
         row.selectbox("Head", list(range(8)))
-    if control == "slider":
-        title = f"step {st.slider('Step', 0, 30, 0)} · bare page"
+    title = controlled(f"{kind} · layer {layer} · bare page", row)
     left, right = st.columns([3, 2])
     left.plotly_chart(heatmap(text, title), key="heatmap")
     right.caption("no second figure")
@@ -78,7 +84,7 @@ def in_frame() -> None:
     st.sidebar.caption("Light or dark: ⋮ menu (top right).")
     st.title("Bare page")
     st.caption("The bare page inside attnlens's frame.")
-    framed_figure(st.text_input("Text", value="hello world", live=LIVE if live else False))
+    framed_figure(text_box())
 
 
 if framed:
