@@ -7,8 +7,9 @@ decoding continues it.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -45,8 +46,14 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
     example = "The return statement"
     head_kinds: tuple[HeadKind, ...] = ("decoder",)
 
-    def __init__(self, folder: Path, device: torch.device, name: str | None = None) -> None:
-        super().__init__(folder, device, name)
+    def __init__(
+        self,
+        folder: Path,
+        device: torch.device,
+        name: str | None = None,
+        inherited: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(folder, device, name, inherited)
         self.example = str(self.meta.get("example", self.example))
         self.prefix_ids = (self.tokenizer.bos_id,)
         if not isinstance(self.tokenizer, CharTokenizer):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import hashlib
 from abc import abstractmethod
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -38,6 +38,9 @@ from attnlens.record.projections import HeadProjections
 from attnlens.record.trace import KINDS, Architecture, Kind, ModelInfo, Trace
 
 NetT = TypeVar("NetT", bound=nn.Module)
+# what a training snapshot takes from its finished model's config.json, which it lacks: how
+# typed input is read (the task's normalising, the source length it was trained on)
+READS_LIKE = ("task", "max_source_len")
 
 
 class OwnLens(Lens, Generic[NetT]):
@@ -45,10 +48,18 @@ class OwnLens(Lens, Generic[NetT]):
 
     architecture: Architecture
 
-    def __init__(self, folder: Path, device: torch.device, name: str | None = None) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        device: torch.device,
+        name: str | None = None,
+        inherited: Mapping[str, Any] | None = None,
+    ) -> None:
+        """inherited: entries of config.json the folder's own lacks and takes from another
+        model's (a snapshot reads its input as the finished model does: READS_LIKE)."""
         self.folder, self.device = folder, device
         described = checkpoint.describe(folder)  # checked, and within the model budget
-        self.meta: dict[str, Any] = described.meta
+        self.meta: dict[str, Any] = {**(inherited or {}), **described.meta}
         self.tokenizer: Tokenizer = described.tokenizer
         self.net: NetT = self.build(described.config)
         checkpoint.load_weights(self.net, folder / checkpoint.WEIGHTS, device)
@@ -188,7 +199,8 @@ class OwnLens(Lens, Generic[NetT]):
         found = {s.step: s for s in self.snapshots()}
         if step not in found:
             return super().snapshot(step)
-        return type(self)(found[step].path, self.device, name=f"{self.name} @ step {step}")
+        reads = {key: self.meta[key] for key in READS_LIKE if key in self.meta}
+        return type(self)(found[step].path, self.device, f"{self.name} @ step {step}", reads)
 
     @property
     def task_name(self) -> str | None:

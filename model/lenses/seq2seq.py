@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import torch
@@ -46,8 +47,14 @@ class Seq2SeqLens(OwnLens[Transformer]):
     head_kinds: tuple[HeadKind, ...] = ("encoder", "decoder", "cross")
     experiment_batch = 128  # examples per forward pass in task_scores
 
-    def __init__(self, folder: Path, device: torch.device, name: str | None = None) -> None:
-        super().__init__(folder, device, name)
+    def __init__(
+        self,
+        folder: Path,
+        device: torch.device,
+        name: str | None = None,
+        inherited: Mapping[str, Any] | None = None,
+    ) -> None:
+        super().__init__(folder, device, name, inherited)
         self.suffix_ids = (self.tokenizer.eos_id,)
         trained = self.meta.get("max_source_len", self.config.max_len - 1)
         if not isinstance(trained, int) or isinstance(trained, bool) or trained < 1:

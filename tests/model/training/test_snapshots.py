@@ -59,3 +59,18 @@ def test_task_and_loss_curve_come_from_the_models_description(tiny_model_dir: Pa
     assert len(steps) == len(losses) > 100 and steps[0] == 1 and steps[-1] <= 6000
     assert steps == sorted(steps) and losses[-1] < losses[0] / 2
     assert attnlens.load(str(tiny_model_dir)).loss_curve() == ([], [])
+
+
+@pytest.mark.skipif(not {"translate", "reverse"} <= BUNDLED, reason="bundled models missing")
+def test_a_snapshot_reads_typed_text_as_its_finished_model_does() -> None:
+    """Its config.json holds no task: read on its own, "The cat sees a house." was two <unk>s
+    on the Training page, beside the finished model's "the" and "house"."""
+    final = attnlens.load("translate")
+    early = final.snapshot(final.snapshots()[0].step)
+    typed = "The cat sees a house."
+    tr = final.trace(typed)
+    tr_early = early.trace(typed, target_tokens=tr.tgt_tokens[1:])
+    assert tr_early.src_tokens == tr.src_tokens == ("the", "cat", "sees", "a", "house", "</s>")
+    assert tr_early.warnings == tr.warnings and "<unk>" not in " ".join(tr_early.warnings)
+    reverse = attnlens.load("reverse")  # and warns past the length it was trained on
+    assert reverse.snapshot(reverse.snapshots()[0].step).trained_len == reverse.trained_len
