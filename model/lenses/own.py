@@ -96,10 +96,12 @@ class OwnLens(Lens, Generic[NetT]):
         enc = tok.encode(text)
         warnings = []
         if enc.specials:
-            names = " ".join(dict.fromkeys(enc.specials))
+            typed = list(dict.fromkeys(enc.specials))
+            names = ", ".join(map(repr, typed))
+            whose = "a special token's name" if len(typed) == 1 else "special tokens' names"
             warnings.append(
-                f"{what}: {names!r} spells a special token's name; typed text never becomes a "
-                "special token (only the model places them), so it was read as <unk>"
+                f"{what}: {names} typed, {whose}; typed text never becomes a special token "
+                "(only the model places them), so it was read as <unk>"
             )
         unknown = [p for p in enc.unknown if p not in enc.specials]
         if unknown:
@@ -109,9 +111,9 @@ class OwnLens(Lens, Generic[NetT]):
     def unknown_warning(self, what: str, unknown: Sequence[str]) -> str:
         """What the user is told about pieces read as <unk>."""
         tok = self.tokenizer
-        shown = tok.join(list(dict.fromkeys(unknown)))
+        shown = ", ".join(repr(piece) for piece in dict.fromkeys(unknown))  # each on its own
         known = f"; it knows {len(tok.pieces)}: {' '.join(tok.pieces)}"
-        return f"{what} {tok.unit}s outside the vocabulary were read as <unk>: {shown!r}" + (
+        return f"{what} {tok.unit}s outside the vocabulary were read as <unk>: {shown}" + (
             known if isinstance(tok, WordTokenizer) else ""
         )
 

@@ -29,7 +29,7 @@ def test_a_warning_quoting_user_text_escapes_it(tiny_model_dir: Path) -> None:
     at.run()
     assert not at.exception
     warning = next(w.value for w in at.warning if "outside the vocabulary" in w.value)
-    assert r"\*\_\<i\>" in warning
+    assert r"\'\*\', \'\_\', \'\<\', \'i\', \'\>\'" in warning  # each piece, escaped
 
 
 def test_no_page_writes_user_text_as_markdown() -> None:

@@ -106,3 +106,17 @@ def test_a_translate_model_reads_typed_text_lower_cased_and_says_so(word_model_d
     assert lens.reference("The cat sleeps.") == lens.reference("the cat sleeps")
     with pytest.raises(InputError, match="has no words once punctuation is dropped"):
         lens.trace("?!")
+
+
+def test_unknown_words_are_quoted_one_by_one(word_model_dir: Path) -> None:
+    """Quoted together, 'cow moo' read as one word the model lacks."""
+    tr = load(str(word_model_dir), device="cpu").trace("the cow moo", target="lo")
+    assert any("read as <unk>: 'cow', 'moo'" in w for w in tr.warnings)
+
+
+def test_typed_special_token_names_are_named_one_by_one(word_model_dir: Path) -> None:
+    lens = load(str(word_model_dir), device="cpu")
+    one = lens.trace("the </s> cow", target="lo").warnings
+    assert any(w.startswith("text: '</s>' typed, a special token's name;") for w in one)
+    two = lens.trace("the <s> cow </s>", target="lo").warnings
+    assert any(w.startswith("text: '<s>', '</s>' typed, special tokens' names;") for w in two)
