@@ -6,6 +6,7 @@ teacher's link also carries key=…, the only thing that can move the class.
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import urlencode
 
 import streamlit as st
@@ -126,7 +127,7 @@ def lecturer_page(decks: Library, store: ClassStore | None, code: str | None) ->
 def _tools(here: Place, deck: Deck, built: Built, model: str, text: str,
            store: ClassStore | None, code: str | None) -> None:  # fmt: skip
     """The slide's settings, and the class: out of the way, at the bottom."""
-    cols = st.columns([2, 2, 1])
+    cols = st.columns([2, 2, 1, 1])
     with cols[0]:
         adjust(here, model, text, built, place.go)
     if code is None:
@@ -136,15 +137,44 @@ def _tools(here: Place, deck: Deck, built: Built, model: str, text: str,
         cols[1].button("Leave the class (it keeps its last slide)", key="lec_end",
                        width="stretch", on_click=panel.end_class)  # fmt: skip
     cols[2].link_button("Explore this", explore_link(model, text, built), width="stretch")
+    leave = cols[3].button(
+        "Leave the lecture", key="lec_leave", width="stretch",
+        help="Explore this slide in this tab, with the sidebar and every page",
+    )  # fmt: skip
+    if leave:  # the sidebar, hidden for the projector, is back on every other page
+        _leave(explore_params(model, text, built))
 
 
-def explore_link(model: str, text: str, built: Built) -> str:
-    """The Explore page on this slide's model, input, attention, layer and head (a new tab)."""
+EXPLORE = Path(__file__).parent / "explore.py"
+# the controls of the other pages the lecture's model, input, kind, layer and head set
+OTHER_PAGES_CONTROLS = ("w_model_choice", "w_model_path", "w_text", "w_kind", "w_layer", "w_head")
+
+
+def _leave(params: dict[str, str]) -> None:
+    """Explore in this tab on what the slide showed: the session's values are what the other
+    pages read (the URL only seeds a new session), so they are set, and the controls that
+    held older ones let go."""
+    for key in OTHER_PAGES_CONTROLS:
+        st.session_state.pop(key, None)
+    urlstate.forget("model_choice")  # the sidebar's picker follows the model
+    for name, value in params.items():
+        urlstate.remember(name, value)
+    st.switch_page(EXPLORE, query_params=params)
+
+
+def explore_params(model: str, text: str, built: Built) -> dict[str, str]:
+    """The Explore page's URL parameters for this slide's model, input, attention, layer and
+    head."""
     shown = built.shown
     params = {"page": "explore", "model": model, "text": text}
     if shown.kind is not None:
         params.update(kind=shown.kind, layer=str(shown.layer), head=str(shown.head))
-    return "./explore?" + urlencode(params)
+    return params
+
+
+def explore_link(model: str, text: str, built: Built) -> str:
+    """The Explore page on this slide (a new tab, the lecture kept in this one)."""
+    return "./explore?" + urlencode(explore_params(model, text, built))
 
 
 @panel.reported

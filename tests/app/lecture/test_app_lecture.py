@@ -151,3 +151,16 @@ def test_a_student_can_step_away_and_rejoin(
     assert counter(teacher.run()) == "2 / 14"  # the class did not move
     student.toggle(key="lec_follow").set_value(True).run()
     assert counter(student) == "2 / 14" and not _has(student, "stu_next")
+
+
+def test_leaving_the_lecture_opens_explore_on_the_slide_in_the_same_tab() -> None:
+    """The lecture hides the sidebar for the projector: without this button the only way to
+    another page was the browser's Back."""
+    at = lecture(deck=DECK, slide="4")
+    clean(at)
+    at.button(key="lec_leave").click().run()
+    clean(at)
+    assert at.title[0].value == "Explore"
+    assert at.query_params["model"] == "translate" and at.query_params["page"] == "explore"
+    assert at.query_params["kind"] == "encoder_self"  # slide 4's attention, layer and head
+    assert [at.query_params["layer"], at.query_params["head"]] == ["0", "3"]
