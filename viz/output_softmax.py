@@ -31,7 +31,7 @@ def next_token_bars(
     if hide:
         return _hidden_bars(sorted(c.token for c in cands), step, so_far)
     rest = max(0.0, 1.0 - sum(c.prob for c in cands))
-    labels = [token_text(c.token) for c in cands] + ["(every other token)"]
+    labels = [token_text(c.token) for c in cands] + [REST]
     probs = [c.prob for c in cands] + [rest]
     colours = [CHOSEN if c.token == taken else OTHER for c in cands] + [DROPPED]
     fig = go.Figure(
@@ -77,13 +77,20 @@ def _hidden_bars(tokens: list[str], step: int, so_far: str) -> go.Figure:
     return fig
 
 
+REST = "(every other token)"
+# where the few tokens recorded cannot give what sampling draws from (see reshape)
+NOT_DRAWN = ": what it draws from needs every token's p (the model's p only)"
+
+
 @dataclass(frozen=True)
 class Reshaped:
-    """Probabilities over a few tokens after temperature, top-k and top-p, and which survive."""
+    """The next-token distribution over a few tokens and the rest of the vocabulary (one bar,
+    last), as the model gives it (before) and as sampling draws from it (after), and which
+    survive; after is None where those few cannot decide it (see reshape)."""
 
     tokens: tuple[str, ...]
     before: tuple[float, ...]
-    after: tuple[float, ...]  # 0 for a dropped token; the kept ones sum to 1
+    after: tuple[float, ...] | None  # 0 for a dropped token; sums to 1
     kept: tuple[bool, ...]
 
 
@@ -94,24 +101,47 @@ def reshape(
     top_k: int | None = None,
     top_p: float | None = None,
 ) -> Reshaped:
-    """softmax(log p / T) over the given tokens, then top-k, then top-p, as sampling applies
-    them (renormalised over these tokens only)."""
+    """What sampling draws from (softmax(log p / T), then top-k, then top-p, as
+    model.decoding.sampling does over the whole vocabulary), given only the most probable
+    `tokens` and their model probabilities `probs`, the rest of the vocabulary as one bar.
+
+    Exact where these tokens decide it: a top-k among them (nothing else survives), or T = 1
+    without top-k (the rest keeps its share) and no top-p reaching past them. Otherwise, say
+    T = 1.5 with no top-k, the rest's share needs every token's probability: after is None,
+    rather than these tokens renormalised among themselves (which made T = 1 look reshaped).
+    """
     if temperature <= 0:
         raise ValueError(f"temperature must be above 0, got {temperature}")
     p = np.asarray(probs, np.float64)
-    logits = np.log(np.maximum(p, 1e-300)) / temperature
-    z = np.exp(logits - logits.max())
-    z /= z.sum()
-    order = np.argsort(-z, kind="stable")
-    keep = np.ones_like(z, bool)
-    if top_k is not None:
+    rest = max(0.0, 1.0 - float(p.sum()))
+    order = np.argsort(-p, kind="stable")
+    keep = np.ones_like(p, bool)
+    shown = (*tokens, REST)
+    if top_k is not None and top_k <= len(p):
         keep[order[top_k:]] = False
-    if top_p is not None:
+        logits = np.log(np.maximum(p, 1e-300)) / temperature
+        z = np.where(keep, np.exp(logits - logits[keep].max()), 0.0)
+        z /= z.sum()
+        rest_kept = False
+    elif temperature == 1.0 and top_k is None:
+        z, rest_kept = p.copy(), rest > 0
+    else:
+        return Reshaped(shown, (*p.tolist(), rest), None, (*keep.tolist(), True))
+    if top_p is not None and top_p < 1.0:
         above = np.cumsum(z[order]) - z[order]  # probability ranked strictly above each
         keep[order[above >= top_p]] = False
+        if rest_kept and float(z.sum()) < top_p:  # some of the rest is kept: which, unknown
+            return Reshaped(shown, (*p.tolist(), rest), None, (*keep.tolist(), True))
+        rest_kept = False
     after = np.where(keep, z, 0.0)
-    after /= after.sum()
-    return Reshaped(tuple(tokens), tuple(p.tolist()), tuple(after.tolist()), tuple(keep.tolist()))
+    tail = rest if rest_kept else 0.0
+    total = float(after.sum()) + tail
+    return Reshaped(
+        shown,
+        (*p.tolist(), rest),
+        (*(after / total).tolist(), tail / total),
+        (*keep.tolist(), rest_kept),
+    )
 
 
 def strategies_view(
@@ -126,7 +156,11 @@ def strategies_view(
         horizontal_spacing=0.2,
         subplot_titles=(  # wrapped: on the Lecture's column at 1400 px one line ran out
             wrapped("each strategy's output · score = Σ log p", 30),
-            wrapped(f"step {step}, sampling with {settings}", 30),
+            wrapped(
+                f"step {step}, sampling with {settings}"
+                + ("" if reshaped.after is not None else NOT_DRAWN),
+                30,
+            ),
         ),
     )
     names = list(runs)
@@ -145,22 +179,23 @@ def strategies_view(
         row=1,
         col=1,
     )
-    labels = [token_text(t) for t in reshaped.tokens]
+    labels = [t if t == REST else token_text(t) for t in reshaped.tokens]
     fig.add_trace(
         go.Bar(x=labels, y=list(reshaped.before), name="model: p", marker_color="#9ecae1"),
         row=1,
         col=2,
     )
-    fig.add_trace(
-        go.Bar(
-            x=labels,
-            y=list(reshaped.after),
-            name="sampled from",
-            marker_color=[CHOSEN if k else DROPPED for k in reshaped.kept],
-        ),
-        row=1,
-        col=2,
-    )
+    if reshaped.after is not None:
+        fig.add_trace(
+            go.Bar(
+                x=labels,
+                y=list(reshaped.after),
+                name="sampled from",
+                marker_color=[CHOSEN if k else DROPPED for k in reshaped.kept],
+            ),
+            row=1,
+            col=2,
+        )
     fig.update_yaxes(type="category", autorange="reversed", row=1, col=1)
     fig.update_xaxes(title="score (sum of log-probabilities)", row=1, col=1)
     fig.update_yaxes(range=[0, 1.05], title="probability", row=1, col=2)

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
+from attnlens.model.decoding.sampling import Sampling
 from attnlens.record.trace import ModelInfo
 from attnlens.viz.architecture import ATTENTION_NAMES, HIGHLIGHT, architecture_diagram
 from attnlens.viz.causal_build import causal_build
 from attnlens.viz.heads_row import heads_row
 from attnlens.viz.input_positions import input_positions
-from attnlens.viz.output_softmax import next_token_bars, reshape, strategies_view
+from attnlens.viz.output_softmax import REST, next_token_bars, reshape, strategies_view
 from attnlens.viz.padding_view import padding_masks, padding_view
 from attnlens.viz.qkv_view import PRINTED_UP_TO, qkv_view
 from attnlens.viz.reveal import RIGHT, blank_row, class_answers, head_scores, where_reveal
@@ -164,17 +166,48 @@ def test_the_next_token_bars_and_their_hidden_twin() -> None:
     assert list(hidden.data[0].y) == ["&lt;/s&gt;", "e"] and set(hidden.data[0].text) == {"?"}
 
 
-def test_temperature_top_k_and_top_p_reshape_the_distribution() -> None:
-    tokens, p = ["a", "b", "c", "d"], [0.5, 0.3, 0.15, 0.05]
-    assert reshape(tokens, p).after == pytest.approx(tuple(p))
-    cold, hot = reshape(tokens, p, 0.5), reshape(tokens, p, 2.0)
-    assert cold.after[0] > 0.5 > hot.after[0]
-    top2 = reshape(tokens, p, top_k=2)
-    assert top2.kept == (True, True, False, False) and sum(top2.after) == pytest.approx(1)
-    nucleus = reshape(tokens, p, top_p=0.7)
-    assert nucleus.kept == (True, True, False, False)
-    fig = strategies_view({"greedy": synth.greedy_run(), "beam": synth.beam_run()}, 0, top2, "x")
-    assert list(fig.data[0].y) == ["greedy", "beam"] and list(fig.data[2].y) == list(top2.after)
+SETTINGS = [  # (T, top-k, top-p) the five most probable tokens decide, and those they do not
+    (1.0, None, None, True), (1.0, None, 0.5, True), (1.0, None, 0.99, False),
+    (1.5, 3, 0.9, True), (0.5, 5, None, True), (2.0, 2, 0.3, True),
+    (1.5, None, None, False), (1.0, 8, None, False), (0.7, None, 0.9, False),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("temperature", "top_k", "top_p", "exact"), SETTINGS)
+def test_what_sampling_draws_from_is_the_samplers_own_distribution_or_not_drawn(
+    temperature: float, top_k: int | None, top_p: float | None, exact: bool
+) -> None:
+    """Recomputed by the sampler itself over a whole vocabulary of 40, of which the chart
+    knows the five most probable (a decoding step records five candidates). The five alone,
+    renormalised among themselves, showed T = 1 with no cut as a reshaped distribution."""
+    logits = 3 * torch.randn(1, 40, generator=torch.Generator().manual_seed(3))
+    log_p = torch.log_softmax(logits, -1)  # the five most probable hold 0.73
+    top = log_p[0].topk(5)
+    tokens, probs = [f"t{i}" for i in top.indices.tolist()], top.values.exp().tolist()
+    shaped = reshape(tokens, probs, temperature, top_k, top_p)
+    assert shaped.tokens == (*tokens, REST)
+    assert shaped.before == pytest.approx((*probs, 1 - sum(probs)))
+    if not exact:
+        assert shaped.after is None
+        return
+    drawn = Sampling(temperature, top_k, top_p, seed=0).distribution(log_p)[0]
+    rest = float(drawn.sum() - drawn[top.indices].sum())
+    assert shaped.after == pytest.approx((*drawn[top.indices].tolist(), rest), abs=1e-6)
+    assert shaped.kept == (*(drawn[top.indices] > 0).tolist(), rest > 0)
+    if temperature == 1.0 and top_p is None:
+        assert shaped.after == pytest.approx(shaped.before)  # nothing reshaped
+
+
+def test_the_strategies_view_draws_what_sampling_draws_from_only_when_known() -> None:
+    runs = {"greedy": synth.greedy_run(), "beam": synth.beam_run()}
+    known = reshape(["a", "b", "c"], [0.5, 0.3, 0.1], 1.5, top_k=2)
+    fig = strategies_view(runs, 0, known, "T = 1.5, top-k 2")
+    assert list(fig.data[0].y) == ["greedy", "beam"] and list(fig.data[2].y) == list(known.after)
+    assert list(fig.data[2].x)[-1] == REST
+    unknown = reshape(["a", "b", "c"], [0.5, 0.3, 0.1], 1.5)
+    fig = strategies_view(runs, 0, unknown, "T = 1.5")
+    assert [t.name for t in fig.data] == ["score", "model: p"]
+    assert "needs every token's p" in fig.layout.annotations[1].text.replace("<br>", " ")
 
 
 def test_the_reveal_marks_the_asked_row_and_the_right_cell() -> None:
