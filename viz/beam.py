@@ -212,9 +212,13 @@ def candidate_bars(
             hovertemplate="rank %{y}<br>probability %{x:.5f}<extra></extra>",
         )
     )
+    sampled = run.strategy == "sample" and any(  # what the bars are not: what was drawn from
+        run.params.get(k) not in (None, 1.0) for k in ("temperature", "top_k", "top_p")
+    )
     fig.update_layout(
         title=f"step {step} · candidates of live beam {row}"
-        + (" (red: taken)" if chosen_token else ""),
+        + (" (red: taken)" if chosen_token else "")
+        + ("<br>the model's p, before temperature, top-k and top-p" if sampled else ""),
         xaxis={"title": {"text": "probability"}, "range": [0, 1]},
         yaxis={"type": "category", "autorange": "reversed", "automargin": True},
         plot_bgcolor="white",

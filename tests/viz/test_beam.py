@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -115,3 +116,21 @@ def test_a_long_output_is_clipped_in_the_title() -> None:
     assert len(run.best.text) > OUTPUT_CHARS
     assert "…”" in title and title.endswith(f"(score {run.best.score:.3f})")
     assert len(title) < 100
+
+
+def test_sampling_candidates_say_they_are_the_models_p_when_sampling_reshaped_it(
+    synth: type,
+) -> None:
+    """Decode draws the model's probabilities; at T = 2, top-k 5 they read as what was drawn
+    from (0.54 / 0.40 where sampling's own were flatter)."""
+    base = synth.greedy_run()
+
+    def title(**params: object) -> str:
+        run = dataclasses.replace(base, strategy="sample", params={"seed": 0, **params})
+        return str(candidate_bars(run, 1).layout.title.text)
+
+    note = "the model's p, before temperature, top-k and top-p"
+    assert note in title(temperature=2.0, top_k=5, top_p=None)
+    assert note in title(temperature=1.0, top_k=None, top_p=0.9)
+    assert note not in title(temperature=1.0, top_k=None, top_p=None)  # nothing reshaped
+    assert note not in str(candidate_bars(base, 1).layout.title.text)
