@@ -45,6 +45,8 @@ def decoding_alignment(
     )
     title = f"cross-attention row added at each step · layer {layer} · {which} · {run.strategy}"
     fig.update_layout(grid_layout(title, cols, chosen, "source", "step → token chosen"))
+    if not cols.ticks:  # every source token fits: each labelled, however narrow the figure
+        fig.update_xaxes(dtick=1)
     return fig
 
 

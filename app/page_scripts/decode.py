@@ -232,7 +232,10 @@ def looked_at(runs: dict[str, DecodeRun], n_layers: int, n_heads: int) -> None:
     urlstate.remember("vs_layer", layer)
     urlstate.remember("vs_head", picked)
     head = None if picked == MEAN else int(picked)
-    for col, (name, run) in zip(st.columns(len(runs)), runs.items(), strict=True):
+    # side by side on a screen; on a projector each the full width (a third of a 1920 px page
+    # at projector type left 16 source columns about 50 px)
+    places = [st.container() for _ in runs] if show.presenting() else st.columns(len(runs))
+    for col, (name, run) in zip(places, runs.items(), strict=True):
         with col:
             fig = viz.decoding_alignment(run, layer, head)
             fig.update_layout(title_text=name)
