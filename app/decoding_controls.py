@@ -74,6 +74,7 @@ def _widget(where: Any, name: str, default: Any, high: float | None = None) -> A
     low = cast(0 if name == "top_k" else knob.low)
     ceiling = knob.high if high is None else high
     top = None if ceiling is None else cast(ceiling)
+    _follow_default(key, name, cast(default))
     urlstate.prepare(key, name, cast(default), cast)
     value = st.session_state[key]
     if value < low or (top is not None and value > top):
@@ -82,6 +83,17 @@ def _widget(where: Any, name: str, default: Any, high: float | None = None) -> A
         LABELS[name], min_value=low, max_value=top, step=cast(knob.step or 1), key=key,
         help=knob.help,
     )  # fmt: skip
+
+
+def _follow_default(key: str, name: str, default: Any) -> None:
+    """A setting whose default is the model's own (max length, length penalty) moves to the
+    new default when another model (or prompt) changes it, unless the user set their own:
+    translate's 63 stayed on lm, whose own is 107."""
+    shown = f"_default_{name}"
+    held = st.session_state.get(key, urlstate.remembered(name, None))
+    if shown in st.session_state and held == st.session_state[shown] != default:
+        st.session_state[key] = default
+    st.session_state[shown] = default
 
 
 def _row(n: int, stacked: bool) -> list[Any]:

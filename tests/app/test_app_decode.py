@@ -7,7 +7,7 @@ from pathlib import Path
 from streamlit.testing.v1 import AppTest
 
 from attnlens.app.decoding_controls import VIEWS
-from helpers.apptest import chart, open_bundled, open_on
+from helpers.apptest import chart, open_bundled, open_on, require_bundled
 
 
 def open_page(model_dir: Path, **params: str) -> AppTest:
@@ -138,6 +138,19 @@ def test_a_decoder_only_model_decodes_by_default_and_room_follows_the_prompt() -
     assert room == 128 - 1 - len("The return statement")  # 128 positions: <s>, the prompt
     at.text_input(key="w_text").input("x" * 100).run()
     assert at.number_input(key="w_max_len").value == 128 - 101 and not at.error
+
+
+def test_the_max_length_follows_the_models_own_default_unless_the_user_set_one() -> None:
+    """translate's 63 stayed when lm (107 for its example) was picked."""
+    require_bundled("lm")
+    at = open_bundled("decode", "translate", strategy="beam")
+    assert at.number_input(key="w_max_len").value == 63
+    at.selectbox(key="w_model_choice").select("lm").run()
+    assert not at.exception and not at.error
+    assert at.number_input(key="w_max_len").value == 128 - 1 - len("The return statement")
+    at.number_input(key="w_max_len").set_value(40).run()  # the user's own: kept
+    at.selectbox(key="w_model_choice").select("translate").run()
+    assert at.number_input(key="w_max_len").value == 40
 
 
 def test_the_step_through_follows_the_output_then_any_beam_the_link_names() -> None:
