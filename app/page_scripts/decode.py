@@ -216,6 +216,12 @@ def versus(lens: Lens, text: str, kwargs: dict[str, Any]) -> None:
     show.table(steps_viz.runs_table(runs), "versus", "side-by-side")
     if lens.info.architecture == "encoder-decoder":
         looked_at(runs, *lens.info.shape("cross"))
+    else:
+        st.caption(md(
+            f"What one head looked at as each token was chosen is the cross-attention row of "
+            f"that step, on the source: {lens.info.name} is decoder-only and has none. Its "
+            "self-attention at each step is on the Step by step tab."
+        ))  # fmt: skip
 
 
 @st.fragment

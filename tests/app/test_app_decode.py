@@ -63,6 +63,13 @@ def test_greedy_beam_and_sampling_side_by_side(tiny_model_dir: Path) -> None:
     assert [m.label for m in at.metric][2] == "sample (seed 7)" and not at.exception
 
 
+def test_a_decoder_only_model_says_why_side_by_side_has_no_looked_at_heatmaps() -> None:
+    at = open_bundled("decode", "lm", view="versus")
+    assert not at.exception and not at.error and len(at.metric) == 3
+    assert any("lm is decoder-only and has none" in c.value.replace("\\", "") for c in at.caption)
+    assert "w_vs_layer" not in at.session_state  # no layer or head to pick
+
+
 def test_forcing_a_token_changes_the_output(tiny_model_dir: Path) -> None:
     at = open_page(tiny_model_dir)
     first = at.dataframe[0].value["token"].iloc[0]
