@@ -15,6 +15,7 @@ from attnlens.app.experiment_figures import two_heads
 from attnlens.app.experiment_runs import TITLES, Outcome, explain_input, peek, run_experiment
 from attnlens.app.inputs import memo
 from attnlens.app.safe_text import md
+from attnlens.model.experiments.induction import TARGET_RATIO, TARGET_SCORE
 from attnlens.model.lenses.lens import Lens
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.alignment_view import alignment_chart
@@ -97,7 +98,8 @@ def induction_figures(lens: Lens, outcome: Outcome, trace: Trace, key: str) -> N
     s = r.summary
     met = s.get("targets_met")
     line = (
-        f"Sharpest induction head {ind[0]}.{ind[1]} ({s['induction_score']:.3f}), sharpest "
+        f"On {s.get('sequences', '')} random blocks of tokens said twice: the sharpest induction "
+        f"head is {ind[0]}.{ind[1]} (score {s['induction_score']:.3f}), the sharpest "
         f"previous-token head {prev[0]}.{prev[1]} ({s['previous_token_score']:.3f})"
     )
     if "copy_loss_ratio" in s:
@@ -105,9 +107,13 @@ def induction_figures(lens: Lens, outcome: Outcome, trace: Trace, key: str) -> N
             f"; loss on the second copy {s['second_copy_loss']:.3f} nats = "
             f"{s['copy_loss_ratio']:.1%} of the first ({s['first_copy_loss']:.3f})"
         )
-    st.markdown(
-        md(line + "." + ("" if met is None else f" Targets met: {'yes' if met else 'no'}."))
-    )
+    if met is not None:
+        line += (
+            f". An induction circuit by these numbers (both scores at least {TARGET_SCORE}, "
+            f"the heads in different layers, the second copy's loss at most {TARGET_RATIO:.0%} "
+            f"of the first's): {'yes' if met else 'no'}"
+        )
+    st.markdown(md(line + ". The figure: the same two heads on this input."))
     try:
         fig = induction_heads_view(trace, prev, ind, kind)
     except ValueError as err:

@@ -86,6 +86,11 @@ def test_the_heads_page_shows_a_decoders_induction_heads(hand_lm_dir: Path) -> N
     assert not at.exception and not at.error
     assert any("look back one after the match" in t for t in titles(at))
     assert any(h.value == "Induction heads" for h in at.header)
+    line = next(m.value for m in at.markdown if "random blocks of tokens said twice" in m.value)
+    line = line.replace("\\", "")  # the scores are on those blocks, the figure on this input
+    assert line.startswith("On 100 random blocks") and line.endswith(
+        "the same two heads on this input."
+    )
 
 
 def test_the_heads_page_of_an_encoder_decoder_has_no_induction_section(
