@@ -23,6 +23,7 @@ from attnlens.app.state import shared_lens
 FIGURE_HEIGHT = 640  # px: a 1080-line projector keeps room for the title and the buttons
 FONT = 18
 TICKS = 15
+LABELS = 16  # legends and axis titles
 
 
 @st.cache_resource(show_spinner=False)
@@ -99,8 +100,9 @@ def projected(fig: go.Figure) -> go.Figure:
         paper_bgcolor="rgba(0,0,0,0)",
         plot_bgcolor="rgba(0,0,0,0)",
     )
-    fig.update_xaxes(tickfont_size=TICKS)
-    fig.update_yaxes(tickfont_size=TICKS)
+    fig.update_layout(legend_font_size=LABELS)  # set by the figures for a screen: 12 px
+    fig.update_xaxes(tickfont_size=TICKS, title_font_size=LABELS)
+    fig.update_yaxes(tickfont_size=TICKS, title_font_size=LABELS)
     for note in fig.layout.annotations:  # subplot titles and labels: a size up, in proportion
         note.font.size = round((note.font.size or FONT - 2) * 1.25)
     return fig

@@ -14,6 +14,7 @@ import attnlens
 from attnlens.app.lecture.deck import Slide, read_library
 from attnlens.app.lecture.live import LiveInput
 from attnlens.app.lecture.questions import MARGIN, SHARP, NoQuestion, Question, head_scores
+from attnlens.app.lecture.shared import LABELS, TICKS, projected
 from attnlens.app.lecture.slides import Built, build
 from attnlens.app.lecture.view import View
 from attnlens.viz.saturation import D_KS
@@ -168,3 +169,19 @@ def test_a_diffuse_head_gets_no_question() -> None:
     slide = next(s for s in read_library().decks["section3"].slides if s.ask == "previous-head")
     built = build(slide, LiveInput(lens, lens.example), View())
     assert isinstance(built.question, NoQuestion) and "no single head" in built.question.reason
+
+
+def test_every_slides_text_is_projector_sized(deck: Any) -> None:
+    """Legends and axis titles kept the 12 and 14 px the figures set for a screen."""
+    require_bundled("translate")
+    lens = attnlens.load("translate")
+    live, view = LiveInput(lens, lens.example), View(model="translate")
+    for slide in deck.slides:
+        built = build(slide, live, view)
+        if built.figure is None:
+            continue
+        fig = projected(built.figure)
+        where = f"slide {slide.number} ({slide.title})"
+        assert fig.layout.legend.font.size >= LABELS and fig.layout.font.size >= LABELS, where
+        for axis in [*fig.select_xaxes(), *fig.select_yaxes()]:
+            assert axis.tickfont.size >= TICKS and axis.title.font.size >= LABELS, where
