@@ -86,7 +86,7 @@ def navigation(
     place: Place, deck: Deck, built: Built, go: Callable[[Place], None], prefix: str = "lec"
 ) -> None:
     """Previous / next (← → and PageUp / PageDown), and for a slide that walks through tokens,
-    step back / on (↓ ↑). `go` is called with the new place."""
+    step back / on (↑ ↓). `go` is called with the new place."""
     slide = deck.slides[place.slide]
     cols = st.columns([1, 1, 1, 1, 4])
     cols[0].button("◀ Previous", key=f"{prefix}_prev", shortcut="Left",
@@ -100,10 +100,13 @@ def navigation(
         step = built.shown.step
         back = replace(place, view=place.view.with_(step=max(step - 1, 0)))
         on = replace(place, view=place.view.with_(step=min(step + 1, last)))
-        cols[2].button("▼ Step", key=f"{prefix}_step_back", shortcut="Down", disabled=step <= 0,
-                       on_click=go, args=(back,), width="stretch")  # fmt: skip
-        cols[3].button("Step ▲", key=f"{prefix}_step_on", shortcut="Up", disabled=step >= last,
-                       on_click=go, args=(on,), width="stretch")  # fmt: skip
+        # on is down: the causal mask gains its rows, and decoding its tokens, downwards
+        cols[2].button("▲ Back", key=f"{prefix}_step_back", shortcut="Up", disabled=step <= 0,
+                       on_click=go, args=(back,), width="stretch",
+                       help="a token back (↑)")  # fmt: skip
+        cols[3].button("Step ▼", key=f"{prefix}_step_on", shortcut="Down", disabled=step >= last,
+                       on_click=go, args=(on,), width="stretch",
+                       help="the next token (↓)")  # fmt: skip
     with st.container(key=f"{prefix}_hidden_keys"):  # what a clicker sends, on hidden twins
         st.button("previous", key=f"{prefix}_pageup", shortcut="PageUp",
                   on_click=go, args=(place.moved(deck, -1),))  # fmt: skip

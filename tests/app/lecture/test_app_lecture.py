@@ -79,6 +79,9 @@ def test_predict_then_reveal_alone() -> None:
 
 def test_the_step_buttons_walk_the_causal_mask() -> None:
     at = lecture(deck=DECK, slide="8")
+    # on is ↓: the mask gains its rows downwards (↑ went on, and read as back)
+    assert at.button(key="lec_step_on").proto.shortcut == "down"
+    assert at.button(key="lec_step_back").proto.shortcut == "up"
     at.button(key="lec_step_on").click().run()
     clean(at)
     assert at.query_params["step"] == "2"
