@@ -9,9 +9,9 @@ import plotly.graph_objects as go
 
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.flow import layered_max_flows
-from attnlens.viz.heatmap import cell_gap, grid_layout
+from attnlens.viz.heatmap import cell_gap, grid_layout, masked_layer
 from attnlens.viz.labels import positions_axis
-from attnlens.viz.picking import KIND_TITLES, attention_of, check_layer
+from attnlens.viz.picking import KIND_TITLES, allowed_of, attention_of, check_layer
 
 Method = Literal["rollout", "flow"]
 FLOW_LIMIT = 400_000  # layers × positions⁴, e.g. 6 × 16⁴: about 2 s for real attention
@@ -25,6 +25,16 @@ def residual_mixing(weights: np.ndarray, residual: float = 0.5) -> np.ndarray:
     mixed = (1 - residual) * weights.astype(np.float64).mean(1) + residual * np.eye(T)
     normalised: np.ndarray = mixed / mixed.sum(-1, keepdims=True)  # (L, T, T)
     return normalised
+
+
+def reachable(allowed: np.ndarray, n_layers: int) -> np.ndarray:
+    """(T, T): which input positions (columns) can reach each position (rows) through
+    n_layers of self-attention under the mask `allowed` (and the residual stream)."""
+    step = (allowed | np.eye(len(allowed), dtype=bool)).astype(np.float32)
+    reach = np.eye(len(allowed), dtype=np.float32)
+    for _ in range(n_layers):
+        reach = np.minimum(step @ reach, 1.0)
+    return reach > 0
 
 
 def attention_rollout(weights: np.ndarray, residual: float = 0.5) -> np.ndarray:
@@ -73,9 +83,10 @@ def rollout_view(
         raise ValueError(f"method must be 'rollout' or 'flow', got {method!r}")
     axis = positions_axis(trace.tokens(kind)[0], trace.shown(kind)[0])
     labels = axis.values
+    reach = reachable(allowed_of(trace, kind), layer + 1)
     fig = go.Figure(
         go.Heatmap(
-            z=z.astype(np.float32),
+            z=np.where(reach, z, np.nan).astype(np.float32),  # no path: a gap, not a low share
             x=labels,
             y=labels,
             zmin=0.0,
@@ -87,6 +98,8 @@ def rollout_view(
             ygap=cell_gap(len(labels)),
         )
     )
+    if not reach.all():  # a causal mask: the future, grey as on the heatmaps (white on dark)
+        fig.add_trace(masked_layer(reach, labels, labels))
     title = f"attention {method} · {KIND_TITLES[kind]} · layers 0–{layer}"
     fig.update_layout(
         grid_layout(title, axis, axis, "input position", f"position after layer {layer}")

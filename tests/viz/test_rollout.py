@@ -9,7 +9,7 @@ import pytest
 
 from attnlens.record.trace import Trace
 from attnlens.viz import rollout_view
-from attnlens.viz.rollout import attention_flow, attention_rollout, residual_mixing
+from attnlens.viz.rollout import attention_flow, attention_rollout, reachable, residual_mixing
 
 
 def test_rollout_of_identity_attention_is_identity(synth: type) -> None:
@@ -52,6 +52,25 @@ def test_view_rows_are_positions_and_cross_is_refused(trace: Trace) -> None:
     assert rollout_view(trace, "decoder_self", "flow").data[0].z.shape == (3, 3)
     with pytest.raises(ValueError, match="self-attention"):
         rollout_view(trace, "cross")
+
+
+@pytest.mark.parametrize("method", ["rollout", "flow"])
+def test_the_causal_future_is_drawn_masked_not_as_a_zero_share(trace: Trace, method: str) -> None:
+    """A zero share drew white on a dark page, where the heatmaps draw masked cells grey."""
+    fig = rollout_view(trace, "decoder_self", method)  # type: ignore[arg-type]
+    z = np.asarray(fig.data[0].z, dtype=float)
+    assert np.isnan(z[np.triu_indices(3, 1)]).all() and not np.isnan(np.tril(z)).any()
+    masked = next(t for t in fig.data if t.name == "masked")
+    np.testing.assert_array_equal(np.isnan(np.asarray(masked.z, dtype=float)), ~np.isnan(z))
+    assert all(t.name != "masked" for t in rollout_view(trace, "encoder_self").data)
+
+
+def test_reachable_follows_a_mask_through_layers() -> None:
+    window = np.tri(5, dtype=bool) & ~np.tri(5, k=-2, dtype=bool)  # itself and one back
+    np.testing.assert_array_equal(reachable(window, 1), window)
+    np.testing.assert_array_equal(
+        reachable(window, 2), np.tri(5, dtype=bool) & ~np.tri(5, k=-3, dtype=bool)
+    )
 
 
 def test_flow_refuses_inputs_too_long_to_solve_quickly(synth: type) -> None:
