@@ -3,10 +3,32 @@ beside it alignment against importance (are the aligned heads the important ones
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from attnlens.record.experiment import ExperimentResult
+
+
+def shared_labels(xs: Sequence[float], ys: Sequence[float], names: Sequence[str]) -> list[str]:
+    """One label per place on the chart: heads whose points fall within a 50th of each axis's
+    span of one another are named together on the first ("1.0, 1.1, 1.2, 1.3"), the others
+    left blank (four heads at 100% printed their names over one another)."""
+    x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+
+    def cell(v: np.ndarray) -> np.ndarray:
+        span = float(np.ptp(v)) if len(v) else 0.0
+        return np.round((v - v.min()) / (span or 1.0) * 50).astype(int) if len(v) else v
+
+    places: dict[tuple[int, int], list[int]] = {}
+    for i, place in enumerate(zip(cell(x).tolist(), cell(y).tolist(), strict=True)):
+        places.setdefault(place, []).append(i)
+    labels = [""] * len(names)
+    for members in places.values():
+        labels[members[0]] = ", ".join(names[i] for i in members)
+    return labels
 
 
 def alignment_chart(result: ExperimentResult) -> go.Figure:
@@ -24,11 +46,12 @@ def alignment_chart(result: ExperimentResult) -> go.Figure:
             x=h["layer"],
             y=h["aligned"],
             mode="markers+text",
-            text=names,
+            text=shared_labels(h["layer"], h["aligned"], names),
+            customdata=names,
             textposition="middle right",
             marker={"size": 11},
             name="cross head",
-            hovertemplate="head %{text}<br>aligned %{y:.1%}<extra></extra>",
+            hovertemplate="head %{customdata}<br>aligned %{y:.1%}<extra></extra>",
         ),
         1,
         1,
@@ -38,11 +61,13 @@ def alignment_chart(result: ExperimentResult) -> go.Figure:
             x=h["aligned"],
             y=h["importance"],
             mode="markers+text",
-            text=names,
+            text=shared_labels(h["aligned"], h["importance"], names),
+            customdata=names,
             textposition="top center",
             marker={"size": 11},
             showlegend=False,
-            hovertemplate="head %{text}<br>aligned %{x:.1%}<br>importance %{y:.4f}<extra></extra>",
+            hovertemplate="head %{customdata}<br>aligned %{x:.1%}<br>importance %{y:.4f}"
+            "<extra></extra>",
         ),
         1,
         2,
@@ -51,7 +76,9 @@ def alignment_chart(result: ExperimentResult) -> go.Figure:
     layers = int(h["layer"].max()) + 1 if len(h) else 1
     fig.update_xaxes(title="decoder layer", dtick=1, range=[-0.4, layers - 0.3], row=1, col=1)
     fig.update_yaxes(title="alignment accuracy", tickformat=".0%", range=[0, 1.05], row=1, col=1)
-    fig.update_xaxes(title="alignment accuracy", tickformat=".0%", row=1, col=2)
+    fig.update_xaxes(  # room past 100% for the label of heads that all align
+        title="alignment accuracy", tickformat=".0%", range=[-0.08, 1.22], row=1, col=2
+    )
     fig.update_yaxes(title="importance (log-likelihood lost per token)", row=1, col=2)
     fig.update_layout(
         title=f"cross-attention heads against the true alignment · {result.model} · "

@@ -104,6 +104,17 @@ def test_alignment_chart_plots_accuracy_by_layer_and_against_importance() -> Non
     assert "ρ = 1.00" in fig.layout.annotations[1].text
 
 
+def test_heads_at_one_place_share_one_label() -> None:
+    """reverse's four layer-1 heads at 100% printed their names over one another."""
+    r = ExperimentResult("alignment", "m", {"n": 4}, heads("cross", 2, 3,
+                         aligned=[0.2, 0.5, 0.7, 1.0, 1.0, 1.0],
+                         importance=[0.2, 0.0, 0.0, 0.0, 0.001, 0.0]), {})  # fmt: skip
+    fig = alignment_chart(r)
+    assert list(fig.data[0].text) == ["0.0", "0.1", "0.2", "1.0, 1.1, 1.2", "", ""]
+    assert list(fig.data[1].text) == ["0.0", "0.1", "0.2", "1.0, 1.1, 1.2", "", ""]
+    assert list(fig.data[0].customdata) == ["0.0", "0.1", "0.2", "1.0", "1.1", "1.2"]  # hover
+
+
 def test_the_erasure_view_scales_each_method_and_leaves_markers_out() -> None:
     att = np.tril(np.ones((4, 4)))
     att = (att / att.sum(-1, keepdims=True))[None, None]
