@@ -19,6 +19,7 @@ CANDIDATE = "rgb(31,119,180)"
 OUTPUT_CHARS = 40  # of the output in the tree's title: a 96-token output ran past the figure
 Node = tuple[int, int]  # (step, beam): one node of the tree
 ROW_PX, MIN_HEIGHT, MAX_HEIGHT = 48, 320, 1000
+SCORED_STEPS = 8  # steps up to which each node's label carries its score beside its token
 
 
 def chosen_path(run: DecodeRun) -> list[BeamStep]:
@@ -90,7 +91,10 @@ def beam_tree(run: DecodeRun, node: Node | None = None) -> go.Figure:
     if path != chosen:
         traces.append(_edges(run, set(path), FOLLOWED, "followed beam"))
     traces.append(_edges(run, set(chosen), CHOSEN, "output's path"))
-    traces += [_kept(run, status, set(chosen), set(path)) for status in ("alive", "finished")]
+    scored = len(run.steps) <= SCORED_STEPS
+    traces += [
+        _kept(run, status, set(chosen), set(path), scored) for status in ("alive", "finished")
+    ]
     traces.append(_pruned(run, rows))
     fig = go.Figure(traces)
     best = run.best
@@ -98,7 +102,11 @@ def beam_tree(run: DecodeRun, node: Node | None = None) -> go.Figure:
         title=f"{run.strategy} · {len(run.steps)} steps · output "
         f"“{token_text(clipped(best.text, OUTPUT_CHARS))}” "
         f"(score {best.score:.3f})",
-        xaxis={"title": {"text": "step"}, "dtick": 1, "automargin": True},
+        xaxis={
+            "title": {"text": "step" if scored else "step (each node's score on hover)"},
+            "dtick": 1,
+            "automargin": True,
+        },
         yaxis=_rows_axis(rows),
         plot_bgcolor="white",
         legend={"title": {"text": "beams"}},
@@ -136,7 +144,11 @@ def _edges(run: DecodeRun, on: set[Node], colour: str | None, name: str) -> go.S
     return go.Scatter(x=xs, y=ys, mode="lines", line=line, hoverinfo="skip", name=name)
 
 
-def _kept(run: DecodeRun, status: str, chosen: set[Node], path: set[Node]) -> go.Scatter:
+def _kept(
+    run: DecodeRun, status: str, chosen: set[Node], path: set[Node], scored: bool
+) -> go.Scatter:
+    """The nodes of one status, each labelled with its token (and, when `scored`, its
+    score: past SCORED_STEPS steps "manja -7.75" ran into its neighbours')."""
     cells = [(r.step, b) for r in run.steps for b in r.beams if b.status == status]
     outline = [
         CHOSEN if (t, b.beam) in chosen else FOLLOWED if (t, b.beam) in path else "white"
@@ -153,7 +165,7 @@ def _kept(run: DecodeRun, status: str, chosen: set[Node], path: set[Node]) -> go
         x=[t for t, _ in cells],
         y=[b.beam for _, b in cells],
         mode="markers+text",
-        text=[f"{token_text(b.token)} {b.score:.2f}" for _, b in cells],
+        text=[token_text(b.token) + (f" {b.score:.2f}" if scored else "") for _, b in cells],
         textposition="top center",
         customdata=[[t, b.beam] for t, b in cells],
         hovertext=hover,

@@ -118,6 +118,19 @@ def test_a_long_output_is_clipped_in_the_title() -> None:
     assert len(title) < 100
 
 
+def test_past_eight_steps_labels_carry_the_token_and_the_hover_its_score(synth: type) -> None:
+    """At beam 16 on 14 steps, "manja -7.75" ran into its neighbours' labels."""
+    run = synth.beam_run()
+    assert beam_tree(run).data[-3].text[0] == "a -0.10"  # alive: scored up to 8 steps
+    steps = tuple(dataclasses.replace(run.steps[1], step=t) for t in range(1, 9))
+    long = dataclasses.replace(run, steps=(run.steps[0], *steps))
+    fig = beam_tree(long)
+    alive = next(t for t in fig.data if t.name == "alive")
+    assert list(alive.text)[:3] == ["a", "&lt;b&gt;x&lt;/b&gt;", "d"]
+    assert "score -1.1000" in alive.hovertext[2]
+    assert fig.layout.xaxis.title.text == "step (each node's score on hover)"
+
+
 def test_sampling_candidates_say_they_are_the_models_p_when_sampling_reshaped_it(
     synth: type,
 ) -> None:
