@@ -26,6 +26,9 @@ FIRST_CHART_PAUSE = 0.04  # seconds between the chart an action waits for and th
 MISSING = "–"  # a value a table has no meaning for
 
 
+PROJECTED_ROWS = 30  # a table up to this long is drawn as large text on a projector
+
+
 def presenting() -> bool:
     """Whether this session shows the app for a projector (the sidebar's toggle)."""
     return bool(st.session_state.get("_present"))
@@ -138,11 +141,14 @@ def table(frame: pd.DataFrame, key: str, file_name: str, wide: tuple[str, ...] =
     """A dataframe as people read it (numbers to 4 decimals, a missing value as '–', never
     'None'; tokens made visible, a space as '␣'; `wide` columns given room to show their text
     whole) and a CSV download of the data itself at full precision."""
-    config = {name: st.column_config.TextColumn(name, width="large") for name in wide}
-    st.dataframe(
-        readable(frame), hide_index=True, width="stretch", key=key, column_config=config,
-        placeholder=MISSING,  # the browser draws a missing value as this, not "None"
-    )  # fmt: skip
+    if presenting() and len(frame) <= PROJECTED_ROWS:  # a grid's canvas keeps 14 px text
+        st.table(readable(frame).hide(axis="index"))  # HTML: projector-sized by the page's CSS
+    else:
+        config = {name: st.column_config.TextColumn(name, width="large") for name in wide}
+        st.dataframe(
+            readable(frame), hide_index=True, width="stretch", key=key, column_config=config,
+            placeholder=MISSING,  # the browser draws a missing value as this, not "None"
+        )  # fmt: skip
     bound = int(frame.memory_usage(deep=True).sum()) * 2 + 4096  # text is at most twice that
     downloads.button(
         "Download table (CSV)",

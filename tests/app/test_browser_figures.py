@@ -103,7 +103,8 @@ def test_a_projector_gets_large_whole_figures_first(browser: Any, server: str, n
     assert not check.small(found, PROJECTOR_TEXT_PX)
     assert not check.clipped(found)
     assert not check.overlapping(found)
-    first = page.locator(".js-plotly-plot, [data-testid='stDataFrame']").first.bounding_box()
+    first = page.locator(".js-plotly-plot, [data-testid='stDataFrame'], [data-testid='stTable']")
+    first = first.first.bounding_box()
     whole = first["height"] if name in ("explore", "inside") else FIRST_SCREEN_PX
     assert first["y"] + whole <= PROJECTOR["height"], "the first figure (Heads: its table) shows"
     cut = page.evaluate(

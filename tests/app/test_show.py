@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+from streamlit.testing.v1 import AppTest
 
 from attnlens.app.show import readable
 
@@ -18,3 +19,26 @@ def test_a_token_that_is_a_space_shows_as_a_visible_mark_in_every_text_column() 
     assert readable(frame).data["probability"].tolist() == [0.7, 0.1]
     assert frame["token"].tolist() == [" ", "s"]  # the data itself (its CSV) is unchanged
     assert np.isnan(readable(pd.DataFrame({"x": [np.nan]})).data["x"].iloc[0])
+
+
+def test_on_a_projector_a_short_table_is_drawn_as_large_html_text() -> None:
+    """A data grid draws 14 px text on its canvas whatever the page's type: on a projector
+    Decode's candidates and the what-if table stayed small. Long tables keep the grid."""
+
+    def page() -> None:
+        import pandas as pd
+        import streamlit as st
+
+        from attnlens.app import show
+
+        st.session_state["_present"] = st.query_params.get("present") == "1"
+        show.table(pd.DataFrame({"token": [" ", "a"], "p": [0.5, 0.25]}), "short", "short")
+        show.table(pd.DataFrame({"n": range(show.PROJECTED_ROWS + 1)}), "long", "long")
+
+    screen = AppTest.from_function(page).run()
+    assert len(screen.dataframe) == 2 and not screen.table
+    at = AppTest.from_function(page)
+    at.query_params["present"] = "1"
+    at.run()
+    assert len(at.table) == 1 and len(at.dataframe) == 1 and not at.exception
+    assert at.table[0].value["token"].tolist() == ["␣", "a"]
