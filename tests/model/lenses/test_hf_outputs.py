@@ -61,7 +61,7 @@ def draw_every_view(trace: Trace) -> int:
         if kind != "cross":
             n = weights.shape[-1]
             rollout = np.asarray(attnlens.rollout_view(trace, kind).data[0].z)
-            np.testing.assert_allclose(rollout.sum(-1), 1.0, atol=1e-4)  # a row is a share
+            np.testing.assert_allclose(np.nansum(rollout, -1), 1.0, atol=1e-4)  # a row: a share
             flow = np.asarray(attnlens.rollout_view(trace, kind, "flow").data[0].z)
             assert rollout.shape == flow.shape == (n, n)
             drawn += 2
