@@ -7,12 +7,13 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+from numpy.typing import ArrayLike
 from plotly.subplots import make_subplots
 
 from attnlens.record.experiment import ExperimentResult
 
 
-def shared_labels(xs: Sequence[float], ys: Sequence[float], names: Sequence[str]) -> list[str]:
+def shared_labels(xs: ArrayLike, ys: ArrayLike, names: Sequence[str]) -> list[str]:
     """One label per place on the chart: heads whose points fall within a 50th of each axis's
     span of one another are named together on the first ("1.0, 1.1, 1.2, 1.3"), the others
     left blank (four heads at 100% printed their names over one another)."""
