@@ -136,7 +136,10 @@ def _tools(here: Place, deck: Deck, built: Built, model: str, text: str,
     else:
         cols[1].button("Leave the class (it keeps its last slide)", key="lec_end",
                        width="stretch", on_click=panel.end_class)  # fmt: skip
-    cols[2].link_button("Explore this", explore_link(model, text, built), width="stretch")
+    cols[2].link_button(
+        "Explore this", explore_link(model, text, built), width="stretch",
+        help="This slide on Explore in a new tab; the lecture stays in this one",
+    )  # fmt: skip
     leave = cols[3].button(
         "Leave the lecture", key="lec_leave", width="stretch",
         help="Explore this slide in this tab, with the sidebar and every page",
