@@ -7,9 +7,7 @@ decoding continues it.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -46,19 +44,13 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
     example = "The return statement"
     head_kinds: tuple[HeadKind, ...] = ("decoder",)
 
-    def __init__(
-        self,
-        folder: Path,
-        device: torch.device,
-        name: str | None = None,
-        inherited: Mapping[str, Any] | None = None,
-    ) -> None:
-        super().__init__(folder, device, name, inherited)
+    def loaded(self) -> None:
+        """Its example, and the check that it reads characters."""
         self.example = str(self.meta.get("example", self.example))
         self.prefix_ids = (self.tokenizer.bos_id,)
         if not isinstance(self.tokenizer, CharTokenizer):
             raise InputError(
-                f"{folder.name}: a decoder-only model here reads characters, not "
+                f"{self.folder.name}: a decoder-only model here reads characters, not "
                 f"{self.tokenizer.unit}s"
             )
 

@@ -67,6 +67,10 @@ class OwnLens(Lens, Generic[NetT]):
         shown_name = name or str(self.meta.get("name", folder.name))
         self.info = ModelInfo(shown_name, self.architecture, c.N, c.h, c.d_model)
         self.description = str(self.meta.get("description", ""))
+        self.loaded()
+
+    def loaded(self) -> None:
+        """What an architecture reads from its config.json once the model is loaded."""
 
     @abstractmethod
     def build(self, config: TransformerConfig) -> NetT:

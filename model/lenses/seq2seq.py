@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from pathlib import Path
-from typing import Any
+from collections.abc import Sequence
 
 import numpy as np
 import torch
@@ -47,19 +45,13 @@ class Seq2SeqLens(OwnLens[Transformer]):
     head_kinds: tuple[HeadKind, ...] = ("encoder", "decoder", "cross")
     experiment_batch = 128  # examples per forward pass in task_scores
 
-    def __init__(
-        self,
-        folder: Path,
-        device: torch.device,
-        name: str | None = None,
-        inherited: Mapping[str, Any] | None = None,
-    ) -> None:
-        super().__init__(folder, device, name, inherited)
+    def loaded(self) -> None:
+        """The source length it was trained on, and its task (which reads typed text)."""
         self.suffix_ids = (self.tokenizer.eos_id,)
         trained = self.meta.get("max_source_len", self.config.max_len - 1)
         if not isinstance(trained, int) or isinstance(trained, bool) or trained < 1:
             raise InputError(
-                f"{folder.name}/config.json: max_source_len must be a whole number above 0, "
+                f"{self.folder.name}/config.json: max_source_len must be a whole number above 0, "
                 f"got {trained!r}"
             )
         self.trained_len = trained
