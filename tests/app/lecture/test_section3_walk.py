@@ -137,7 +137,15 @@ def test_the_bundled_lecture_walks_on_a_model(model_name: str, deck: Any) -> Non
         assert built.figure is not None and built.figure.layout.meta["figure"] == slide.figure
         CHECKS[slide.figure](built.figure, built, live)
         asked += _question_is_fair(slide, built, live, where)
+        _projector_sized(projected(built.figure), where)
     assert asked >= 3
+
+
+def _projector_sized(fig: Any, where: str) -> None:
+    """Legends and axis titles kept the 12 and 14 px the figures set for a screen."""
+    assert fig.layout.legend.font.size >= LABELS and fig.layout.font.size >= LABELS, where
+    for axis in [*fig.select_xaxes(), *fig.select_yaxes()]:
+        assert axis.tickfont.size >= TICKS and axis.title.font.size >= LABELS, where
 
 
 def _question_is_fair(slide: Slide, built: Built, live: LiveInput, where: str) -> int:
@@ -169,19 +177,3 @@ def test_a_diffuse_head_gets_no_question() -> None:
     slide = next(s for s in read_library().decks["section3"].slides if s.ask == "previous-head")
     built = build(slide, LiveInput(lens, lens.example), View())
     assert isinstance(built.question, NoQuestion) and "no single head" in built.question.reason
-
-
-def test_every_slides_text_is_projector_sized(deck: Any) -> None:
-    """Legends and axis titles kept the 12 and 14 px the figures set for a screen."""
-    require_bundled("translate")
-    lens = attnlens.load("translate")
-    live, view = LiveInput(lens, lens.example), View(model="translate")
-    for slide in deck.slides:
-        built = build(slide, live, view)
-        if built.figure is None:
-            continue
-        fig = projected(built.figure)
-        where = f"slide {slide.number} ({slide.title})"
-        assert fig.layout.legend.font.size >= LABELS and fig.layout.font.size >= LABELS, where
-        for axis in [*fig.select_xaxes(), *fig.select_yaxes()]:
-            assert axis.tickfont.size >= TICKS and axis.title.font.size >= LABELS, where
