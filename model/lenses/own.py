@@ -33,7 +33,7 @@ from attnlens.model.training import snapshots as kept
 from attnlens.model.training.batch import pad_rows
 from attnlens.model.training.snapshots import Snapshot, SnapshotScore
 from attnlens.record.decode import DecodeRun
-from attnlens.record.errors import InputError
+from attnlens.record.errors import InputError, quoted
 from attnlens.record.projections import HeadProjections
 from attnlens.record.trace import KINDS, Architecture, Kind, ModelInfo, Trace
 
@@ -100,12 +100,11 @@ class OwnLens(Lens, Generic[NetT]):
         enc = tok.encode(text)
         warnings = []
         if enc.specials:
-            typed = list(dict.fromkeys(enc.specials))
-            names = ", ".join(map(repr, typed))
-            whose = "a special token's name" if len(typed) == 1 else "special tokens' names"
+            one = len(set(enc.specials)) == 1
+            whose = "a special token's name" if one else "special tokens' names"
             warnings.append(
-                f"{what}: {names} typed, {whose}; typed text never becomes a special token "
-                "(only the model places them), so it was read as <unk>"
+                f"{what}: {quoted(enc.specials)} typed, {whose}; typed text never becomes a "
+                "special token (only the model places them), so it was read as <unk>"
             )
         unknown = [p for p in enc.unknown if p not in enc.specials]
         if unknown:
@@ -115,10 +114,10 @@ class OwnLens(Lens, Generic[NetT]):
     def unknown_warning(self, what: str, unknown: Sequence[str]) -> str:
         """What the user is told about pieces read as <unk>."""
         tok = self.tokenizer
-        shown = ", ".join(repr(piece) for piece in dict.fromkeys(unknown))  # each on its own
         known = f"; it knows {len(tok.pieces)}: {' '.join(tok.pieces)}"
-        return f"{what} {tok.unit}s outside the vocabulary were read as <unk>: {shown}" + (
-            known if isinstance(tok, WordTokenizer) else ""
+        return (
+            f"{what} {tok.unit}s outside the vocabulary were read as <unk>: {quoted(unknown)}"
+            + (known if isinstance(tok, WordTokenizer) else "")
         )
 
     def run(

@@ -9,7 +9,7 @@ from typing import Any
 from transformers import BatchEncoding, PreTrainedModel, PreTrainedTokenizerBase
 
 from attnlens.model.lenses.hf.architecture import detect_kind
-from attnlens.record.errors import InputError
+from attnlens.record.errors import InputError, quoted
 
 
 @dataclass(frozen=True)
@@ -51,14 +51,14 @@ def _tokenize(
     typed, unknown = _typed(tokenizer, ids, added, offsets, sequence, (text, pair or ""))
     warnings = []
     if typed:
-        names = ", ".join(repr(s) for s in dict.fromkeys(typed))
+        names = quoted(typed)
         hint = " (for a sentence pair, give the second text as the pair)"
         warnings.append(
             f"{what}: {names} typed in the text became the model's special token, as its "
             "tokenizer reads it" + (hint if tokenizer.sep_token in typed else "")
         )
     if unknown:
-        shown = ", ".join(repr(u) for u in dict.fromkeys(unknown) if u) or "(some characters)"
+        shown = quoted(u for u in unknown if u) or "(some characters)"
         warnings.append(f"{what} outside the vocabulary was read as {tokenizer.unk_token}: {shown}")
     return ids, warnings, enc
 
