@@ -17,14 +17,15 @@ def shared_labels(xs: ArrayLike, ys: ArrayLike, names: Sequence[str]) -> list[st
     """One label per place on the chart: heads whose points fall within a 50th of each axis's
     span of one another are named together on the first ("1.0, 1.1, 1.2, 1.3"), the others
     left blank (four heads at 100% printed their names over one another)."""
-    x, y = np.asarray(xs, dtype=float), np.asarray(ys, dtype=float)
+    if not len(names):
+        return []
 
-    def cell(v: np.ndarray) -> np.ndarray:
-        span = float(np.ptp(v)) if len(v) else 0.0
-        return np.round((v - v.min()) / (span or 1.0) * 50).astype(int) if len(v) else v
+    def cell(values: ArrayLike) -> list[int]:
+        v = np.asarray(values, dtype=float)
+        return [int(c) for c in np.round((v - v.min()) / (float(np.ptp(v)) or 1.0) * 50)]
 
     places: dict[tuple[int, int], list[int]] = {}
-    for i, place in enumerate(zip(cell(x).tolist(), cell(y).tolist(), strict=True)):
+    for i, place in enumerate(zip(cell(xs), cell(ys), strict=True)):
         places.setdefault(place, []).append(i)
     labels = [""] * len(names)
     for members in places.values():

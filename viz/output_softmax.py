@@ -116,7 +116,8 @@ def reshape(
     rest = max(0.0, 1.0 - float(p.sum()))
     order = np.argsort(-p, kind="stable")
     keep = np.ones_like(p, bool)
-    shown = (*tokens, REST)
+    shown, before = (*tokens, REST), (*p.tolist(), rest)
+    unknown = Reshaped(shown, before, None, (True,) * len(shown))
     if top_k is not None and top_k <= len(p):
         keep[order[top_k:]] = False
         logits = np.log(np.maximum(p, 1e-300)) / temperature
@@ -126,19 +127,19 @@ def reshape(
     elif temperature == 1.0 and top_k is None:
         z, rest_kept = p.copy(), rest > 0
     else:
-        return Reshaped(shown, (*p.tolist(), rest), None, (*keep.tolist(), True))
+        return unknown
     if top_p is not None and top_p < 1.0:
         above = np.cumsum(z[order]) - z[order]  # probability ranked strictly above each
         keep[order[above >= top_p]] = False
         if rest_kept and float(z.sum()) < top_p:  # some of the rest is kept: which, unknown
-            return Reshaped(shown, (*p.tolist(), rest), None, (*keep.tolist(), True))
+            return unknown
         rest_kept = False
     after = np.where(keep, z, 0.0)
     tail = rest if rest_kept else 0.0
     total = float(after.sum()) + tail
     return Reshaped(
         shown,
-        (*p.tolist(), rest),
+        before,
         (*(after / total).tolist(), tail / total),
         (*keep.tolist(), rest_kept),
     )

@@ -30,6 +30,8 @@ def residual_mixing(weights: np.ndarray, residual: float = 0.5) -> np.ndarray:
 def reachable(allowed: np.ndarray, n_layers: int) -> np.ndarray:
     """(T, T): which input positions (columns) can reach each position (rows) through
     n_layers of self-attention under the mask `allowed` (and the residual stream)."""
+    if allowed.all():  # no mask (an encoder): every position, without the products
+        return allowed
     step = (allowed | np.eye(len(allowed), dtype=bool)).astype(np.float32)
     reach = np.eye(len(allowed), dtype=np.float32)
     for _ in range(n_layers):
