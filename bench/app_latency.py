@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from attnlens.viz.labels import position_labels
-from bench.browser import Tab, Timing, launch, title_has, x_labels_are
+from bench.browser import Tab, Timing, drawn_text_has, launch, title_has, x_labels_are
 from bench.servers import Server, attnlens_server, bare_server
 
 REPEATS = 7
@@ -219,7 +219,9 @@ def decode_results(browser: Any, ours: Server, bare: Server, repeats: int) -> li
         position[side] = (at + way, way)
         key = "ArrowRight" if way > 0 else "ArrowLeft"
         slider = tab.page.get_by_role("slider", name="Step")
-        return (lambda: slider.press(key)), title_has(f"step {at + way} ·"), key
+        shows = f"step {at + way} ·"  # our page draws the step itself (app/step_view.py)
+        done = drawn_text_has(".ds-cands .ds-title", shows) if side == "ours" else title_has(shows)
+        return (lambda: slider.press(key)), done, key
 
     for tab in pair.values():
         tab.page.get_by_role("slider", name="Step").focus()

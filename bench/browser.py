@@ -3,8 +3,8 @@
 Every tab carries a probe (PROBE, run before the page's own scripts) that stamps, with the
 page's own clock, each key pressed, each character typed, each click and each message the
 server sends; and, once per animation frame, whether the charts changed (Plotly's, and the
-every-head grid's canvas, which counts its redraws in data-drawn) and whether the chart the user
-waits for shows what they asked for. So a measurement is
+figures the page draws itself, which count their redraws in data-drawn) and whether the chart
+the user waits for shows what they asked for. So a measurement is
 
     action (key, last typed character, click) → the first frame that shows the result
 
@@ -46,7 +46,7 @@ PROBE_SOURCE = r"""
   addEventListener("click", () => { B.clicked = performance.now(); }, true);
   B.plots = () => Array.from(document.querySelectorAll(".js-plotly-plot"));
   B.grids = () => Array.from(document.querySelectorAll("[data-testid=stBidiComponentIsolated]"),
-    (h) => h.shadowRoot && h.shadowRoot.querySelector("canvas[data-drawn]")).filter(Boolean);
+    (h) => h.shadowRoot && h.shadowRoot.querySelector("[data-drawn]")).filter(Boolean);
   B.watch = (shows, quiet, limit) => new Promise((resolve) => {
     const seen = new Map(B.plots().map((p) => [p, p.data]));
     const redrawn = new Map(B.grids().map((c) => [c, c.dataset.drawn]));
@@ -122,6 +122,17 @@ def title_has(*parts: str, index: int = 0) -> str:
         f"(plots) => {{ const p = plots[{index}]; const t = p && p.layout && p.layout.title;"
         f" const s = typeof t === 'string' ? t : (t && t.text) || '';"
         f" return {wanted}.every((w) => s.includes(w)); }}"
+    )
+
+
+def drawn_text_has(selector: str, *parts: str) -> str:
+    """A page predicate: the element at `selector` in a figure the page draws itself
+    (app/web/) has text containing every part."""
+    where, wanted = json.dumps(selector), json.dumps(list(parts), ensure_ascii=False)
+    return (
+        "() => Array.from(document.querySelectorAll('[data-testid=stBidiComponentIsolated]'))"
+        f".some((h) => {{ const e = h.shadowRoot && h.shadowRoot.querySelector({where});"
+        f" return Boolean(e) && {wanted}.every((w) => e.textContent.includes(w)); }})"
     )
 
 

@@ -4,6 +4,7 @@ weighed at one step."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import plotly.graph_objects as go
@@ -199,9 +200,20 @@ def _pruned(run: DecodeRun, row: int) -> go.Scatter:
     )
 
 
-def candidate_bars(
+@dataclass(frozen=True)
+class Candidates:
+    """What the candidates of one live beam at a step show: a bar per token, ranked from 1,
+    the one taken marked; the title as lines (the figure joins them with <br>)."""
+
+    title: list[str]
+    labels: list[str]
+    probs: list[float]
+    taken: list[bool]
+
+
+def candidates_of(
     run: DecodeRun, step: int, row: int | None = None, node: Node | None = None
-) -> go.Figure:
+) -> Candidates:
     """The most probable next tokens of one live beam at a step, ranked from 1 (default: the
     row the followed path extends; node: the beam followed, default the output's)."""
     path = followed(run, step, node)
@@ -212,25 +224,37 @@ def candidate_bars(
     if not 0 <= row < len(rows):
         raise ValueError(f"beam {row} is outside 0..{len(rows) - 1} (live beams at step {step})")
     cands = rows[row]
-    labels = [f"{i} · {token_text(c.token)}" for i, c in enumerate(cands, start=1)]
     chosen_token = taken.token if taken is not None and (taken.parent or 0) == row else None
-    colours = [CHOSEN if c.token == chosen_token else CANDIDATE for c in cands]
-    fig = go.Figure(
-        go.Bar(
-            x=[c.prob for c in cands],
-            y=labels,
-            orientation="h",
-            marker={"color": colours},
-            hovertemplate="rank %{y}<br>probability %{x:.5f}<extra></extra>",
-        )
-    )
     sampled = run.strategy == "sample" and any(  # what the bars are not: what was drawn from
         run.params.get(k) not in (None, 1.0) for k in ("temperature", "top_k", "top_p")
     )
+    title = [f"step {step} · candidates of live beam {row}"]
+    title[0] += " (red: taken)" if chosen_token else ""
+    title += ["the model's p, before temperature, top-k and top-p"] if sampled else []
+    return Candidates(
+        title=title,
+        labels=[f"{i} · {token_text(c.token)}" for i, c in enumerate(cands, start=1)],
+        probs=[float(c.prob) for c in cands],
+        taken=[c.token == chosen_token for c in cands],
+    )
+
+
+def candidate_bars(
+    run: DecodeRun, step: int, row: int | None = None, node: Node | None = None
+) -> go.Figure:
+    """The candidates_of one live beam at a step as horizontal bars, the taken one red."""
+    shown = candidates_of(run, step, row, node)
+    fig = go.Figure(
+        go.Bar(
+            x=shown.probs,
+            y=shown.labels,
+            orientation="h",
+            marker={"color": [CHOSEN if t else CANDIDATE for t in shown.taken]},
+            hovertemplate="rank %{y}<br>probability %{x:.5f}<extra></extra>",
+        )
+    )
     fig.update_layout(
-        title=f"step {step} · candidates of live beam {row}"
-        + (" (red: taken)" if chosen_token else "")
-        + ("<br>the model's p, before temperature, top-k and top-p" if sampled else ""),
+        title="<br>".join(shown.title),
         xaxis={"title": {"text": "probability"}, "range": [0, 1]},
         yaxis={"type": "category", "autorange": "reversed", "automargin": True},
         plot_bgcolor="white",

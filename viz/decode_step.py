@@ -2,15 +2,21 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from html import unescape
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from attnlens.record.decode import DecodeRun
-from attnlens.viz.beam import Node, followed, followed_row
+from attnlens.viz.beam import CANDIDATE, CHOSEN, Node, candidates_of, followed, followed_row
 from attnlens.viz.labels import positions_axis, visible
 from attnlens.viz.style import panel_title
+
+WEIGHT = "#636efa"  # a step's attention bars: Plotly's first colour, as step_attention's
 
 
 def check_step(run: DecodeRun, step: int) -> None:
@@ -40,9 +46,30 @@ def candidates_frame(run: DecodeRun, step: int, row: int | None = None) -> pd.Da
     )
 
 
-def step_attention(
+@dataclass(frozen=True)
+class Panel:
+    """One bar panel of a step's attention: the weights the new position gave each key."""
+
+    title: str
+    keys: list[str]  # every key named (hover)
+    tick_at: list[int]  # the keys labelled on the axis: every one when they fit, else every k-th
+    ticks: list[str]  # their labels, the readable form
+    weights: list[float]
+
+
+@dataclass(frozen=True)
+class StepAttention:
+    """What the position a step predicts from attends to, on one live row: cross-attention on
+    the source (encoder-decoder models) and decoder self-attention, one head's; the title as
+    lines (the figure joins them with <br>)."""
+
+    title: list[str]
+    panels: list[Panel]
+
+
+def attention_of(
     run: DecodeRun, step: int, layer: int, head: int, row: int | None = None
-) -> go.Figure:
+) -> StepAttention:
     """Cross-attention and decoder self-attention of the position the step predicts from, on
     one live row (default: the one the output's path extends)."""
     check_step(run, step)
@@ -50,23 +77,44 @@ def step_attention(
     record = run.steps[step]
     if not 0 <= row < len(record.candidates):
         raise ValueError(f"beam {row} is outside 0..{len(record.candidates) - 1} (live beams)")
-    has_cross = record.cross_attention is not None
-    titles = (["cross-attention → source"] if has_cross else []) + ["decoder self-attention"]
-    fig = make_subplots(rows=len(titles), cols=1, subplot_titles=titles, vertical_spacing=0.3)
+    named = [] if record.cross_attention is None else [
+        ("cross-attention → source", record.cross_attention, run.src_tokens)
+    ]  # fmt: skip
+    named.append(("decoder self-attention", record.decoder_self_attention, run.keys(step, row)))
     panels = []
-    if record.cross_attention is not None:
-        panels.append((record.cross_attention, run.src_tokens))
-    panels.append((record.decoder_self_attention, run.keys(step, row)))
-    for i, (att, keys) in enumerate(panels, start=1):
+    for title, att, keys in named:
         _check_index(att.shape[0], layer, "layer")
         _check_index(att.shape[1], head, "head")
-        weights = att[layer, head, row]  # (K,)
         axis = positions_axis(keys)
-        fig.add_trace(_bar(weights, axis.values), row=i, col=1)
-        fig.update_xaxes(type="category", automargin=True, row=i, col=1, **axis.ticks)
+        where = {key: i for i, key in enumerate(axis.values)}
+        panels.append(Panel(
+            title=title,
+            keys=axis.values,
+            tick_at=[where[key] for key in axis.ticks.get("tickvals", axis.values)],
+            ticks=list(axis.ticks.get("ticktext", axis.values)),
+            weights=[float(w) for w in att[layer, head, row]],
+        ))  # fmt: skip
+    lines = [f"step {step}: what the new position attends to (live beam {row})"]
+    return StepAttention(lines + [f"layer {layer} · head {head}"], panels)
+
+
+def step_attention(
+    run: DecodeRun, step: int, layer: int, head: int, row: int | None = None
+) -> go.Figure:
+    """attention_of one step as bar panels, one above the other."""
+    shown = attention_of(run, step, layer, head, row)
+    titles = [panel.title for panel in shown.panels]
+    fig = make_subplots(rows=len(titles), cols=1, subplot_titles=titles, vertical_spacing=0.3)
+    for i, panel in enumerate(shown.panels, start=1):
+        every = panel.ticks == panel.keys  # each key labelled by its own name
+        ticks = {} if every else {
+            "tickmode": "array", "tickvals": [panel.keys[i] for i in panel.tick_at],
+            "ticktext": panel.ticks,
+        }  # fmt: skip
+        fig.add_trace(_bar(np.asarray(panel.weights), panel.keys), row=i, col=1)
+        fig.update_xaxes(type="category", automargin=True, row=i, col=1, **ticks)
         fig.update_yaxes(range=[0, 1], title="weight", automargin=True, row=i, col=1)
-    title = f"step {step}: what the new position attends to (live beam {row})<br>"
-    fig.update_layout(panel_title(title + f"layer {layer} · head {head}"))
+    fig.update_layout(panel_title("<br>".join(shown.title)))
     fig.update_layout(showlegend=False, margin={"l": 10, "r": 10, "b": 10})
     return fig
 
@@ -132,3 +180,44 @@ def output_change(before: DecodeRun, after: DecodeRun) -> pd.DataFrame:
             "changed": [x != y for x, y in zip(a, b, strict=True)],
         }
     )
+
+
+def steps_data(run: DecodeRun, layer: int, head: int, node: Node | None = None) -> dict[str, Any]:
+    """Every step of the followed path as the browser draws it (app/step_view.py): the
+    tokens so far, the candidates_of its live row and one head's attention_of it, or a note
+    once the followed hypothesis has ended; the same numbers and titles as candidate_bars and
+    step_attention, rounded for the page (probabilities to 5 decimals, weights to 4), and
+    the labels as plain text (the figures' are escaped for Plotly, which reads markup; the
+    page sets them as text)."""
+    steps = []
+    for step in range(len(run.steps)):
+        row = followed_row(run, step, node)
+        entry: dict[str, Any] = {"tokens": " ".join(tokens_so_far(run, step, node)), "note": ""}
+        if row is None:
+            path = followed(run, step, node)
+            how = "finished" if path[-1].status == "finished" else "was cut off"
+            entry["note"] = (
+                f"This hypothesis {how} at step {len(path) - 1}; the search went on to step "
+                f"{len(run.steps) - 1} while other beams could still win. Click a node of a "
+                "later step to follow one of them."
+            )
+        else:
+            bars = candidates_of(run, step, row, node)
+            att = attention_of(run, step, layer, head, row)
+            entry["candidates"] = {
+                "title": "\n".join(bars.title),
+                "labels": [unescape(label) for label in bars.labels],
+                "probs": [round(p, 5) for p in bars.probs],
+                "taken": bars.taken,
+            }
+            entry["attention"] = {
+                "title": "\n".join(att.title),
+                "panels": [
+                    {"title": p.title, "keys": [unescape(k) for k in p.keys], "tick_at": p.tick_at,
+                     "ticks": [unescape(t) for t in p.ticks],
+                     "weights": [round(w, 4) for w in p.weights]}
+                    for p in att.panels
+                ],
+            }  # fmt: skip
+        steps.append(entry)
+    return {"steps": steps, "colours": {"candidate": CANDIDATE, "taken": CHOSEN, "weight": WEIGHT}}

@@ -19,9 +19,11 @@ from attnlens.app.decoding_controls import VIEWS, decoded, settings, what_if
 from attnlens.app.inputs import layer_head_pickers, text_input
 from attnlens.app.safe_text import md
 from attnlens.app.scaffold import page_start
+from attnlens.app.step_view import step_view as show_steps
+from attnlens.app.step_view import stepped
 from attnlens.record.decode import DecodeRun
 from attnlens.viz import decode_step as steps_viz
-from attnlens.viz.beam import Node, check_node, extended, followed, followed_row, output_node
+from attnlens.viz.beam import Node, check_node, extended, followed_row, output_node
 
 
 def page() -> None:
@@ -98,8 +100,16 @@ def _head_or_mean(value: object) -> int | str:
     return MEAN if value == MEAN else int(str(value))
 
 
-def _move(delta: int, n: int) -> None:
-    st.session_state["w_step"] = min(max(int(st.session_state.get("w_step", 0)) + delta, 0), n - 1)
+def _stepped(n: int) -> None:
+    """The step the page moved to, kept (a value that is not a step of this run is not)."""
+    step = stepped(n)
+    if step is not None:
+        st.session_state["w_step"] = step
+
+
+def _moved() -> None:
+    """The server moves the step itself (a click in the tree): the page is to show it."""
+    st.session_state["_step_moved"] = int(st.session_state.get("_step_moved", 0)) + 1
 
 
 def _follow_clicked(n: int) -> None:
@@ -111,16 +121,21 @@ def _follow_clicked(n: int) -> None:
         step, beam = (int(v) for v in data[:2])
         urlstate.remember("follow", f"{step}.{beam}")
         st.session_state["w_step"] = min(max(step, 0), n - 1)
+        _moved()
 
 
 def _follow_output() -> None:
     urlstate.forget("follow")
 
 
+def _signature(run: DecodeRun) -> str:
+    return repr((run.src_tokens, run.strategy, sorted(map(repr, run.params.items()))))
+
+
 def followed_node(run: DecodeRun) -> Node | None:
     """The beam this session follows (kept in the URL as "follow=STEP.BEAM"), or None for
     the output's. A new run (other text or settings) starts again from the output's."""
-    signature = repr((run.src_tokens, run.strategy, sorted(map(repr, run.params.items()))))
+    signature = _signature(run)
     if st.session_state.get("_follow_run", signature) != signature:
         urlstate.forget("follow")
     st.session_state["_follow_run"] = signature
@@ -136,61 +151,42 @@ def followed_node(run: DecodeRun) -> Node | None:
 
 @st.fragment
 def step_view(run: DecodeRun) -> None:
-    """The step slider and everything drawn for one step; moving it runs no model."""
+    """The step-through, drawn in the browser from every step at once (app/step_view.py):
+    moving it shows the step's candidates and attention with no rerun to wait for; this
+    fragment then reruns for what follows from the step (table, tree, downloads, URL)."""
     n = len(run.steps)
     urlstate.prepare("w_step", "step", 0, int, list(range(n)))
-    if show.presenting():  # one row, so the step's figures start on the first screen
-        cols = st.columns([2, 2, 5, 2, 2], vertical_alignment="bottom")  # whole button labels
-        pickers: tuple[Any, ...] | None = (cols[3], cols[4])
-    else:
-        cols, pickers = st.columns([1, 1, 6]), None
-    cols[0].button("◀ previous", on_click=_move, args=(-1, n), key="step_prev")
-    cols[1].button("next ▶", on_click=_move, args=(1, n), key="step_next")
-    if n > 1:
-        step = int(cols[2].slider("Step", 0, n - 1, key="w_step"))
-    else:
-        step = 0
-        cols[2].text("One step only.")
+    step = int(st.session_state["w_step"])
     urlstate.remember("step", step)
     node = followed_node(run)
-    followed_text(run, step, node)
+    if node is not None:
+        st.button("Follow the output again", on_click=_follow_output, key="follow_output")
     assert run.model is not None
-    layer, head = layer_head_pickers(*run.model.shape("cross"), pickers)  # the decoder's
+    pickers = st.columns([1, 1, 4]) if show.presenting() else st.columns([1, 1, 3])
+    layer, head = layer_head_pickers(*run.model.shape("cross"), (pickers[0], pickers[1]))
+    whose = "the output's path" if node is None else (
+        f"the beam you follow (step {node[0]}, beam {node[1]}; orange in the tree)"
+    )  # fmt: skip
+    moved = f"{_signature(run)}:{st.session_state.get('_step_moved', 0)}"
+    data = steps_viz.steps_data(run, layer, head, node)
+    show_steps(data, step, moved, whose, show.presenting(), on_step=lambda: _stepped(n))
     row = followed_row(run, step, node)
     if row is not None:
         left, right = (st.container(), st.container()) if show.presenting() else st.columns(2)
         with left:
-            bars = viz.candidate_bars(run, step, row, node)
-            show.figure(bars, "candidates_chart", f"candidates-{step}")
-            show.let_it_draw()  # the step's candidates are drawn before the rest arrives
+            st.caption(f"Step {step}'s candidates as a table, and their chart to download:")
             frame = steps_viz.candidates_frame(run, step, row)
             show.table(frame, "candidates", f"candidates-{step}")
+            bars = show.styled(viz.candidate_bars(run, step, row, node))
+            show.download_buttons(bars, "candidates_chart", f"candidates-{step}")
         with right:
-            fig = steps_viz.step_attention(run, step, layer, head, row)
-            show.figure(fig, "step_attention", f"step-{step}-attention-{layer}-{head}")
+            st.caption(f"Step {step}'s attention, layer {layer} · head {head}, to download:")
+            fig = show.styled(steps_viz.step_attention(run, step, layer, head, row))
+            show.download_buttons(fig, "step_attention", f"step-{step}-attention-{layer}-{head}")
     tree = clickable(steps_viz.up_to_step(viz.beam_tree(run, node), step))
     show.figure(tree, "beam_tree", f"beam-tree-step-{step}", lambda: _follow_clicked(n))
     if run.strategy == "beam":
         st.caption("Click a node to follow that beam; the output's path is red.")
-
-
-def followed_text(run: DecodeRun, step: int, node: Node | None) -> None:
-    """The tokens so far on the followed path, which path that is, and a note once it ended."""
-    path = followed(run, step, node)
-    if node is None:
-        whose = "the output's path"
-    else:
-        whose = f"the beam you follow (step {node[0]}, beam {node[1]}; orange in the tree)"
-        st.button("Follow the output again", on_click=_follow_output, key="follow_output")
-    st.text(f"Tokens so far, on {whose}: " + " ".join(steps_viz.tokens_so_far(run, step, node)))
-    if len(path) <= step:
-        end = path[-1]
-        how = "finished" if end.status == "finished" else "was cut off"
-        st.info(
-            f"This hypothesis {how} at step {len(path) - 1}; the search went on to step "
-            f"{len(run.steps) - 1} while other beams could still win. Click a node of a "
-            "later step to follow one of them."
-        )
 
 
 def versus(lens: Lens, text: str, kwargs: dict[str, Any]) -> None:

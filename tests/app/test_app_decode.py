@@ -3,47 +3,70 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from streamlit.testing.v1 import AppTest
 
 from attnlens.app.decoding_controls import VIEWS
-from helpers.apptest import chart, open_bundled, open_on, require_bundled
+from attnlens.app.step_view import step_of
+from helpers.apptest import chart, open_bundled, open_on, require_bundled, step_views
 
 
 def open_page(model_dir: Path, **params: str) -> AppTest:
     return open_on(model_dir, "decode", **{"text": "bad cafe", **params})
 
 
+def shown(at: AppTest) -> dict[str, Any]:
+    """The step the browser is told to show: the payload's step, and that step's entry."""
+    (view,) = step_views(at)
+    return {**view["steps"][view["step"]], "step": view["step"], "view": view}
+
+
 def test_default_render_shows_step_zero(tiny_model_dir: Path) -> None:
     at = open_page(tiny_model_dir)
     assert not at.exception and not at.error
-    assert chart(at, "step 0: what the new position attends to")
-    assert chart(at, "up to step 0")
-    assert chart(at, "beam").get("data")
+    step = shown(at)
+    assert step["step"] == 0
+    assert step["attention"]["title"].startswith("step 0: what the new position attends to")
+    assert step["candidates"]["title"].startswith("step 0 · candidates of live beam 0")
+    assert chart(at, "up to step 0").get("data")
     candidates = at.dataframe[0].value
     assert list(candidates.columns) == ["rank", "token", "probability"]
     assert candidates["probability"].is_monotonic_decreasing
 
 
-def test_next_previous_and_slider_move_the_step(tiny_model_dir: Path) -> None:
+def test_every_step_goes_to_the_browser_and_the_step_it_reports_redraws_the_rest(
+    tiny_model_dir: Path,
+) -> None:
+    """The page moves the step itself (◀ / ▶ and the slider, in the browser); the step it
+    reports (st.session_state["w_step"], set by its callback) redraws the table, the tree and
+    the URL, while the page is not told to move (its `moved` stays: a rerun for an older
+    step does not pull the slider back)."""
     at = open_page(tiny_model_dir)
-    at.button(key="step_next").click().run()
-    at.button(key="step_next").click().run()
-    assert at.slider(key="w_step").value == 2
-    attention = chart(at, "step 2:")
-    assert len(attention["data"][1]["x"]) == 3  # <s> and the two tokens chosen so far
-    at.button(key="step_prev").click().run()
-    assert chart(at, "step 1:") and at.query_params["step"] == "1"
-    at.slider(key="w_step").set_value(0).run()
-    assert chart(at, "up to step 0")
+    before = shown(at)["view"]
+    assert len(before["steps"]) == 23  # greedy on the tiny model: max_len 23
+    assert len(before["steps"][2]["attention"]["panels"][1]["weights"]) == 3  # <s>, 2 tokens
+    at.session_state["w_step"] = 2
+    at.run()
+    after = shown(at)
+    assert after["step"] == 2 and after["view"]["moved"] == before["moved"]
+    assert chart(at, "up to step 2") and at.query_params["step"] == "2"
+    table = [round(p, 5) for p in at.dataframe[0].value["probability"]]
+    assert table == after["candidates"]["probs"]
+
+
+def test_the_step_a_page_reports_is_checked() -> None:
+    assert [step_of(v, 5) for v in (0, 4, 5, -1, True, 2.0, "2", None)] == [
+        0, 4, None, None, None, None, None, None,
+    ]  # fmt: skip
 
 
 def test_layer_and_head_change_the_attention(tiny_model_dir: Path) -> None:
     at = open_page(tiny_model_dir)
-    before = chart(at, "step 0:")["data"][0]["y"]
+    before = shown(at)["attention"]["panels"][0]["weights"]
     at.selectbox(key="w_head").select(1).run()
-    after = chart(at, "step 0:")
-    assert after["layout"]["title"]["text"].endswith("head 1") and after["data"][0]["y"] != before
+    after = shown(at)["attention"]
+    assert after["title"].endswith("head 1") and after["panels"][0]["weights"] != before
 
 
 def test_greedy_beam_and_sampling_side_by_side(tiny_model_dir: Path) -> None:
@@ -132,8 +155,8 @@ def test_query_params_restore_strategy_and_step(tiny_model_dir: Path) -> None:
     at = open_page(tiny_model_dir, strategy="greedy", step="1", layer="0", head="1")
     assert not at.exception and not at.error
     assert at.selectbox(key="w_strategy").value == "greedy"
-    assert at.slider(key="w_step").value == 1
-    assert chart(at, "step 1:")["layout"]["title"]["text"].endswith("layer 0 · head 1")
+    step = shown(at)
+    assert step["step"] == 1 and step["attention"]["title"].endswith("layer 0 · head 1")
 
 
 def test_a_decoder_only_model_decodes_by_default_and_room_follows_the_prompt() -> None:
@@ -165,29 +188,27 @@ def test_the_step_through_follows_the_output_then_any_beam_the_link_names() -> N
     lost) while the output is 'lo gat vid un kasa'."""
     at = open_bundled("decode", "translate", strategy="beam", beam_size="4", step="6")
     assert not at.exception and not at.error
-    said = [t.value for t in at.text if t.value.startswith("Tokens so far")]
-    assert said == ["Tokens so far, on the output's path: lo gat vid un kasa </s>"]
-    assert any("finished at step 5" in i.value for i in at.info)
+    step = shown(at)
+    assert step["view"]["whose"] == "the output's path"
+    assert step["tokens"] == "lo gat vid un kasa </s>" and "finished at step 5" in step["note"]
     assert "follow" not in at.query_params
     at = open_bundled("decode", "translate", strategy="beam", beam_size="4", step="6",
                       follow="6.0")  # fmt: skip
-    said = [t.value for t in at.text if t.value.startswith("Tokens so far")]
-    assert said == [
-        "Tokens so far, on the beam you follow (step 6, beam 0; orange in the tree): "
-        "lo gat vid un ca dom manja"
-    ]
-    assert chart(at, "step 6:") and at.query_params["follow"] == "6.0"
+    step = shown(at)
+    assert step["view"]["whose"] == "the beam you follow (step 6, beam 0; orange in the tree)"
+    assert step["tokens"] == "lo gat vid un ca dom manja" and not step["note"]
+    assert step["attention"]["title"].startswith("step 6:") and at.query_params["follow"] == "6.0"
     tree = chart(at, "up to step 6")
     assert any(t["name"] == "followed beam" for t in tree["data"])
     at.button(key="follow_output").click().run()
     assert "follow" not in at.query_params
-    assert any(t.value.endswith("lo gat vid un kasa </s>") for t in at.text)
+    assert shown(at)["tokens"] == "lo gat vid un kasa </s>"
 
 
 def test_a_node_the_run_lacks_falls_back_to_the_output(tiny_model_dir: Path) -> None:
     at = open_page(tiny_model_dir, strategy="beam", follow="99.3")
     assert not at.exception and not at.error
-    assert any(t.value.startswith("Tokens so far, on the output's path") for t in at.text)
+    assert shown(at)["view"]["whose"] == "the output's path"
 
 
 def test_a_shared_link_carries_the_settings_forced_token_and_ablated_heads(
@@ -221,15 +242,15 @@ def test_only_the_open_view_is_drawn_and_the_url_keeps_it(tiny_model_dir: Path) 
     tab, drawn only when open, and a link reopens the same one."""
     at = open_page(tiny_model_dir, strategy="beam")
     assert at.query_params["view"] == "steps"
-    assert at.slider(key="w_step") and not at.metric and not at.multiselect
+    assert step_views(at) and not at.metric and not at.multiselect
     at.session_state["w_view"] = VIEWS["versus"]
     at.run()
     assert [m.label for m in at.metric] == ["greedy", "beam (k=4)", "sample (seed 0)"]
-    assert not at.slider and not at.multiselect and at.query_params["view"] == "versus"
+    assert not step_views(at) and not at.multiselect and at.query_params["view"] == "versus"
     again = open_page(tiny_model_dir, strategy="beam", view="versus")
     assert [m.label for m in again.metric] == ["greedy", "beam (k=4)", "sample (seed 0)"]
     bad = open_page(tiny_model_dir, view="<b>nonsense</b>")
-    assert not bad.exception and bad.query_params["view"] == "steps" and bad.slider
+    assert not bad.exception and bad.query_params["view"] == "steps" and step_views(bad)
 
 
 def test_the_comparison_keeps_its_layer_and_head_across_the_other_tabs(

@@ -103,7 +103,10 @@ def test_a_projector_gets_large_whole_figures_first(browser: Any, server: str, n
     assert not check.small(found, PROJECTOR_TEXT_PX)
     assert not check.clipped(found)
     assert not check.overlapping(found)
-    first = page.locator(".js-plotly-plot, [data-testid='stDataFrame'], [data-testid='stTable']")
+    first = page.locator(  # a Plotly figure, a table, or one the page draws itself (app/web)
+        ".js-plotly-plot, [data-testid='stDataFrame'], [data-testid='stTable'], "
+        "[data-testid='stBidiComponentIsolated']"
+    )
     first = first.first.bounding_box()
     whole = first["height"] if name in ("explore", "inside") else FIRST_SCREEN_PX
     assert first["y"] + whole <= PROJECTOR["height"], "the first figure (Heads: its table) shows"
@@ -180,7 +183,7 @@ def test_screenshots_light_dark_and_projector(browser: Any, server: str) -> None
 def test_clicking_a_node_of_the_beam_tree_follows_that_beam(browser: Any, server: str) -> None:
     url = f"{server}/?page=decode&{TEXT}&strategy=beam&beam_size=3&max_len=5"
     page = opened(browser, url)
-    last = page.locator("[data-testid=stSlider] input[type=range]").get_attribute("max")
+    last = page.get_by_role("slider", name="Step").get_attribute("max")
     page.goto(f"{url}&step={last}", timeout=60_000)
     page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
     settle(page)
@@ -193,8 +196,9 @@ def test_clicking_a_node_of_the_beam_tree_follows_that_beam(browser: Any, server
     page.mouse.click(node["x"], node["y"])
     step, beam = node["node"]
     said = f"Tokens so far, on the beam you follow (step {step}, beam {beam}"
-    page.get_by_text(said).first.wait_for(timeout=30_000)
+    page.locator(".ds-tokens", has_text=said).wait_for(timeout=30_000)
     assert f"follow={step}.{beam}" in page.url
+    assert page.locator(".ds-root").get_attribute("data-step") == str(step)  # moved there
     page.close()
 
 

@@ -77,3 +77,8 @@ def head_grids(at: AppTest) -> list[dict[str, Any]]:
 def lines_views(at: AppTest) -> list[dict[str, Any]]:
     """The payload of every lines view drawn by the browser (app/lines_canvas.py)."""
     return drawn_by_browser(at, "attnlens_lines")
+
+
+def step_views(at: AppTest) -> list[dict[str, Any]]:
+    """The payload of every step-through drawn by the browser (app/step_view.py)."""
+    return drawn_by_browser(at, "attnlens_steps")

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from html import unescape
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import attnlens
+from attnlens.viz.beam import candidate_bars
 from attnlens.viz.decode_step import (
     candidates_frame,
     followed,
@@ -16,6 +18,7 @@ from attnlens.viz.decode_step import (
     output_change,
     runs_table,
     step_attention,
+    steps_data,
     tokens_so_far,
 )
 
@@ -92,3 +95,46 @@ def test_a_decoder_only_step_attends_over_the_prompt_and_the_tokens_so_far(synth
     (bars,) = step_attention(lm_run, 1, 0, 0).data
     assert list(bars.x) == ["0 · &lt;s&gt;", "1 · p", "2 · q", "3 · a"]
     assert len(bars.y) == 4
+
+
+@pytest.mark.parametrize("follow", [None, "lost"])
+def test_the_browsers_payload_is_every_steps_figures(
+    lens: attnlens.Lens, follow: str | None
+) -> None:
+    """Every step of steps_data, which the page draws itself, holds what candidate_bars and
+    step_attention draw for that step (same titles, labels, numbers to the page's rounding),
+    for the output's path and for a beam that lost; past a path's end, the note and nothing
+    to draw."""
+    run = lens.decode("bad cafe", strategy="beam", beam_size=3, max_len=6)
+    node = None
+    if follow:  # a kept beam of the last step that is not the output's end
+        last = len(run.steps) - 1
+        beams = [b.beam for b in run.steps[last].beams if b.status != "pruned"]
+        node = next((last, b) for b in beams if (last, b) != (run.best.step, run.best.beam))
+    data = steps_data(run, 1, 1, node)
+    assert len(data["steps"]) == len(run.steps)
+    ended = 0
+    for step, entry in enumerate(data["steps"]):
+        assert entry["tokens"] == " ".join(tokens_so_far(run, step, node))
+        row = followed_row(run, step, node)
+        if row is None:
+            assert "candidates" not in entry and entry["note"].startswith("This hypothesis")
+            ended += 1
+            continue
+        bars = candidate_bars(run, step, row, node)
+        shown = entry["candidates"]
+        assert shown["title"] == bars.layout.title.text.replace("<br>", "\n")
+        assert shown["labels"] == [unescape(y) for y in bars.data[0].y]
+        np.testing.assert_allclose(shown["probs"], bars.data[0].x, atol=5e-6)
+        colours = list(bars.data[0].marker.color)
+        assert shown["taken"] == [c == data["colours"]["taken"] for c in colours]
+        fig = step_attention(run, step, 1, 1, row)
+        att = entry["attention"]
+        assert att["title"] == fig.layout.title.text.replace("<br>", "\n")
+        assert [p["title"] for p in att["panels"]] == [a.text for a in fig.layout.annotations]
+        for panel, trace in zip(att["panels"], fig.data, strict=True):
+            assert panel["keys"] == [unescape(x) for x in trace.x]
+            np.testing.assert_allclose(panel["weights"], trace.y, atol=5e-5)
+            assert all(0 <= i < len(panel["keys"]) for i in panel["tick_at"])
+            assert len(panel["ticks"]) == len(panel["tick_at"])
+    assert ended == (0 if follow else len(run.steps) - 1 - run.best.step)
