@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from html import unescape
 from typing import Any
@@ -16,6 +17,7 @@ from attnlens.viz.beam import CANDIDATE, CHOSEN, Node, candidates_of, followed, 
 from attnlens.viz.labels import positions_axis, visible
 from attnlens.viz.style import panel_title
 
+PAYLOAD_CHARS = 600_000  # of a run's steps sent to the page at once, at most (steps_data)
 WEIGHT = "#636efa"  # a step's attention bars: Plotly's first colour, as step_attention's
 
 
@@ -182,42 +184,72 @@ def output_change(before: DecodeRun, after: DecodeRun) -> pd.DataFrame:
     )
 
 
-def steps_data(run: DecodeRun, layer: int, head: int, node: Node | None = None) -> dict[str, Any]:
-    """Every step of the followed path as the browser draws it (app/step_view.py): the
-    tokens so far, the candidates_of its live row and one head's attention_of it, or a note
-    once the followed hypothesis has ended; the same numbers and titles as candidate_bars and
-    step_attention, rounded for the page (probabilities to 5 decimals, weights to 4), and
-    the labels as plain text (the figures' are escaped for Plotly, which reads markup; the
-    page sets them as text)."""
-    steps = []
-    for step in range(len(run.steps)):
-        row = followed_row(run, step, node)
-        entry: dict[str, Any] = {"tokens": " ".join(tokens_so_far(run, step, node)), "note": ""}
-        if row is None:
-            path = followed(run, step, node)
-            how = "finished" if path[-1].status == "finished" else "was cut off"
-            entry["note"] = (
-                f"This hypothesis {how} at step {len(path) - 1}; the search went on to step "
-                f"{len(run.steps) - 1} while other beams could still win. Click a node of a "
-                "later step to follow one of them."
-            )
-        else:
-            bars = candidates_of(run, step, row, node)
-            att = attention_of(run, step, layer, head, row)
-            entry["candidates"] = {
-                "title": "\n".join(bars.title),
-                "labels": [unescape(label) for label in bars.labels],
-                "probs": [round(p, 5) for p in bars.probs],
-                "taken": bars.taken,
-            }
-            entry["attention"] = {
-                "title": "\n".join(att.title),
-                "panels": [
-                    {"title": p.title, "keys": [unescape(k) for k in p.keys], "tick_at": p.tick_at,
-                     "ticks": [unescape(t) for t in p.ticks],
-                     "weights": [round(w, 4) for w in p.weights]}
-                    for p in att.panels
-                ],
-            }  # fmt: skip
-        steps.append(entry)
+def steps_data(
+    run: DecodeRun,
+    layer: int,
+    head: int,
+    node: Node | None = None,
+    around: int = 0,
+    budget: int = PAYLOAD_CHARS,
+) -> dict[str, Any]:
+    """The steps of the followed path as the browser draws them (app/step_view.py): each
+    one's tokens so far, the candidates_of its live row and one head's attention_of it, or a
+    note once the followed hypothesis has ended; the same numbers and titles as
+    candidate_bars and step_attention, rounded for the page (probabilities to 5 decimals,
+    weights to 4), and the labels as plain text (the figures' are escaped for Plotly, which
+    reads markup; the page sets them as text).
+
+    Every step when their JSON fits in `budget` characters; else the steps nearest `around`
+    that fit, the others None (the page asks for one when it gets there). A run's steps grow
+    with its length squared (each step's keys and tokens so far): a Hugging Face model writing
+    1,000 tokens would send some 10 MB."""
+    n = len(run.steps)
+    check_step(run, around)
+    steps: list[dict[str, Any] | None] = [None] * n
+    used = 0
+    for step in _outward(around, n):
+        entry = _step_entry(run, step, layer, head, node)
+        size = len(json.dumps(entry, ensure_ascii=False))
+        if used and used + size > budget:
+            break
+        steps[step], used = entry, used + size
     return {"steps": steps, "colours": {"candidate": CANDIDATE, "taken": CHOSEN, "weight": WEIGHT}}
+
+
+def _outward(around: int, n: int) -> list[int]:
+    """0..n-1 nearest `around` first: around, around + 1, around - 1, around + 2, …"""
+    return sorted(range(n), key=lambda step: (abs(step - around), step < around))
+
+
+def _step_entry(
+    run: DecodeRun, step: int, layer: int, head: int, node: Node | None
+) -> dict[str, Any]:
+    row = followed_row(run, step, node)
+    entry: dict[str, Any] = {"tokens": " ".join(tokens_so_far(run, step, node)), "note": ""}
+    if row is None:
+        path = followed(run, step, node)
+        how = "finished" if path[-1].status == "finished" else "was cut off"
+        entry["note"] = (
+            f"This hypothesis {how} at step {len(path) - 1}; the search went on to step "
+            f"{len(run.steps) - 1} while other beams could still win. Click a node of a "
+            "later step to follow one of them."
+        )
+        return entry
+    bars = candidates_of(run, step, row, node)
+    att = attention_of(run, step, layer, head, row)
+    entry["candidates"] = {
+        "title": "\n".join(bars.title),
+        "labels": [unescape(label) for label in bars.labels],
+        "probs": [round(p, 5) for p in bars.probs],
+        "taken": bars.taken,
+    }
+    entry["attention"] = {
+        "title": "\n".join(att.title),
+        "panels": [
+            {"title": p.title, "keys": [unescape(k) for k in p.keys], "tick_at": p.tick_at,
+             "ticks": [unescape(t) for t in p.ticks],
+             "weights": [round(w, 4) for w in p.weights]}
+            for p in att.panels
+        ],
+    }  # fmt: skip
+    return entry

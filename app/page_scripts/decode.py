@@ -168,7 +168,7 @@ def step_view(run: DecodeRun) -> None:
         f"the beam you follow (step {node[0]}, beam {node[1]}; orange in the tree)"
     )  # fmt: skip
     moved = f"{_signature(run)}:{st.session_state.get('_step_moved', 0)}"
-    data = steps_viz.steps_data(run, layer, head, node)
+    data = steps_viz.steps_data(run, layer, head, node, around=step)  # a window, if long
     show_steps(data, step, moved, whose, show.presenting(), on_step=lambda: _stepped(n))
     row = followed_row(run, step, node)
     if row is not None:

@@ -66,11 +66,16 @@ function show(state) {
   state.at.textContent = n < 2 ? "one step only" : `${state.step} of ${n - 1}`;
   state.prev.disabled = state.step === 0;
   state.next.disabled = state.step === n - 1;
-  state.tokens.textContent = `Tokens so far, on ${data.whose}: ${entry.tokens}`;
-  state.note.textContent = entry.note;
-  state.note.hidden = !entry.note;
-  state.views.hidden = !entry.candidates;
-  if (entry.candidates) {
+  if (!entry) { // a long run's steps come a window at a time: this one is on its way
+    state.tokens.textContent = `Step ${state.step}: on its way from the server…`;
+    state.note.hidden = state.views.hidden = true;
+  } else {
+    state.tokens.textContent = `Tokens so far, on ${data.whose}: ${entry.tokens}`;
+    state.note.textContent = entry.note;
+    state.note.hidden = !entry.note;
+    state.views.hidden = !entry.candidates;
+  }
+  if (entry && entry.candidates) {
     candidates(state, entry.candidates, data.colours);
     attention(state, entry.attention, data.colours);
   }

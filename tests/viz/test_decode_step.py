@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from html import unescape
 from pathlib import Path
@@ -138,3 +139,20 @@ def test_the_browsers_payload_is_every_steps_figures(
             assert all(0 <= i < len(panel["keys"]) for i in panel["tick_at"])
             assert len(panel["ticks"]) == len(panel["tick_at"])
     assert ended == (0 if follow else len(run.steps) - 1 - run.best.step)
+
+
+def test_a_long_runs_steps_go_to_the_page_a_window_at_a_time(lens: attnlens.Lens) -> None:
+    """Within the budget, the steps nearest the one shown, each as the whole run's payload
+    has it; the one shown always, however small the budget."""
+    run = lens.decode("bad cafe", strategy="greedy", max_len=12)
+    whole = steps_data(run, 0, 0)["steps"]
+    assert all(whole) and len(whole) == 12
+    sizes = [len(json.dumps(e, ensure_ascii=False)) for e in whole]
+    window = steps_data(run, 0, 0, around=6, budget=sum(sizes[4:9]))["steps"]
+    kept = [i for i, e in enumerate(window) if e is not None]
+    assert kept == list(range(4, 9)) and all(window[i] == whole[i] for i in kept)
+    assert [i for i, e in enumerate(steps_data(run, 0, 0, around=11, budget=1)["steps"]) if e] == [
+        11
+    ]
+    with pytest.raises(ValueError, match=r"step 12 is outside 0\.\.11"):
+        steps_data(run, 0, 0, around=12)
