@@ -35,10 +35,10 @@ def presenting() -> bool:
 
 
 def let_it_draw() -> None:
-    """A moment's pause after the chart the user's action waits for (Explore's heatmap, the
-    Decode step's candidates): Streamlit sends each chart as soon as the script makes it, but a
-    browser that receives several at once draws them in one go, so the first would wait for
-    the rest. The server's CPU is free meanwhile."""
+    """A moment's pause after the chart the user's action waits for (Explore's heatmap):
+    Streamlit sends each chart as soon as the script makes it, but a browser that receives
+    several at once draws them in one go, so the first would wait for the rest. The server's
+    CPU is free meanwhile."""
     time.sleep(FIRST_CHART_PAUSE)
 
 

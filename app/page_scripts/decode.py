@@ -174,13 +174,13 @@ def step_view(run: DecodeRun) -> None:
     if row is not None:
         left, right = (st.container(), st.container()) if show.presenting() else st.columns(2)
         with left:
-            st.caption(f"Step {step}'s candidates as a table, and their chart to download:")
+            st.caption(md(f"Step {step}'s candidates as a table, and their chart to download:"))
             frame = steps_viz.candidates_frame(run, step, row)
             show.table(frame, "candidates", f"candidates-{step}")
             bars = show.styled(viz.candidate_bars(run, step, row, node))
             show.download_buttons(bars, "candidates_chart", f"candidates-{step}")
         with right:
-            st.caption(f"Step {step}'s attention, layer {layer} · head {head}, to download:")
+            st.caption(md(f"Step {step}'s attention, layer {layer} · head {head}, to download:"))
             fig = show.styled(steps_viz.step_attention(run, step, layer, head, row))
             show.download_buttons(fig, "step_attention", f"step-{step}-attention-{layer}-{head}")
     tree = clickable(steps_viz.up_to_step(viz.beam_tree(run, node), step))
