@@ -18,7 +18,7 @@ WEB = Path(__file__).parent / "web"
 
 def component(name: str, stem: str, html: str) -> ComponentRenderer:
     """A component named `name` of `html` and web/STEM.css, web/STEM.js (read once), with the
-    hover box's style both canvases share (web/tip.css)."""
+    hover box's style they all share (web/tip.css)."""
     css = "".join((WEB / f"{part}.css").read_text(encoding="utf-8") for part in ("tip", stem))
     js = (WEB / f"{stem}.js").read_text(encoding="utf-8")
     return st.components.v2.component(name, html=html, css=css, js=js)

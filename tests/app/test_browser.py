@@ -18,7 +18,6 @@ import pytest
 from attnlens.app import state
 from attnlens.viz.labels import position_labels
 from helpers.apptest import require_bundled
-from helpers.browser import chromium
 from helpers.memory import served
 from helpers.server import command_of, descendants, serving
 
@@ -55,13 +54,6 @@ HEATMAP_TITLE_HAS = (
 def server(tiny_model_dir: Path) -> Iterator[str]:
     with serving(os.environ.get("ATTNLENS_BROWSER_MODEL", str(tiny_model_dir))) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """Debian's Chromium, launched once for this module's tests."""
-    with chromium() as launched:
-        yield launched
 
 
 def explore_on_bad(browser: Any, server: str, **options: Any) -> Any:

@@ -9,15 +9,12 @@ from __future__ import annotations
 import json
 import random
 import urllib.parse
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helpers import figure_checks as check
 from helpers.apptest import require_bundled
-from helpers.browser import chromium
 from helpers.server import serving
 
 pytestmark = pytest.mark.browser
@@ -48,19 +45,6 @@ HEIGHTS = """() => ({
   drawn: Array.from(document.querySelectorAll('[data-testid=stBidiComponentIsolated]'),
     (h) => h.offsetHeight),
 })"""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """Debian's Chromium, launched once for this module's tests."""
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture(scope="module")
-def server(tiny_model_dir: Path) -> Iterator[str]:
-    with serving(str(tiny_model_dir)) as url:
-        yield url
 
 
 def explore(browser: Any, url: str, width: int, query: str = "text=bad", **options: Any) -> Any:

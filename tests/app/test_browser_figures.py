@@ -19,7 +19,7 @@ import pytest
 
 from attnlens.app.sidebar import THEME_HINT
 from helpers import figure_checks as check
-from helpers.browser import chromium, settle
+from helpers.browser import settle
 from helpers.server import serving
 
 pytestmark = [
@@ -43,13 +43,6 @@ FIRST_SCREEN_PX = 400  # a taller first figure shows at least this much of itsel
 def server(tiny_model_dir: Path) -> Iterator[str]:
     with serving(os.environ.get("ATTNLENS_BROWSER_MODEL", str(tiny_model_dir))) as url:
         yield url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """Debian's Chromium, launched once for this module's tests."""
-    with chromium() as launched:
-        yield launched
 
 
 def opened(browser: Any, url: str, viewport: dict[str, int] | None = None) -> Any:

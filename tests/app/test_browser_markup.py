@@ -9,7 +9,6 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -23,7 +22,7 @@ from attnlens.model.net.config import TransformerConfig
 from attnlens.model.net.tokenizer import CharTokenizer
 from attnlens.model.net.transformer import Transformer
 from attnlens.record.trace import ModelInfo, Trace
-from helpers.browser import chromium, settle
+from helpers.browser import settle
 from helpers.server import ROOT, serving
 
 pytestmark = [
@@ -48,13 +47,6 @@ def markup_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     net = Transformer(TransformerConfig(vocab, vocab, N=1, d_model=16, d_ff=32, h=2, max_len=48))
     checkpoint.save(folder, net, CharTokenizer(CHARS), {"name": "markup", "max_source_len": 40})
     return folder
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """Debian's Chromium, launched once for this module's tests."""
-    with chromium() as launched:
-        yield launched
 
 
 def nothing_ran(page: Any) -> bool:

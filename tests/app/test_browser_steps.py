@@ -6,15 +6,12 @@ projector-sized."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helpers import figure_checks as check
-from helpers.browser import chromium, settle
-from helpers.server import serving
+from helpers.browser import settle
 
 pytestmark = pytest.mark.browser
 QUERY = "page=decode&text=bad%20cafe&strategy=beam&beam_size=3&max_len=6"
@@ -37,18 +34,6 @@ BACKGROUND = """() => { let e = document.querySelector('[data-testid=stMain]');
   for (; e; e = e.parentElement) { const c = getComputedStyle(e).backgroundColor;
     if (c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent') return c; }
   return 'rgb(255, 255, 255)'; }"""
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as launched:
-        yield launched
-
-
-@pytest.fixture(scope="module")
-def server(tiny_model_dir: Path) -> Iterator[str]:
-    with serving(str(tiny_model_dir)) as url:
-        yield url
 
 
 def decode(browser: Any, url: str, query: str = QUERY, **options: Any) -> Any:
