@@ -59,8 +59,10 @@ def stepped(n: int) -> int | None:
 
 
 def step_of(value: object, n: int) -> int | None:
-    """The step of a page's value; None for anything that is not a step of a run of n steps
-    (the browser's word is checked, not trusted)."""
-    if type(value) is not int or not 0 <= value < n:  # bool is an int, and not a step
+    """The step of a page's report {"step": k, "sent": ms} (each report a new value, so that
+    Streamlit passes on a step equal to the last one sent); None for anything that is not a
+    step of a run of n steps (the browser's word is checked, not trusted)."""
+    step = value.get("step") if isinstance(value, dict) else None
+    if type(step) is not int or not 0 <= step < n:  # bool is an int, and not a step
         return None
-    return value
+    return step

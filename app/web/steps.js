@@ -13,7 +13,9 @@ export default function steps({ data, parentElement, setStateValue }) {
   const root = parentElement.querySelector(".ds-root");
   if (!root || !data || !data.steps || data.steps.length === 0) return undefined;
   const state = root.__steps || (root.__steps = setUp(root));
-  state.send = (step) => setStateValue("step", step);
+  // each report a new value (Streamlit drops one equal to the last sent: after a click in the
+  // tree moved the server to step 1, a step back to the 2 last sent never reached it)
+  state.send = (step) => setStateValue("step", { step, sent: Date.now() });
   if (state.moved !== data.moved) {
     state.moved = data.moved;
     state.step = data.step;

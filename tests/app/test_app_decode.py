@@ -56,9 +56,10 @@ def test_every_step_goes_to_the_browser_and_the_step_it_reports_redraws_the_rest
 
 
 def test_the_step_a_page_reports_is_checked() -> None:
-    assert [step_of(v, 5) for v in (0, 4, 5, -1, True, 2.0, "2", None)] == [
-        0, 4, None, None, None, None, None, None,
-    ]  # fmt: skip
+    good = [{"step": 0, "sent": 1}, {"step": 4, "sent": 2}]
+    bad = [{"step": 5}, {"step": -1}, {"step": True}, {"step": 2.0}, {"step": "2"}, 2, None, {}]
+    assert [step_of(v, 5) for v in good] == [0, 4]
+    assert [step_of(v, 5) for v in bad] == [None] * len(bad)
 
 
 def test_layer_and_head_change_the_attention(tiny_model_dir: Path) -> None:

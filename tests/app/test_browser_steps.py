@@ -30,6 +30,15 @@ TEXTS = """() => {
   walk(root);
   return out;
 }"""
+TREE = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
+  .find((p) => p.layout.title.text.includes('up to step'))"""
+NODE_AT = f"""(step) => {{  // where a kept node of that step is drawn
+  const plot = ({TREE})(), L = plot._fullLayout;
+  const t = plot.data.find((t) => t.customdata && t.x.includes(step)), i = t.x.indexOf(step);
+  const box = plot.querySelector('.main-svg').getBoundingClientRect();
+  return {{ x: box.left + L.xaxis._offset + L.xaxis.l2p(t.x[i]),
+            y: box.top + L.yaxis._offset + L.yaxis.l2p(t.y[i]) }};
+}}"""
 BACKGROUND = """() => { let e = document.querySelector('[data-testid=stMain]');
   for (; e; e = e.parentElement) { const c = getComputedStyle(e).backgroundColor;
     if (c !== 'rgba(0, 0, 0, 0)' && c !== 'transparent') return c; }
@@ -79,6 +88,16 @@ def test_the_step_moves_at_once_and_the_server_follows_without_pulling_it_back(
     assert key == "key 1 · a" and weight.startswith("weight ")
     assert 0 <= float(weight.removeprefix("weight ")) <= 1
     readable(page)
+    # the server moves the step (a click in the tree, two steps back), then the page moves to
+    # the step it last reported: Streamlit passed on no value equal to the last one sent
+    page.evaluate(f"({TREE})().scrollIntoView()")
+    page.wait_for_timeout(500)
+    node = page.evaluate(NODE_AT, last - 2)
+    page.mouse.click(node["x"], node["y"])
+    page.wait_for_function(f"() => location.search.includes('step={last - 2}&')", timeout=30_000)
+    page.locator(f".ds-root[data-step='{last - 2}']").wait_for(timeout=30_000)
+    page.get_by_role("button", name="next ▶").click()
+    page.wait_for_function(f"() => location.search.includes('step={last - 1}&')", timeout=30_000)
     page.close()
 
 
