@@ -13,6 +13,7 @@ LARGE_FONT_CSS = """<style>
 html, body, [data-testid="stAppViewContainer"] { font-size: 22px; }
 [data-testid="stMarkdownContainer"] p, [data-testid="stText"], label, input, textarea
   { font-size: 1.3rem !important; }
+[data-testid="stCaptionContainer"] p { font-size: 1.05rem !important; }
 h1 { font-size: 2.4rem !important; } h2 { font-size: 2rem !important; }
 [data-testid="stTable"] th, [data-testid="stTable"] td { font-size: 1.2rem !important; }
 [data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }

@@ -98,9 +98,9 @@ def beam_tree(run: DecodeRun, node: Node | None = None) -> go.Figure:
     ]
     traces.append(_pruned(run, rows))
     fig = go.Figure(traces)
-    best = run.best
+    best, n = run.best, len(run.steps)
     fig.update_layout(
-        title=f"{run.strategy} · {len(run.steps)} steps · output "
+        title=f"{run.strategy} · {n} step{'' if n == 1 else 's'} · output "
         f"“{token_text(clipped(best.text, OUTPUT_CHARS))}” "
         f"(score {best.score:.3f})",
         xaxis={

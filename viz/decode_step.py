@@ -17,6 +17,7 @@ from attnlens.viz.beam import CANDIDATE, CHOSEN, Node, candidates_of, followed, 
 from attnlens.viz.labels import positions_axis, visible
 from attnlens.viz.style import panel_title
 
+LABELLED_STEPS = 30  # steps of a beam tree up to which each node is labelled with its token
 PAYLOAD_CHARS = 600_000  # of a run's steps sent to the page at once, at most (steps_data)
 WEIGHT = "#636efa"  # a step's attention bars: Plotly's first colour, as step_attention's
 
@@ -136,7 +137,8 @@ def _check_index(n: int, value: int, name: str) -> None:
 
 def up_to_step(tree: go.Figure, step: int) -> go.Figure:
     """A beam tree (viz.beam_tree) cut at `step`: no edge into a later step (the path ahead is
-    not given away), later nodes off-screen, the step marked."""
+    not given away), later nodes off-screen, the step marked; past LABELLED_STEPS steps the
+    nodes' tokens are in their hover only."""
     traces = [trace.to_plotly_json() for trace in tree.data]
     for spec in traces:
         if spec.get("mode") == "lines":  # edges as (x0, x1, None) triples: drop later ones
@@ -144,9 +146,17 @@ def up_to_step(tree: go.Figure, step: int) -> go.Figure:
             kept = [i for i in range(0, len(xs), 3) if xs[i + 1] <= step]
             spec["x"] = [v for i in kept for v in xs[i : i + 3]]
             spec["y"] = [v for i in kept for v in ys[i : i + 3]]
+    if step + 1 > LABELLED_STEPS:  # the tokens would run into one another: hover names them
+        for spec in traces:
+            if spec.get("mode") == "markers+text" and spec.get("customdata") is not None:
+                spec["mode"] = "markers"
     fig = go.Figure(data=traces, layout=tree.layout)
     fig.update_xaxes(range=[-0.5, step + 0.5])
-    fig.add_vline(x=step, line_dash="dot", line_color="#888")
+    if step + 1 > LABELLED_STEPS:
+        fig.update_xaxes(title_text="step (each node's token and score on hover)")
+    # the step as a band behind its column: a line through it struck its nodes' labels out
+    fig.add_vrect(x0=step - 0.5, x1=step + 0.5, fillcolor="#888", opacity=0.15, line_width=0,
+                  layer="below")  # fmt: skip
     title = fig.layout.title.text or "beam tree"
     fig.update_layout(title=f"{title}<br>up to step {step}")
     return fig
@@ -216,6 +226,18 @@ def steps_data(
     return {"steps": steps, "colours": {"candidate": CANDIDATE, "taken": CHOSEN, "weight": WEIGHT}}
 
 
+def _stops(run: DecodeRun) -> str:
+    """When the run's search stops, in words (the note of a hypothesis that ended early)."""
+    if run.strategy != "beam":
+        return "it stops when its hypothesis ends, or at the maximum length"
+    k = run.params.get("beam_size")
+    return (
+        f"beam search stops once {k} hypotheses (the beam size) have finished and no live "
+        "beam can still rank among them, or at the maximum length; the output can be settled "
+        "before that"
+    )
+
+
 def _outward(around: int, n: int) -> list[int]:
     """0..n-1 nearest `around` first: around, around + 1, around - 1, around + 2, …"""
     return sorted(range(n), key=lambda step: (abs(step - around), step < around))
@@ -230,9 +252,9 @@ def _step_entry(
         path = followed(run, step, node)
         how = "finished" if path[-1].status == "finished" else "was cut off"
         entry["note"] = (
-            f"This hypothesis {how} at step {len(path) - 1}; the search went on to step "
-            f"{len(run.steps) - 1} while other beams could still win. Click a node of a "
-            "later step to follow one of them."
+            f"This hypothesis {how} at step {len(path) - 1}. The search went on to step "
+            f"{len(run.steps) - 1}: {_stops(run)}. Click a node of a later step to follow "
+            "a beam there."
         )
         return entry
     bars = candidates_of(run, step, row, node)
@@ -241,6 +263,7 @@ def _step_entry(
         "title": "\n".join(bars.title),
         "labels": [unescape(label) for label in bars.labels],
         "probs": [round(p, 5) for p in bars.probs],
+        "shown": [f"{p:.4f}" for p in bars.probs],  # as the table (one rounding, not two)
         "taken": bars.taken,
     }
     entry["attention"] = {

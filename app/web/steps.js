@@ -23,7 +23,10 @@ export default function steps({ data, parentElement, setStateValue }) {
   state.data = data;
   state.step = Math.min(Math.max(0, state.step), data.steps.length - 1);
   show(state);
-  return () => state.observer.disconnect();
+  return () => {
+    state.observer.disconnect();
+    document.removeEventListener("scroll", state.hideTip, true);
+  };
 }
 
 function setUp(root) {
@@ -47,6 +50,9 @@ function setUp(root) {
   state.slider.addEventListener("change", () => go(Number(state.slider.value), true));
   root.addEventListener("mouseover", (e) => hover(state, e));
   root.addEventListener("mouseleave", () => { state.tip.hidden = true; });
+  // the page scrolled under a still mouse: what the box named is no longer under it
+  state.hideTip = () => { state.tip.hidden = true; };
+  document.addEventListener("scroll", state.hideTip, true);
   state.observer = new ResizeObserver(() => {
     if (state.data && state.views.clientWidth !== state.width) show(state);
   });
@@ -98,7 +104,7 @@ function candidates(state, shown, colours) {
     fill.style.width = `${Math.max(0, Math.min(1, shown.probs[i])) * 100}%`;
     fill.style.background = shown.taken[i] ? colours.taken : colours.candidate;
     track.append(fill);
-    const value = span("ds-value", shown.probs[i].toFixed(4));
+    const value = span("ds-value", shown.shown[i]);
     track.dataset.tip = `rank ${label}\nprobability ${shown.probs[i].toFixed(5)}`;
     return [name, track, value];
   });
@@ -140,10 +146,12 @@ function attention(state, shown, colours) {
     frame.append(scale, plot);
     const keys = document.createElement("div");
     keys.className = "ds-keys";
-    keys.style.gridTemplateColumns = plot.style.gridTemplateColumns;
+    const n = panel.weights.length;
+    keys.dataset.columns = String(n);
+    keys.dataset.every = String(panel.tick_at.length > 1 ? panel.tick_at[1] - panel.tick_at[0] : 1);
     keys.append(...panel.tick_at.map((at, j) => {
       const label = span("ds-key", panel.ticks[j]);
-      label.style.gridColumn = String(at + 1);
+      label.style.left = `${((at + 0.5) / n) * 100}%`; // under its column's middle
       return label;
     }));
     const keyRow = document.createElement("div");
@@ -155,23 +163,20 @@ function attention(state, shown, colours) {
   for (const keys of state.panels.querySelectorAll(".ds-keys")) sideways(keys);
 }
 
-// Key labels wider than their column turn to -60°, the row as tall as the longest needs.
+// Key labels wider than the room between two of them turn to -60°, each ending under its
+// column's middle, the row as tall as the longest needs.
 function sideways(keys) {
   const labels = Array.from(keys.children);
   if (labels.length === 0) return;
-  const columns = keys.style.gridTemplateColumns.match(/\d+/); // repeat(N, …)
-  const column = keys.clientWidth / Number(columns ? columns[0] : 1);
-  const widest = Math.max(...labels.map((l) => l.scrollWidth));
-  const spanned = column * Math.max(1, labelsEvery(labels));
-  const turn = widest > spanned * CROWDED;
+  const room = (keys.clientWidth / Number(keys.dataset.columns)) * Number(keys.dataset.every);
+  const widest = Math.max(...labels.map((l) => l.offsetWidth));
+  const line = labels[0].offsetHeight, pad = 3;
+  const turn = widest > room * CROWDED;
   keys.classList.toggle("ds-turned", turn);
-  const line = labels[0].offsetHeight;
-  keys.style.height = turn ? `${Math.ceil(widest * Math.sin(Math.PI / 3) + line)}px` : "";
-}
-
-function labelsEvery(labels) {
-  if (labels.length < 2) return 1;
-  return Number(labels[1].style.gridColumn) - Number(labels[0].style.gridColumn);
+  const angle = Math.PI / 3;
+  const below = turn ? widest * Math.sin(angle) + (line / 2) * Math.cos(angle) + line / 2 : line;
+  keys.style.height = `${Math.ceil(pad + below + 2)}px`;
+  for (const label of labels) label.style.top = `${pad}px`;
 }
 
 function span(cls, text) {

@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 import attnlens
-from attnlens.viz.beam import candidate_bars
+from attnlens.viz import decode_step
+from attnlens.viz.beam import beam_tree, candidate_bars
 from attnlens.viz.decode_step import (
+    LABELLED_STEPS,
     candidates_frame,
     followed,
     followed_row,
@@ -21,6 +23,7 @@ from attnlens.viz.decode_step import (
     step_attention,
     steps_data,
     tokens_so_far,
+    up_to_step,
 )
 
 
@@ -127,6 +130,7 @@ def test_the_browsers_payload_is_every_steps_figures(
         assert shown["title"] == bars.layout.title.text.replace("<br>", "\n")
         assert shown["labels"] == [unescape(y) for y in bars.data[0].y]
         np.testing.assert_allclose(shown["probs"], bars.data[0].x, atol=5e-6)
+        assert shown["shown"] == [f"{x:.4f}" for x in bars.data[0].x]  # rounded once, as the table
         colours = list(bars.data[0].marker.color)
         assert shown["taken"] == [c == data["colours"]["taken"] for c in colours]
         fig = step_attention(run, step, 1, 1, row)
@@ -156,3 +160,33 @@ def test_a_long_runs_steps_go_to_the_page_a_window_at_a_time(lens: attnlens.Lens
     ]
     with pytest.raises(ValueError, match=r"step 12 is outside 0\.\.11"):
         steps_data(run, 0, 0, around=12)
+
+
+def test_the_tree_up_to_a_step_marks_its_column_and_names_tokens_while_they_fit(
+    lens: attnlens.Lens, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The step is a band behind its column (a line through it struck its labels out); past
+    LABELLED_STEPS steps the tokens are in the hover only (65 steps of lm ran into a band)."""
+    assert LABELLED_STEPS == 30
+    monkeypatch.setattr(decode_step, "LABELLED_STEPS", 6)  # the tiny model writes 23 at most
+    run = lens.decode("bad cafe", strategy="greedy", max_len=10)
+    assert len(run.steps) == 10
+    tree = beam_tree(run)
+    for step, labelled in ((2, True), (5, True), (6, False), (9, False)):
+        fig = up_to_step(tree, step)
+        nodes = [t for t in fig.data if t.customdata is not None]
+        assert nodes and all((t.mode == "markers+text") == labelled for t in nodes)
+        (band,) = fig.layout.shapes
+        assert (band.type, band.x0, band.x1) == ("rect", step - 0.5, step + 0.5)
+        assert ("token and score on hover" in fig.layout.xaxis.title.text) != labelled
+    one = lens.decode("bad cafe", strategy="greedy", max_len=1)
+    assert beam_tree(one).layout.title.text.startswith("greedy · 1 step · output")
+
+
+def test_a_path_that_ended_early_says_when_the_search_stops(lens: attnlens.Lens) -> None:
+    run = lens.decode("bad cafe", strategy="beam", beam_size=3, max_len=6)
+    notes = [e["note"] for e in steps_data(run, 0, 0)["steps"] if e["note"]]
+    assert len(notes) == len(run.steps) - 1 - run.best.step
+    for note in notes:
+        assert f"finished at step {run.best.step}. The search went on to step" in note
+        assert "stops once 3 hypotheses (the beam size) have finished" in note
