@@ -7,7 +7,7 @@
 // click in the beam tree, a link), so a rerun for an older step never pulls the slider back.
 // Every label and hover text is set as text (textContent), never as markup.
 
-const CROWDED = 0.9; // a key label wider than this share of its bar's column turns sideways
+const CROWDED = 0.9; // key labels wider than this share of the room between two turn sideways
 
 export default function steps({ data, parentElement, setStateValue }) {
   const root = parentElement.querySelector(".ds-root");

@@ -16,8 +16,6 @@ from helpers.browser import settle
 pytestmark = pytest.mark.browser
 QUERY = "page=decode&text=bad%20cafe&strategy=beam&beam_size=3&max_len=6"
 ROOT = ".ds-root[data-drawn]"  # Playwright's CSS reaches into the component's shadow root
-TREE_STEP = """() => Array.from(document.querySelectorAll('.js-plotly-plot'))
-  .map((p) => p.layout.title.text).find((t) => t.includes('up to step'))"""
 TEXTS = """() => {
   const root = Array.from(document.querySelectorAll('[data-testid=stBidiComponentIsolated]'))
     .map((h) => h.shadowRoot && h.shadowRoot.querySelector('.ds-root')).find(Boolean);
@@ -73,7 +71,8 @@ def test_the_step_moves_at_once_and_the_server_follows_without_pulling_it_back(
     assert title.startswith("step 4 · candidates of live beam")
     page.wait_for_function("() => location.search.includes('step=4')", timeout=30_000)
     settle(page)
-    assert shown_step(page) == 4 and "up to step 4" in page.evaluate(TREE_STEP)
+    tree_title = page.evaluate(f"({TREE})().layout.title.text")
+    assert shown_step(page) == 4 and "up to step 4" in tree_title
     page.get_by_role("button", name="◀ previous").click()
     assert shown_step(page) == 3
     page.wait_for_function("() => location.search.includes('step=3')", timeout=30_000)
