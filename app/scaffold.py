@@ -38,18 +38,30 @@ class Started:
     pair: str | None = None  # the second text of a sentence pair
 
 
-def traced_page_start(url_path: str, title: str, caption: bool = False) -> Started | None:
+Inputs = tuple[str, str | None, str | None]  # the text, the target and the second text
+
+
+def text_inputs(lens: attnlens.Lens) -> Inputs:
+    """The text box, and the target and second-text boxes where the model reads them."""
+    return text_input(lens), target_input(lens), pair_input(lens)
+
+
+def started_trace(lens: attnlens.Lens, inputs: Inputs) -> Started | None:
+    """The trace of the inputs; None with a message when they are bad."""
+    text, target, pair = inputs
+    tr = traced(lens, text, target, pair=pair)
+    return None if tr is None else Started(lens, text, target, tr, pair)
+
+
+def traced_page_start(url_path: str, title: str) -> Started | None:
     """page_start, then the text (and target) boxes and their trace; None when the page has
     nothing to draw (no model, or bad input, whose message is already shown)."""
     lens = page_start(url_path, title)
     if lens is None:
         return None
-    if caption:
-        st.caption(md(lens.description))
     with st.sidebar if presenting() else st.container():  # on a projector: figures first
-        text, target, pair = text_input(lens), target_input(lens), pair_input(lens)
-    tr = traced(lens, text, target, pair=pair)
-    return None if tr is None else Started(lens, text, target, tr, pair)
+        inputs = text_inputs(lens)
+    return started_trace(lens, inputs)
 
 
 def true_alignment(started: Started) -> tuple[int, ...] | None:

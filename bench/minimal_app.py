@@ -8,10 +8,10 @@ measured against, so that both sides of a ratio have the same kind of control:
 - `?control=slider`: a "Step" slider above the heatmap (the title names the step);
 - `?frame=1`: the same page inside the frame every attnlens page has, with no model and no
   other figure: the page configuration, the navigation between seven pages, the sidebar's
-  model picker, toggle and caption, a title with a caption, a row of three pickers (the
-  control one of them) and two columns, the control and the heatmap in a fragment as on
-  Explore. It is not a target's reference: the bench prints it beside them, to tell what
-  Streamlit's own frame costs from what attnlens's work costs.
+  model picker, toggle and caption, a title with a caption, then in a fragment as on Explore
+  the text box, a row of three pickers (the control one of them) and two columns. It is not
+  a target's reference: the bench prints it beside them, to tell what Streamlit's own frame
+  costs from what attnlens's work costs.
 
 The heatmap is as large as the text: one row and column per character and one for `</s>`.
 """
@@ -66,7 +66,8 @@ def bare() -> None:
 
 
 @st.fragment
-def framed_figure(text: str) -> None:
+def framed_figure() -> None:
+    text = text_box()
     row = st.container(horizontal=True)
     kind = row.selectbox("Kind", ["encoder self", "decoder self", "cross"])
     layer = row.selectbox("Layer", list(range(6)))
@@ -84,7 +85,7 @@ def in_frame() -> None:
     st.sidebar.caption("Light or dark: ⋮ menu (top right).")
     st.title("Bare page")
     st.caption("The bare page inside attnlens's frame.")
-    framed_figure(text_box())
+    framed_figure()
 
 
 if framed:

@@ -1,5 +1,8 @@
 """Explore: type text, pick a kind, layer and head, and see where that head looks.
 
+A new text reruns the text boxes and the figures only (a fragment), not the page around them;
+on a projector the text box is in the sidebar, outside any fragment, and the page reruns whole.
+
 The heatmap is what a keystroke waits for; the lines view and every head come after it, both
 drawn by the browser on a canvas from a compact payload (app/components.py).
 Streamlit sends each chart as soon as the script makes it, but a browser that receives several
@@ -14,13 +17,21 @@ from typing import Any
 
 import streamlit as st
 
+import attnlens
 from attnlens import viz
 from attnlens.app import downloads, show
 from attnlens.app.head_grid import head_grid, picked_head
 from attnlens.app.inputs import kind_picker, layer_head_pickers, memo
 from attnlens.app.lines_canvas import lines_canvas
 from attnlens.app.pairs import pair_view
-from attnlens.app.scaffold import traced_page_start, true_alignment
+from attnlens.app.safe_text import md
+from attnlens.app.scaffold import (
+    Inputs,
+    page_start,
+    started_trace,
+    text_inputs,
+    true_alignment,
+)
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.margins import BASE_FONT
 from attnlens.viz.style import PROJECTOR_FONT
@@ -29,10 +40,31 @@ WIDE_FROM = 64  # positions past which the heatmap takes the full width (cells s
 
 
 def page() -> None:
-    started = traced_page_start("explore", "Explore", caption=True)
+    lens = page_start("explore", "Explore")
+    if lens is None:
+        return
+    st.caption(md(lens.description))
+    if show.presenting():  # the text box is in the sidebar, where a fragment cannot draw
+        with st.sidebar:
+            inputs = text_inputs(lens)
+        traced_view(lens, inputs)
+    else:
+        typed_view(lens)
+
+
+@st.fragment
+def typed_view(lens: attnlens.Lens) -> None:
+    """The text boxes and all that follows from them. A new text reruns this alone: the
+    sidebar, the navigation and the title are not sent again (on reverse at 8 tokens the page
+    around the figure cost more than the figure: `python -m bench.app_latency`, framed)."""
+    traced_view(lens, text_inputs(lens))
+
+
+def traced_view(lens: attnlens.Lens, inputs: Inputs) -> None:
+    started = started_trace(lens, inputs)
     if started is None:
         return
-    lens, tr = started.lens, started.trace
+    tr = started.trace
     output = lens.text_of(tr.tgt_tokens[1:])
     if started.target is None and lens.info.architecture == "encoder-decoder":
         st.text("Output: " + output)

@@ -89,6 +89,35 @@ def test_explore_renders_a_chart_that_follows_the_text(
     assert dark.evaluate(background) == "rgba(0,0,0,0)"  # no white box on a dark page
 
 
+def test_a_new_text_reruns_the_figures_alone(browser: Any, server: str) -> None:
+    """Enter in the Text box asks the server to rerun Explore's fragment, not the page: the
+    sidebar, the navigation and the title are not sent again (bench/app_latency.py: on
+    reverse at 8 tokens they cost more than the figure). The URL still follows the text."""
+    page = explore_on_bad(browser, server)
+    sent: list[bytes] = []
+    page.on("websocket", lambda ws: ws.on("framesent", lambda frame: sent.append(frame)))
+    page.reload()  # the listener sees the socket the page opens from here on
+    page.wait_for_function(heatmap_shows(position_labels([*"bad", "</s>"])), timeout=30_000)
+    sent.clear()
+    box = page.get_by_label("Text", exact=True)
+    box.fill("cab")
+    box.press("Enter")
+    page.wait_for_function(heatmap_shows(position_labels([*"cab", "</s>"])), timeout=30_000)
+    reruns = [m.rerun_script for m in map(back_message, sent) if m.HasField("rerun_script")]
+    assert len(reruns) == 1 and reruns[0].fragment_id  # the fragment's id: it alone runs
+    page.wait_for_function("() => location.search.includes('text=cab')", timeout=10_000)
+    assert page.locator("[data-testid='stException']").count() == 0
+
+
+def back_message(frame: bytes | str) -> Any:
+    """What the page sent the server, decoded (Streamlit's BackMsg protobuf)."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    msg = BackMsg()
+    msg.ParseFromString(frame if isinstance(frame, bytes) else frame.encode())
+    return msg
+
+
 def test_the_heatmap_follows_typing_without_enter(browser: Any, server: str) -> None:
     """A pause in typing reruns the page; typing goes on in the same box without losing keys."""
     page = explore_on_bad(browser, server)
