@@ -56,9 +56,14 @@ def server(tiny_model_dir: Path) -> Iterator[str]:
         yield url
 
 
-def explore_on_bad(browser: Any, server: str, **options: Any) -> Any:
-    """A new tab on Explore with the text "bad", once its heatmap is drawn."""
+def explore_on_bad(
+    browser: Any, server: str, sent: list[bytes] | None = None, **options: Any
+) -> Any:
+    """A new tab on Explore with the text "bad", once its heatmap is drawn; what the page
+    sends the server is added to `sent` (websocket frames)."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000}, **options)
+    if sent is not None:
+        page.on("websocket", lambda ws: ws.on("framesent", lambda frame: sent.append(frame)))
     page.goto(f"{server}/?text=bad", timeout=30_000)
     page.wait_for_function(HEATMAP_X, timeout=30_000)
     return page
@@ -67,14 +72,21 @@ def explore_on_bad(browser: Any, server: str, **options: Any) -> Any:
 def test_explore_renders_a_chart_that_follows_the_text(
     browser: Any, server: str, tmp_path: Path
 ) -> None:
-    page = explore_on_bad(browser, server)
+    sent: list[bytes] = []
+    page = explore_on_bad(browser, server, sent)
     before = json.loads(page.evaluate(HEATMAP_X))
     assert before == position_labels(["b", "a", "d", "</s>"])
+    sent.clear()
     box = page.get_by_label("Text", exact=True)
     box.fill("cafe")
     box.press("Enter")
     expected = position_labels(["c", "a", "f", "e", "</s>"])
     page.wait_for_function(heatmap_shows(expected), timeout=30_000)
+    # a new text reruns Explore's fragment alone, not the page (the sidebar, navigation and
+    # title are not sent again: bench/app_latency.py), and the URL still follows the text
+    reruns = [m.rerun_script for m in map(back_message, sent) if m.HasField("rerun_script")]
+    assert len(reruns) == 1 and reruns[0].fragment_id
+    page.wait_for_function("() => location.search.includes('text=cafe')", timeout=10_000)
     page.wait_for_timeout(1000)  # let the rest of the page settle after the rerun
     shot = tmp_path / "explore.png"
     page.screenshot(path=str(shot))
@@ -87,26 +99,6 @@ def test_explore_renders_a_chart_that_follows_the_text(
     dark = explore_on_bad(browser, server, color_scheme="dark")
     background = "() => document.querySelector('.js-plotly-plot').layout.plot_bgcolor"
     assert dark.evaluate(background) == "rgba(0,0,0,0)"  # no white box on a dark page
-
-
-def test_a_new_text_reruns_the_figures_alone(browser: Any, server: str) -> None:
-    """Enter in the Text box asks the server to rerun Explore's fragment, not the page: the
-    sidebar, the navigation and the title are not sent again (bench/app_latency.py: on
-    reverse at 8 tokens they cost more than the figure). The URL still follows the text."""
-    page = explore_on_bad(browser, server)
-    sent: list[bytes] = []
-    page.on("websocket", lambda ws: ws.on("framesent", lambda frame: sent.append(frame)))
-    page.reload()  # the listener sees the socket the page opens from here on
-    page.wait_for_function(heatmap_shows(position_labels([*"bad", "</s>"])), timeout=30_000)
-    sent.clear()
-    box = page.get_by_label("Text", exact=True)
-    box.fill("cab")
-    box.press("Enter")
-    page.wait_for_function(heatmap_shows(position_labels([*"cab", "</s>"])), timeout=30_000)
-    reruns = [m.rerun_script for m in map(back_message, sent) if m.HasField("rerun_script")]
-    assert len(reruns) == 1 and reruns[0].fragment_id  # the fragment's id: it alone runs
-    page.wait_for_function("() => location.search.includes('text=cab')", timeout=10_000)
-    assert page.locator("[data-testid='stException']").count() == 0
 
 
 def back_message(frame: bytes | str) -> Any:
