@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import streamlit as st
@@ -41,27 +42,43 @@ class Started:
 Inputs = tuple[str, str | None, str | None]  # the text, the target and the second text
 
 
+def traced_page(
+    url_path: str, title: str, body: Callable[[Started], None], caption: bool = False
+) -> None:
+    """page_start (and the model's description, with caption), then the text boxes and `body`
+    drawn from their trace. A new text reruns the boxes and `body` alone, a fragment: the
+    sidebar, the navigation and the title are not sent again (on Explore at 8 tokens the page
+    around the figure cost more than the figure: README, Speed). On a projector the boxes are
+    in the sidebar, where a fragment cannot draw, and the page reruns whole."""
+    lens = page_start(url_path, title)
+    if lens is None:
+        return
+    if caption:
+        st.caption(md(lens.description))
+    if presenting():
+        with st.sidebar:
+            inputs = text_inputs(lens)
+        _traced(lens, inputs, body)
+    else:
+        _typed(lens, body)
+
+
+@st.fragment
+def _typed(lens: attnlens.Lens, body: Callable[[Started], None]) -> None:
+    _traced(lens, text_inputs(lens), body)
+
+
+def _traced(lens: attnlens.Lens, inputs: Inputs, body: Callable[[Started], None]) -> None:
+    """body of the inputs' trace; only a message when they are bad."""
+    text, target, pair = inputs
+    tr = traced(lens, text, target, pair=pair)
+    if tr is not None:
+        body(Started(lens, text, target, tr, pair))
+
+
 def text_inputs(lens: attnlens.Lens) -> Inputs:
     """The text box, and the target and second-text boxes where the model reads them."""
     return text_input(lens), target_input(lens), pair_input(lens)
-
-
-def started_trace(lens: attnlens.Lens, inputs: Inputs) -> Started | None:
-    """The trace of the inputs; None with a message when they are bad."""
-    text, target, pair = inputs
-    tr = traced(lens, text, target, pair=pair)
-    return None if tr is None else Started(lens, text, target, tr, pair)
-
-
-def traced_page_start(url_path: str, title: str) -> Started | None:
-    """page_start, then the text (and target) boxes and their trace; None when the page has
-    nothing to draw (no model, or bad input, whose message is already shown)."""
-    lens = page_start(url_path, title)
-    if lens is None:
-        return None
-    with st.sidebar if presenting() else st.container():  # on a projector: figures first
-        inputs = text_inputs(lens)
-    return started_trace(lens, inputs)
 
 
 def true_alignment(started: Started) -> tuple[int, ...] | None:

@@ -1,7 +1,7 @@
 """Explore: type text, pick a kind, layer and head, and see where that head looks.
 
-A new text reruns the text boxes and the figures only (a fragment), not the page around them;
-on a projector the text box is in the sidebar, outside any fragment, and the page reruns whole.
+A new text reruns the text boxes and the figures only, not the page around them (app/scaffold.py,
+traced_page).
 
 The heatmap is what a keystroke waits for; the lines view and every head come after it, both
 drawn by the browser on a canvas from a compact payload (app/components.py).
@@ -17,21 +17,13 @@ from typing import Any
 
 import streamlit as st
 
-import attnlens
 from attnlens import viz
 from attnlens.app import downloads, show
 from attnlens.app.head_grid import head_grid, picked_head
 from attnlens.app.inputs import kind_picker, layer_head_pickers, memo
 from attnlens.app.lines_canvas import lines_canvas
 from attnlens.app.pairs import pair_view
-from attnlens.app.safe_text import md
-from attnlens.app.scaffold import (
-    Inputs,
-    page_start,
-    started_trace,
-    text_inputs,
-    true_alignment,
-)
+from attnlens.app.scaffold import Started, traced_page, true_alignment
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.margins import BASE_FONT
 from attnlens.viz.style import PROJECTOR_FONT
@@ -40,31 +32,11 @@ WIDE_FROM = 64  # positions past which the heatmap takes the full width (cells s
 
 
 def page() -> None:
-    lens = page_start("explore", "Explore")
-    if lens is None:
-        return
-    st.caption(md(lens.description))
-    if show.presenting():  # the text box is in the sidebar, where a fragment cannot draw
-        with st.sidebar:
-            inputs = text_inputs(lens)
-        traced_view(lens, inputs)
-    else:
-        typed_view(lens)
+    traced_page("explore", "Explore", traced_view, caption=True)
 
 
-@st.fragment
-def typed_view(lens: attnlens.Lens) -> None:
-    """The text boxes and all that follows from them. A new text reruns this alone: the
-    sidebar, the navigation and the title are not sent again (on reverse at 8 tokens the page
-    around the figure cost more than the figure: `python -m bench.app_latency`, framed)."""
-    traced_view(lens, text_inputs(lens))
-
-
-def traced_view(lens: attnlens.Lens, inputs: Inputs) -> None:
-    started = started_trace(lens, inputs)
-    if started is None:
-        return
-    tr = started.trace
+def traced_view(started: Started) -> None:
+    lens, tr = started.lens, started.trace
     output = lens.text_of(tr.tgt_tokens[1:])
     if started.target is None and lens.info.architecture == "encoder-decoder":
         st.text("Output: " + output)

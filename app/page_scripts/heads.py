@@ -10,7 +10,7 @@ from attnlens.app import show, urlstate
 from attnlens.app.experiment_sections import induction_section
 from attnlens.app.inputs import KIND_LABELS, kind_picker, memo
 from attnlens.app.safe_text import md
-from attnlens.app.scaffold import traced_page_start, true_alignment
+from attnlens.app.scaffold import Started, traced_page, true_alignment
 from attnlens.record.trace import Trace
 from attnlens.viz.head_stats import COLUMNS
 from attnlens.viz.rollout import Method
@@ -20,9 +20,10 @@ METHODS: tuple[Method, ...] = ("rollout", "flow")
 
 
 def page() -> None:
-    started = traced_page_start("heads", "Heads")
-    if started is None:
-        return
+    traced_page("heads", "Heads", traced_view)
+
+
+def traced_view(started: Started) -> None:
     tr = started.trace
     st.header("Statistics and tags")
     alignment = true_alignment(started)

@@ -10,7 +10,7 @@ from attnlens import viz
 from attnlens.app import show
 from attnlens.app.inputs import kind_picker, layer_head_pickers
 from attnlens.app.safe_text import md
-from attnlens.app.scaffold import traced_page_start
+from attnlens.app.scaffold import Started, traced_page
 from attnlens.model.lenses.lens import Lens
 from attnlens.record.trace import Trace
 from attnlens.viz.labels import visible
@@ -19,9 +19,10 @@ from attnlens.viz.sdpa_steps import STEP_TITLES, attention_steps, largest_differ
 
 
 def page() -> None:
-    started = traced_page_start("inside", "Inside the Transformer")
-    if started is None:
-        return
+    traced_page("inside", "Inside the Transformer", traced_view)
+
+
+def traced_view(started: Started) -> None:
     lens, tr = started.lens, started.trace
     positional(tr)
     sdpa(lens, tr)
