@@ -97,7 +97,9 @@ def induction_heads_view(
         float(np.mean([prev_w[q, q - 1] for q in range(1, len(tokens))])) if len(tokens) > 1 else 0,
         float(np.mean([ind_w[q, j + 1] for q, j in matches])) if matches else float("nan"),
     )
-    fig = make_subplots(1, 2, horizontal_spacing=0.08)
+    # one row axis for both: the rows are the same tokens, and the right panel's own labels ran
+    # into the left panel on word tokens (minilm: "7 · because" cut at the left)
+    fig = make_subplots(1, 2, shared_yaxes=True, horizontal_spacing=0.03)
     for col, (layer, head) in enumerate((previous_head, induction_head), start=1):
         fig.add_trace(
             go.Heatmap(

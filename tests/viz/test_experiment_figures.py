@@ -49,6 +49,8 @@ def test_the_two_heads_view_draws_both_heads_and_an_arrow_per_match(synth: objec
         ("5 · 3", "2 · 3", "3 · x"),
         ("6 · x", "3 · x", "4 · k"),
     ]  # in each row: from the earlier match of the query's token to the token after it
+    assert fig.layout.yaxis2.matches == "y" and fig.layout.yaxis2.showticklabels is False
+    # one set of row labels, on the left: none is drawn between the two panels
     with pytest.raises(ValueError, match="layer 5"):
         induction_heads_view(tr, (5, 0), (1, 0))
 
