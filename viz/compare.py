@@ -49,6 +49,8 @@ def _bars(name: str, run: DecodeRun) -> go.Bar:
         hoverinfo="text",
         text=[token_text(b.token) for b in path],
         textposition="outside",
+        constraintext="none",  # every token at one size (Plotly shrank those wider than a bar)
+        cliponaxis=False,
     )
 
 

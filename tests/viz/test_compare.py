@@ -18,6 +18,8 @@ def test_one_panel_per_run_with_each_output_token(synth: type) -> None:
     titles = [a.text for a in fig.layout.annotations]
     assert titles[0].startswith("greedy · score -0.600") and "beam 2 · score -0.300" in titles[1]
     assert greedy.xaxis != beam.xaxis
+    # each bar's token at the figure's one text size, not shrunk to the bar's width
+    assert greedy.constraintext == beam.constraintext == "none"
 
 
 def test_markup_in_output_is_escaped_and_empty_refused(synth: type) -> None:
