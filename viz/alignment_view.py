@@ -12,23 +12,33 @@ from plotly.subplots import make_subplots
 
 from attnlens.record.experiment import ExperimentResult
 
+NEAR = (1 / 12, 1 / 20)  # a label's width and height, as shares of a panel's x and y span
+
 
 def shared_labels(xs: ArrayLike, ys: ArrayLike, names: Sequence[str]) -> list[str]:
-    """One label per place on the chart: heads whose points fall within a 50th of each axis's
-    span of one another are named together on the first ("1.0, 1.1, 1.2, 1.3"), the others
-    left blank (four heads at 100% printed their names over one another)."""
+    """One label per group of points nearer each other than a label's size (NEAR: translate's
+    heads 1.2 and 1.3, 3 points apart on alignment, printed "1.3" over "1.2"): the group is
+    named once, on its first head ("1.0, 1.1, 1.2, 1.3"), its other heads left blank."""
     if not len(names):
         return []
 
-    def cell(values: ArrayLike) -> list[int]:
+    def spread(values: ArrayLike) -> np.ndarray:
         v = np.asarray(values, dtype=float)
-        return [int(c) for c in np.round((v - v.min()) / (float(np.ptp(v)) or 1.0) * 50)]
+        return (v - v.min()) / (float(np.ptp(v)) or 1.0)
 
-    places: dict[tuple[int, int], list[int]] = {}
-    for i, place in enumerate(zip(cell(xs), cell(ys), strict=True)):
-        places.setdefault(place, []).append(i)
+    x, y = spread(xs), spread(ys)
+    groups: list[list[int]] = []
+    for i in sorted(range(len(names)), key=lambda i: (x[i], y[i])):
+        for group in groups:  # each group is as large as one label around its first point
+            first = group[0]
+            if abs(x[i] - x[first]) < NEAR[0] and abs(y[i] - y[first]) < NEAR[1]:
+                group.append(i)
+                break
+        else:
+            groups.append([i])
     labels = [""] * len(names)
-    for members in places.values():
+    for group in groups:
+        members = sorted(group)
         labels[members[0]] = ", ".join(names[i] for i in members)
     return labels
 
@@ -52,6 +62,7 @@ def alignment_chart(result: ExperimentResult) -> go.Figure:
             customdata=names,
             textposition="middle right",
             marker={"size": 11},
+            cliponaxis=False,  # a label above the top point stays whole (1.1 on translate)
             name="cross head",
             hovertemplate="head %{customdata}<br>aligned %{y:.1%}<extra></extra>",
         ),
@@ -67,6 +78,7 @@ def alignment_chart(result: ExperimentResult) -> go.Figure:
             customdata=names,
             textposition="top center",
             marker={"size": 11},
+            cliponaxis=False,  # a label above the top point stays whole (1.1 on translate)
             showlegend=False,
             hovertemplate="head %{customdata}<br>aligned %{x:.1%}<br>importance %{y:.4f}"
             "<extra></extra>",
@@ -74,7 +86,7 @@ def alignment_chart(result: ExperimentResult) -> go.Figure:
         1,
         2,
     )
-    fig.add_hline(y=0.8, line={"dash": "dash", "color": "grey"}, row=1, col=1)
+    fig.add_hline(y=0.8, line={"dash": "dash", "color": "grey"}, layer="below", row=1, col=1)
     layers = int(h["layer"].max()) + 1 if len(h) else 1
     fig.update_xaxes(title="decoder layer", dtick=1, range=[-0.4, layers - 0.3], row=1, col=1)
     fig.update_yaxes(title="alignment accuracy", tickformat=".0%", range=[0, 1.05], row=1, col=1)

@@ -117,6 +117,18 @@ def test_heads_at_one_place_share_one_label() -> None:
     assert list(fig.data[0].customdata) == ["0.0", "0.1", "0.2", "1.0", "1.1", "1.2"]  # hover
 
 
+def test_heads_nearer_than_a_label_share_one_label() -> None:
+    """translate's cross heads (alignment experiment, 100 examples): 1.2 and 1.3 are 3 points
+    apart on alignment and were printed over one another, as 0.0 and 0.2 were."""
+    aligned = [0.04, 0.2417, 0.0717, 0.3883, 0.9133, 0.5233, 0.8083, 0.8417]
+    importance = [-0.0001, -0.0007, 0.0, 0.0, 0.0023, 0.0497, 0.0142, 0.0005]
+    r = ExperimentResult("alignment", "m", {"n": 100}, heads("cross", 2, 4, aligned=aligned,
+                         importance=importance), {})  # fmt: skip
+    fig = alignment_chart(r)
+    assert list(fig.data[0].text) == ["0.0, 0.2", "0.1", "", "0.3", "1.0", "1.1", "1.2, 1.3", ""]
+    assert list(fig.data[1].text) == ["0.0, 0.2", "0.1", "", "0.3", "1.0, 1.3", "1.1", "1.2", ""]
+
+
 def test_the_erasure_view_scales_each_method_and_leaves_markers_out() -> None:
     att = np.tril(np.ones((4, 4)))
     att = (att / att.sum(-1, keepdims=True))[None, None]
