@@ -24,7 +24,7 @@ def shared_labels(xs: ArrayLike, ys: ArrayLike, names: Sequence[str]) -> list[st
 
     def spread(values: ArrayLike) -> np.ndarray:
         v = np.asarray(values, dtype=float)
-        return (v - v.min()) / (float(np.ptp(v)) or 1.0)
+        return np.asarray((v - v.min()) / (float(np.ptp(v)) or 1.0), dtype=float)
 
     x, y = spread(xs), spread(ys)
     groups: list[list[int]] = []
