@@ -12,6 +12,8 @@ from attnlens.viz.beam import chosen_path
 from attnlens.viz.labels import token_text
 from attnlens.viz.style import PANEL_TITLE_PX, panel_title
 
+LABELLED_BARS = 16  # tokens a panel holds with each written on its bar; past it, axis and hover
+
 
 def compare_runs(runs: Mapping[str, DecodeRun]) -> go.Figure:
     """One panel per run: bars of log p for every output token, total score in the title."""
@@ -23,8 +25,10 @@ def compare_runs(runs: Mapping[str, DecodeRun]) -> go.Figure:
         for n, r in runs.items()
     ]
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=titles, shared_yaxes=True)
+    # lm's 60-token outputs wrote a token on each 6 px bar, one over the other
+    labelled = max(len(chosen_path(r)) for r in runs.values()) <= LABELLED_BARS
     for col, name in enumerate(names, start=1):
-        fig.add_trace(_bars(token_text(name), runs[name]), row=1, col=col)
+        fig.add_trace(_bars(token_text(name), runs[name], labelled), row=1, col=col)
         fig.update_xaxes(type="category", title_text="output position", row=1, col=col)
     fig.update_yaxes(title_text="log p(token)", row=1, col=1)
     fig.update_layout(panel_title("decoding runs side by side"))
@@ -33,7 +37,7 @@ def compare_runs(runs: Mapping[str, DecodeRun]) -> go.Figure:
     return fig
 
 
-def _bars(name: str, run: DecodeRun) -> go.Bar:
+def _bars(name: str, run: DecodeRun, labelled: bool) -> go.Bar:
     path = chosen_path(run)
     labels = [f"{i} · {token_text(b.token)}" for i, b in enumerate(path)]
     hover = [
@@ -47,7 +51,7 @@ def _bars(name: str, run: DecodeRun) -> go.Bar:
         name=name,
         hovertext=hover,
         hoverinfo="text",
-        text=[token_text(b.token) for b in path],
+        text=[token_text(b.token) for b in path] if labelled else None,
         textposition="outside",
         constraintext="none",  # every token at one size (Plotly shrank those wider than a bar)
         cliponaxis=False,

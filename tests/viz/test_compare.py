@@ -22,6 +22,20 @@ def test_one_panel_per_run_with_each_output_token(synth: type) -> None:
     assert greedy.constraintext == beam.constraintext == "none"
 
 
+def test_tokens_are_written_on_their_bars_only_while_they_fit(
+    synth: type, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from attnlens.viz import compare
+
+    runs = {"greedy": synth.greedy_run(), "beam 2": synth.beam_run()}  # 2 tokens each
+    assert [list(bars.text) for bars in compare_runs(runs).data] == [
+        ["a", "e"],
+        ["a", "&lt;/s&gt;"],
+    ]
+    monkeypatch.setattr(compare, "LABELLED_BARS", 1)
+    assert [bars.text for bars in compare_runs(runs).data] == [None, None]  # axis and hover
+
+
 def test_markup_in_output_is_escaped_and_empty_refused(synth: type) -> None:
     run = synth.beam_run()
     swapped = type(run)(run.strategy, run.params, run.src_tokens, run.hypotheses[::-1], run.steps)
