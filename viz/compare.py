@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from attnlens.record.decode import DecodeRun
+from attnlens.record.decode import BeamStep, DecodeRun
 from attnlens.viz.beam import chosen_path
 from attnlens.viz.labels import token_text
 from attnlens.viz.style import PANEL_TITLE_PX, panel_title
@@ -25,10 +25,11 @@ def compare_runs(runs: Mapping[str, DecodeRun]) -> go.Figure:
         for n, r in runs.items()
     ]
     fig = make_subplots(rows=1, cols=len(names), subplot_titles=titles, shared_yaxes=True)
+    paths = {name: chosen_path(run) for name, run in runs.items()}
     # lm's 60-token outputs wrote a token on each 6 px bar, one over the other
-    labelled = max(len(chosen_path(r)) for r in runs.values()) <= LABELLED_BARS
+    labelled = max(map(len, paths.values())) <= LABELLED_BARS
     for col, name in enumerate(names, start=1):
-        fig.add_trace(_bars(token_text(name), runs[name], labelled), row=1, col=col)
+        fig.add_trace(_bars(token_text(name), paths[name], labelled), row=1, col=col)
         fig.update_xaxes(type="category", title_text="output position", row=1, col=col)
     fig.update_yaxes(title_text="log p(token)", row=1, col=1)
     fig.update_layout(panel_title("decoding runs side by side"))
@@ -37,8 +38,7 @@ def compare_runs(runs: Mapping[str, DecodeRun]) -> go.Figure:
     return fig
 
 
-def _bars(name: str, run: DecodeRun, labelled: bool) -> go.Bar:
-    path = chosen_path(run)
+def _bars(name: str, path: Sequence[BeamStep], labelled: bool) -> go.Bar:
     labels = [f"{i} · {token_text(b.token)}" for i, b in enumerate(path)]
     hover = [
         f"{name} · step {i} · beam {b.beam}<br>token {token_text(b.token)}"
