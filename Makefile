@@ -31,7 +31,7 @@ $(STAMP): pyproject.toml
 run: install
 	$(BIN)/attnlens serve --port $(PORT)
 
-SOURCES := attnlens record model viz app tests bench
+SOURCES := attnlens record model analysis viz app tests bench
 
 lint: install
 	$(BIN)/ruff check $(SOURCES)
@@ -44,7 +44,7 @@ lint: install
 typecheck: install
 	rm -rf .typecheck && mkdir -p .typecheck/attnlens
 	ln -s ../../attnlens/__init__.py .typecheck/attnlens/__init__.py
-	for d in record model viz app; do ln -s ../../$$d .typecheck/attnlens/$$d; done
+	for d in record model analysis viz app; do ln -s ../../$$d .typecheck/attnlens/$$d; done
 	ln -s ../bench .typecheck/bench && ln -s ../tests .typecheck/tests
 	cd .typecheck && nice -n 15 ../$(BIN)/mypy --config-file ../pyproject.toml \
 	  --cache-dir ../.mypy_cache -p attnlens -p bench

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from attnlens import viz
+from attnlens import analysis, viz
+from attnlens.analysis import *  # noqa: F403  (rollout, flow, head statistics)
 from attnlens.model.lenses.hf.outputs import from_hf
 from attnlens.model.lenses.lens import Lens
 from attnlens.notebook import notebook_mode
@@ -59,7 +60,7 @@ def experiment(
 ) -> ExperimentResult:
     """One of the head experiments (`induction`, `importance`, `explanation`, `alignment`) on a
     model (a name, folder or loaded lens), read from the cache when it was run before."""
-    from attnlens.app.experiment_runs import run_experiment
+    from attnlens.analysis.experiments.catalog import run_experiment
 
     lens = load(model) if isinstance(model, str) else model
     return run_experiment(lens, name, n, seed).result
@@ -85,5 +86,6 @@ __all__ = [
     "load",
     "notebook_mode",
     "wrap",
+    *analysis.__all__,
     *viz.__all__,
 ]

@@ -219,7 +219,7 @@ def decode_results(browser: Any, ours: Server, bare: Server, repeats: int) -> li
         position[side] = (at + way, way)
         key = "ArrowRight" if way > 0 else "ArrowLeft"
         slider = tab.page.get_by_role("slider", name="Step")
-        shows = f"step {at + way} ·"  # our page draws the step itself (app/step_view.py)
+        shows = f"step {at + way} ·"  # our page draws the step itself (app/web/decode/step_view.py)
         done = drawn_text_has(".ds-cands .ds-title", shows) if side == "ours" else title_has(shows)
         return (lambda: slider.press(key)), done, key
 

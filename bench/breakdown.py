@@ -3,13 +3,13 @@ script (Streamlit's widgets and elements, our page code), garbage collection, an
 pause for the browser (time, not CPU).
 
 The real pages run in Streamlit's AppTest in this process, with the model loaded as the server
-loads it (app/state.py: one torch thread) and Streamlit configured as `attnlens serve` runs it
-(app/cli.py STREAMLIT_OPTIONS: no forced collection after each rerun), and every phase is
+loads it (app/web/resources.py: one torch thread) and Streamlit configured as `attnlens serve` runs
+it (app/cli/main.py STREAMLIT_OPTIONS: no forced collection after each rerun), and every phase is
 timed by wrapping what does it: the lens's `trace` (model call), every `attnlens.viz` figure
 function and the app's figure helpers (figure build), `plotly.io.to_json` and the copy
 `st.plotly_chart` takes of a figure (serialisation); every garbage collection during the rerun,
-Python's own included, through `gc.callbacks`. Times are exclusive (a phase inside another
-counts once) and wall-clock medians over a few reruns.
+Python's own included, through `gc.callbacks`. Times are exclusive (a phase inside another counts
+once) and wall-clock medians over a few reruns.
 
     .venv/bin/python -m bench.breakdown [--repeats 5]
 """
@@ -36,14 +36,15 @@ import plotly.io
 import plotly.tools
 
 import attnlens
-from attnlens.app import click_targets, show, state
-from attnlens.app.cli import STREAMLIT_OPTIONS
+from attnlens.app.cli.serve import STREAMLIT_OPTIONS
+from attnlens.app.web import click_targets, show
+from attnlens.app.web import resources as state
 from bench.app_latency import WORDS
 from bench.servers import in_server_environment
 from bench.threads import seconds_all_done
 
 ROOT = Path(__file__).resolve().parents[1]
-APP_SCRIPT = str(ROOT / "app" / "main.py")
+APP_SCRIPT = str(ROOT / "app" / "web" / "main.py")
 PHASES = (
     "model call",
     "figure build",
@@ -318,7 +319,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--app",
         default=APP_SCRIPT,
-        help="the app script to measure: another checkout's app/main.py, run with PYTHONPATH "
+        help="the app script to measure: another checkout's app/web/main.py, run with PYTHONPATH "
         "pointing attnlens at that checkout, gives a before/after on the same machine",
     )
     args = parser.parse_args(argv)

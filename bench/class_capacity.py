@@ -27,8 +27,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from attnlens.app.classroom.state import ClassState
-from attnlens.app.classroom.store import ClassStore, open_store
+from attnlens.app.teaching.class_state import ClassState
+from attnlens.app.teaching.class_store import ClassStore, open_store
 from bench.threads import seconds_all_done
 from tests.helpers.lecture_page import FOREGROUND, WATCH, open_student, start_class
 from tests.helpers.redis_server import REDIS_SERVER, redis_server

@@ -23,8 +23,8 @@ import torch
 from transformers import BartConfig, BartForConditionalGeneration
 
 from attnlens.model.decoding.loop import Vocabulary, iter_steps
+from attnlens.model.decoding.net_steppers import TransformerStepper
 from attnlens.model.decoding.request import DecodeSettings, StrategyName
-from attnlens.model.decoding.steppers import TransformerStepper
 from attnlens.model.lenses.lens import Lens
 from attnlens.model.lenses.registry import load
 from attnlens.model.net import checkpoint

@@ -13,7 +13,7 @@ student's own machine, is left out: N Chromium tabs on the server's two cores wo
 the browsers, not the server. The client's own CPU is printed beside the server's.
 
 The server runs as `attnlens serve` starts by default: on two cores or more, its traces are
-made in one worker process (ATTNLENS_TRACE_WORKERS, app/trace_workers.py). --trace-workers 0
+made in one worker process (ATTNLENS_TRACE_WORKERS, app/server/trace_workers.py). --trace-workers 0
 makes them in the server, as it did before that was the default.
 
     .venv/bin/python -m bench.load_check [--model reverse] [--keystrokes 8] [--sessions 1 4 8]
@@ -31,7 +31,7 @@ import string
 import time
 from dataclasses import dataclass
 
-from attnlens.app.state import default_trace_workers
+from attnlens.app.web.resources import default_trace_workers
 from attnlens.viz.labels import position_labels
 from bench.servers import Server, attnlens_server
 from bench.session import Session

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from attnlens.model.lenses.budget import budget_bytes
+from attnlens.model.budget import budget_bytes
 from attnlens.model.lenses.registry import minilm_folder
 from tests.helpers.memory import long_text, open_explore, reset_peak, served, status
 from tests.helpers.server import CHROMIUM_ARGS, ROOT
@@ -118,7 +118,7 @@ def measure_cli() -> list[tuple[str, int, int, float]]:
     with tempfile.TemporaryDirectory() as folder:
         for fmt in ("json", "csv", "npz"):
             path = Path(folder) / f"trace.{fmt}"
-            command = [sys.executable, "-m", "attnlens.app.cli", "trace", MODEL, long_text(),
+            command = [sys.executable, "-m", "attnlens.app.cli.main", "trace", MODEL, long_text(),
                        "--format", fmt, "--out", str(path)]  # fmt: skip
             start = time.perf_counter()
             proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL,

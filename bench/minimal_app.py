@@ -27,7 +27,7 @@ import streamlit as st
 
 from attnlens.viz.labels import position_labels
 
-LIVE = "300ms"  # as attnlens.app.inputs.LIVE
+LIVE = "300ms"  # as attnlens.app.web.pickers.LIVE
 PAGES = ("Explore", "Decode", "Inside the Transformer", "Heads", "Experiments", "Training",
          "Lecture")  # fmt: skip
 

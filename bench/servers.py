@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnlens.app.cli import STREAMLIT_OPTIONS, server_environment
-from attnlens.app.state import default_trace_workers
+from attnlens.app.cli.serve import STREAMLIT_OPTIONS, server_environment
+from attnlens.app.web.resources import default_trace_workers
 from tests.helpers.server import descendants, free_port, proc_stat, serve_command
 from tests.helpers.server import started as process
 

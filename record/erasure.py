@@ -1,8 +1,8 @@
 """One output token explained by input erasure (Abnar & Zuidema 2020): how much its
 log-probability drops when each input token is replaced, beside the attention that produced it.
 
-The model side (attnlens.model.experiments.explanation) measures it; the figures and the
-correlation table (attnlens.viz.explanation) read it. Plain data: numpy only.
+The model side (attnlens.analysis.experiments.explanation) measures it; the figures and the
+correlation table (attnlens.analysis.agreement) read it. Plain data: numpy only.
 """
 
 from __future__ import annotations

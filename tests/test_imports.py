@@ -1,7 +1,12 @@
-"""model → record → viz → app: each layer imports only what is below it.
+"""record → model → analysis → viz → app: each part imports only what comes before it.
 
-record (plain data) imports numpy and pandas only; model builds records; viz draws records and
-never sees a model; app is the only place that imports streamlit. Outside the lens package no
+record (plain data) imports numpy and pandas only; model builds records and imports torch;
+analysis measures records and models and draws nothing; viz draws records (and what analysis
+measured on them) and never sees a model or torch; app is the front ends. Inside app, only the
+Streamlit front end (app/web) imports streamlit; the command line, the server runtime and the
+teaching logic do not, and none of them imports the web front end. The public package
+(attnlens/) imports no front end. Inside model, net → decoding → training → lenses. Tests mirror
+the code: a test of one part imports no part that comes after it. Outside the lens package no
 code tests a lens' concrete class or reaches inside one.
 """
 
@@ -15,42 +20,135 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-OURS = {"record", "model", "viz", "app"}
-FORBIDDEN = {  # per folder: top-level packages, and parts of attnlens, it may not import
-    "record": {"torch", "transformers", "plotly", "streamlit", "model", "viz", "app"},
-    "model": {"streamlit", "plotly", "viz", "app"},
+ORDER = ("record", "model", "analysis", "viz", "app")  # each may import only those before it
+THIRD_PARTY = {"torch", "transformers", "plotly", "streamlit", "numpy", "pandas"}
+FORBIDDEN = {  # per folder: top-level packages and parts of attnlens it may not import
+    "record": {"torch", "transformers", "plotly", "streamlit", "model", "analysis", "viz", "app"},
+    "model": {"streamlit", "plotly", "analysis", "viz", "app"},
+    "analysis": {"streamlit", "plotly", "viz", "app"},
     "viz": {"torch", "streamlit", "transformers", "model", "app"},
+    "attnlens": {"streamlit", "app"},  # the public package: no front end
 }
+APP_PARTS = {  # per folder of app/: what it may not import (streamlit, or another part of app)
+    "cli": {"streamlit", "app.web"},
+    "server": {"streamlit", "app.web", "app.cli", "app.teaching"},
+    "teaching": {"streamlit", "app.web", "app.cli"},
+    "web": {"app.cli"},
+}
+MODEL_ORDER = ("net", "decoding", "training", "lenses")  # inside model/, each imports those before
 LENS_PARTS = ("net", "tokenizer", "meta", "model", "runner")  # what a lens keeps to itself
 CONCRETE_LENSES = {"OwnLens", "Seq2SeqLens", "CausalLens", "HFLens"}
 
 
-def imported(path: Path) -> set[str]:
-    """Top-level names a file imports; attnlens.X counts as X (record, model, viz, app)."""
-    roots = set()
+def _modules(path: Path) -> set[str]:
+    """Every module a file imports, absolute (`from attnlens.app import web` gives
+    attnlens.app and attnlens.app.web)."""
+    found = set()
     for node in ast.walk(ast.parse(path.read_text())):
-        names = []
         if isinstance(node, ast.Import):
-            names = [a.name for a in node.names]
+            found |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
-        for name in names:
-            parts = name.split(".")
-            roots.add(parts[1] if parts[0] == "attnlens" and len(parts) > 1 else parts[0])
-    return roots & (OURS | {"torch", "transformers", "plotly", "streamlit", "numpy", "pandas"})
+            found |= {node.module} | {f"{node.module}.{a.name}" for a in node.names}
+    return found
+
+
+def imported(path: Path) -> set[str]:
+    """Top-level names a file imports; attnlens.X counts as X (record, model, analysis, …)."""
+    roots = set()
+    for name in _modules(path):
+        parts = name.split(".")
+        roots.add(parts[1] if parts[0] == "attnlens" and len(parts) > 1 else parts[0])
+    return roots & (set(ORDER) | THIRD_PARTY)
+
+
+def parts_imported(path: Path, depth: int) -> set[str]:
+    """attnlens parts a file imports, `depth` names deep: app.web, model.lenses, …"""
+    names = set()
+    for name in _modules(path):
+        parts = name.split(".")
+        if parts[0] == "attnlens" and len(parts) > depth:
+            names.add(".".join(parts[1 : depth + 1]))
+        elif parts[0] in THIRD_PARTY:
+            names.add(parts[0])
+    return names
+
+
+def _bad(files: list[Path], forbidden: set[str], of: object = imported) -> dict[str, set[str]]:
+    found = {str(f.relative_to(ROOT)): of(f) & forbidden for f in files}  # type: ignore[operator]
+    return {f: b for f, b in found.items() if b}
+
+
+def test_the_order_is_the_one_forbidden_states() -> None:
+    for i, part in enumerate(ORDER):
+        assert set(ORDER[i + 1 :]) <= FORBIDDEN.get(part, set(ORDER[i + 1 :])), part
 
 
 @pytest.mark.parametrize("package", sorted(FORBIDDEN))
-def test_package_does_not_import_what_is_downstream(package: str) -> None:
+def test_package_does_not_import_what_comes_after_it(package: str) -> None:
     files = sorted((ROOT / package).rglob("*.py"))
     assert files
-    bad = {str(f.relative_to(ROOT)): imported(f) & FORBIDDEN[package] for f in files}
-    assert not {f: b for f, b in bad.items() if b}
+    assert not _bad(files, FORBIDDEN[package])
+
+
+@pytest.mark.parametrize("part", sorted(APP_PARTS))
+def test_only_the_web_front_end_imports_streamlit(part: str) -> None:
+    files = sorted((ROOT / "app" / part).rglob("*.py"))
+    assert files
+    assert not _bad(files, APP_PARTS[part], lambda f: parts_imported(f, 2))
+    loose = [f.name for f in (ROOT / "app").glob("*.py") if f.name != "__init__.py"]
+    assert not loose, "every file of app/ belongs to one of its parts"
+
+
+def test_what_viz_takes_from_analysis_needs_no_model() -> None:
+    """viz draws what analysis measured on records: those modules import no model, and viz
+    never reaches the experiments, which run models."""
+    pure = [f for f in sorted((ROOT / "analysis").glob("*.py"))]
+    assert not _bad(pure, {"model", "torch", "transformers"})
+    viz = sorted((ROOT / "viz").rglob("*.py"))
+    assert not _bad(viz, {"analysis.experiments"}, lambda f: parts_imported(f, 2))
+
+
+@pytest.mark.parametrize("i", range(len(MODEL_ORDER)))
+def test_model_folders_import_only_those_before_them(i: int) -> None:
+    folder, later = MODEL_ORDER[i], {f"model.{p}" for p in MODEL_ORDER[i + 1 :]}
+    files = sorted((ROOT / "model" / folder).rglob("*.py"))
+    assert not _bad(files, later, lambda f: parts_imported(f, 2))
+    root_files = sorted((ROOT / "model").glob("*.py"))  # budget, progress: below them all
+    assert not _bad(root_files, {f"model.{p}" for p in MODEL_ORDER}, lambda f: parts_imported(f, 2))
+
+
+def test_the_lens_contract_does_not_import_training_tasks() -> None:
+    assert not {m for m in _modules(ROOT / "model/lenses/lens.py") if ".training.tasks" in m}
+
+
+@pytest.mark.parametrize("part", ORDER)
+def test_tests_of_a_part_import_nothing_after_it(part: str) -> None:
+    """Any test may load a model to make real records; nothing else that comes later."""
+    later = set(ORDER[ORDER.index(part) + 1 :]) - {"model"}
+    files = sorted((ROOT / "tests" / part).rglob("*.py"))
+    assert files
+    assert not _bad(files, later)
 
 
 def test_only_the_adapter_imports_transformers() -> None:
     users = [f for f in (ROOT / "model").rglob("*.py") if "transformers" in imported(f)]
     assert users and all(f.is_relative_to(ROOT / "model" / "lenses" / "hf") for f in users)
+
+
+def test_the_guard_catches_the_arrows_it_names(tmp_path: Path) -> None:
+    """Each arrow this file forbids, written into a file, is found."""
+    cases = {
+        "attnlens": ("from attnlens.app.cli.main import main", FORBIDDEN["attnlens"], imported),
+        "model": ("from attnlens.analysis import head_statistics", FORBIDDEN["model"], imported),
+        "viz": ("import torch", FORBIDDEN["viz"], imported),
+        "teaching": ("import streamlit as st", APP_PARTS["teaching"], None),
+        "net": ("from attnlens.model.lenses.budget import x", {"model.lenses"}, None),
+    }
+    for name, (line, forbidden, of) in cases.items():
+        f = tmp_path / f"{name}.py"
+        f.write_text(line + "\n")
+        found = (of or (lambda p: parts_imported(p, 2)))(f) & forbidden
+        assert found, name
 
 
 def _lens_peeks(path: Path) -> list[str]:
@@ -70,7 +168,7 @@ def _lens_peeks(path: Path) -> list[str]:
 def test_no_code_outside_the_lens_package_looks_inside_a_lens() -> None:
     outside = [
         f
-        for folder in ("app", "viz", "bench", "record")
+        for folder in ("app", "analysis", "viz", "bench", "record")
         for f in sorted((ROOT / folder).rglob("*.py"))
     ]
     outside += [f for f in (ROOT / "model").rglob("*.py") if "lenses" not in f.parts]
@@ -83,12 +181,14 @@ def _run(code: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_records_and_figures_load_without_torch(tmp_path: Path) -> None:
-    """A notebook drawing saved records needs no torch; loading a model brings it in."""
+    """A notebook drawing saved records needs no torch; loading a model brings it in. Nor does
+    importing attnlens bring in any front end."""
     done = _run(
-        "import sys, attnlens, attnlens.viz, attnlens.record\n"
+        "import sys, attnlens, attnlens.viz, attnlens.record, attnlens.analysis\n"
         "from attnlens import Trace, DecodeRun, Lens, head_heatmap\n"
-        "loaded = [m for m in ('torch', 'transformers') if m in sys.modules]\n"
+        "loaded = [m for m in ('torch', 'transformers', 'streamlit') if m in sys.modules]\n"
         "assert not loaded, loaded\n"
+        "assert not [m for m in sys.modules if m.startswith('attnlens.app')]\n"
         "attnlens.load('reverse')\n"
         "assert 'torch' in sys.modules and 'transformers' not in sys.modules\n",
         tmp_path,
@@ -98,10 +198,10 @@ def test_records_and_figures_load_without_torch(tmp_path: Path) -> None:
 
 def test_a_users_own_model_viz_and_app_modules_do_not_collide(tmp_path: Path) -> None:
     """The issue-12 bug: a notebook beside its own model.py could not import attnlens' viz."""
-    for name in ("model", "viz", "app", "record"):
+    for name in ("model", "viz", "app", "record", "analysis"):
         (tmp_path / f"{name}.py").write_text(f"WHOSE = 'the user's {name}'\n".replace("'s", "s"))
     done = _run(
-        "import model, viz, app, record\n"
+        "import model, viz, app, record, analysis\n"
         "import attnlens\n"
         "from attnlens import viz as figures\n"
         "lens = attnlens.load('reverse')\n"

@@ -61,10 +61,10 @@ def test_the_wheel_holds_only_attnlens_top_level_names(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     tops = {n.split("/")[0] for n in names}
     assert {t for t in tops if not t.endswith(".dist-info")} == {"attnlens"}
-    for part in ("record", "model", "viz", "app"):
+    for part in ("record", "model", "analysis", "viz", "app"):
         assert f"attnlens/{part}/__init__.py" in names
-    assert "attnlens/app/page_scripts/explore.py" in names
-    assert "attnlens/app/decks/section3.deck" in names  # the bundled lecture
+    assert "attnlens/app/web/explore/page.py" in names
+    assert "attnlens/app/teaching/decks/section3.deck" in names  # the bundled lecture
     assert "attnlens/model/bundled/reverse/model.safetensors" in names
     assert not [n for n in names if n.startswith("attnlens/tests") or "/helpers/" in n]
 

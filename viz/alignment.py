@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
+from attnlens.record.picking import allowed_of, attention_of, check_head, check_layer
 from attnlens.record.trace import Trace
 from attnlens.viz.heatmap import grid_layout, masked_layer, query_axis, weight_layer
 from attnlens.viz.labels import positions_axis
-from attnlens.viz.picking import allowed_of, attention_of, check_head, check_layer
 
 
 def cross_alignment(trace: Trace, layer: int | None = None, head: int | None = None) -> go.Figure:

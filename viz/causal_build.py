@@ -6,11 +6,11 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from attnlens.record.picking import allowed_of, attention_of, check_head, check_layer
 from attnlens.record.trace import Trace
 from attnlens.viz.labels import position_labels, token_text
 from attnlens.viz.mask_view import ALLOWED, BLOCKED
 from attnlens.viz.outline import outline_row
-from attnlens.viz.picking import allowed_of, attention_of, check_head, check_layer
 
 
 def causal_build(trace: Trace, layer: int, head: int, step: int) -> go.Figure:

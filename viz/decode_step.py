@@ -202,7 +202,7 @@ def steps_data(
     around: int = 0,
     budget: int = PAYLOAD_CHARS,
 ) -> dict[str, Any]:
-    """The steps of the followed path as the browser draws them (app/step_view.py): each
+    """The steps of the followed path as the browser draws them (app/web/decode/step_view.py): each
     one's tokens so far, the candidates_of its live row and one head's attention_of it, or a
     note once the followed hypothesis has ended; the same numbers and titles as
     candidate_bars and step_attention, rounded for the page (probabilities to 5 decimals,

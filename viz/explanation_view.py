@@ -8,8 +8,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from attnlens.analysis.agreement import METHODS, importance, layers_of
 from attnlens.record.erasure import ErasureCase
-from attnlens.viz.explanation import METHODS, importance, layers_of
 from attnlens.viz.labels import position_labels, token_text
 
 NAMES = {"raw": "raw attention", "rollout": "rollout", "flow": "flow"}

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from attnlens.record.picking import KIND_TITLES, allowed_of, attention_of, check_head, check_layer
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.labels import visible
 from attnlens.viz.model_view import (
@@ -33,7 +34,6 @@ from attnlens.viz.model_view import (
     block_share,
     encode,
 )
-from attnlens.viz.picking import KIND_TITLES, allowed_of, attention_of, check_head, check_layer
 
 POOLING = "mean"  # how a block of positions becomes one cell (block_share)
 

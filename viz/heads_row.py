@@ -6,9 +6,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from attnlens.record.picking import KIND_TITLES, allowed_of, attention_of, check_layer
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.labels import position_labels
-from attnlens.viz.picking import KIND_TITLES, allowed_of, attention_of, check_layer
 
 MAX_HEADS = 16  # one row of panels; wider models are shown a slice at a time
 

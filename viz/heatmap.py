@@ -8,10 +8,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
-from attnlens.record.trace import Kind, Trace
-from attnlens.viz.labels import TokenAxis, positions_axis, produced_labels, token_axis
-from attnlens.viz.margins import BASE_FONT, grid_margins, title_px
-from attnlens.viz.picking import (
+from attnlens.record.picking import (
     KIND_TITLES,
     allowed_of,
     attention_of,
@@ -19,6 +16,9 @@ from attnlens.viz.picking import (
     check_layer,
     true_source_hits,
 )
+from attnlens.record.trace import Kind, Trace
+from attnlens.viz.labels import TokenAxis, positions_axis, produced_labels, token_axis
+from attnlens.viz.margins import BASE_FONT, grid_margins, title_px
 
 MASKED_COLOUR = "rgb(120,120,120)"
 REFERENCE_COLOUR = "rgb(230,85,13)"

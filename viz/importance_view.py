@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from attnlens.record.experiment import ExperimentResult
-from attnlens.viz.picking import KIND_TITLES
+from attnlens.record.picking import KIND_TITLES
 
 SCORES = {  # the score a head's ablation lowers, by its column in the pruning table
     "loglik": "log-likelihood per token",

@@ -3,16 +3,15 @@ induction head on one sequence, with arrows from each earlier match to the token
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from attnlens.analysis.head_stats import earlier_matches
 from attnlens.record.experiment import ExperimentResult
+from attnlens.record.picking import attention_of, check_head, check_layer
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.labels import position_labels
-from attnlens.viz.picking import attention_of, check_head, check_layer
 
 TARGET = 0.9  # issue 15's bar for a sharp head
 ARROW_COLOUR = "rgb(230,85,13)"
@@ -61,19 +60,6 @@ def induction_scores_chart(result: ExperimentResult) -> go.Figure:
         yaxis={"title": "induction (prefix-matching) score", "range": [-0.02, 1.08]},
     )
     return fig
-
-
-def earlier_matches(tokens: Sequence[str]) -> list[tuple[int, int]]:
-    """(q, j) for every position q whose token occurred before, at j (the latest such j with
-    j + 1 < q): an induction head at q looks at j + 1."""
-    last: dict[str, int] = {}
-    pairs = []
-    for q, tok in enumerate(tokens):
-        j = last.get(tok)
-        if j is not None and j + 1 < q:
-            pairs.append((q, j))
-        last[tok] = q
-    return pairs
 
 
 def induction_heads_view(

@@ -9,9 +9,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.colors import qualitative
 
+from attnlens.record.picking import KIND_TITLES, attention_of, check_head, check_layer
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.labels import token_text
-from attnlens.viz.picking import KIND_TITLES, attention_of, check_head, check_layer
 
 LEVELS = (0.1, 0.25, 0.5, 0.75, 1.01)  # weights binned by upper edge; each bin one trace
 HOVER_AT = 0.15  # hover points sit this far along each line, near the query

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from attnlens.record.picking import KIND_TITLES, attention_of, check_head, check_layer
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.labels import visible
 from attnlens.viz.lines import (
@@ -25,7 +26,6 @@ from attnlens.viz.lines import (
     left_out,
     rows_layout,
 )
-from attnlens.viz.picking import KIND_TITLES, attention_of, check_head, check_layer
 
 MAX_POSITIONS = 2**16  # positions fit a uint16
 FIGURE_BYTES = 256 * 2**10  # a lines_view figure's layout, template and titles, at most

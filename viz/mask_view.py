@@ -6,10 +6,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from attnlens.record.picking import KIND_TITLES, allowed_of, attention_of
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heatmap import cell_gap
 from attnlens.viz.labels import positions_axis
-from attnlens.viz.picking import KIND_TITLES, allowed_of, attention_of
 from attnlens.viz.style import panel_title
 
 ALLOWED, BLOCKED = "rgb(158,202,225)", "rgb(60,60,60)"

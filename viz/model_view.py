@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from attnlens.record.picking import KIND_TITLES, allowed_of, attention_of, check_head, check_layer
 from attnlens.record.trace import Kind, Trace
-from attnlens.viz.picking import KIND_TITLES, allowed_of, attention_of, check_head, check_layer
 
 # Float32 cells in all thumbnails together: keeps the figure's JSON under ~1.5 MB.
 CELL_BUDGET = 250_000

@@ -8,10 +8,10 @@ from typing import Literal
 import numpy as np
 import plotly.graph_objects as go
 
+from attnlens.record.picking import allowed_of, attention_of, check_head, check_layer
 from attnlens.record.trace import Trace
 from attnlens.viz.heatmap import grid_layout, grid_title, head_heatmap, weight_layer
 from attnlens.viz.labels import hover_labels, position_labels, token_axis
-from attnlens.viz.picking import allowed_of, attention_of, check_head, check_layer
 
 Block = Literal["all", "A→A", "A→B", "B→A", "B→B"]
 BLOCKS: tuple[Block, ...] = ("all", "A→A", "A→B", "B→A", "B→B")

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from attnlens.model.budget import check_budget, trace_bytes
 from attnlens.model.decoding.heads import HeadKind, HeadRef
+from attnlens.model.decoding.net_steppers import CausalStepper, causal_head_mask
 from attnlens.model.decoding.request import ModelLimits
-from attnlens.model.decoding.steppers import CausalStepper, causal_head_mask
-from attnlens.model.lenses.budget import check_budget, trace_bytes
 from attnlens.model.lenses.lens import (
     DecodePlan,
     check_target,
@@ -24,7 +24,7 @@ from attnlens.model.lenses.lens import (
     refuse_pair,
 )
 from attnlens.model.lenses.own import OwnLens, numpy_of, past_length
-from attnlens.model.lenses.runs import TokenBatch, TokenRun
+from attnlens.model.lenses.token_runs import TokenBatch, TokenRun
 from attnlens.model.net.attention import QKV
 from attnlens.model.net.config import TransformerConfig
 from attnlens.model.net.decoder_only import CausalOutput, DecoderOnlyTransformer

@@ -20,10 +20,10 @@ from attnlens.model.decoding.request import (
     StrategyName,
     resolve,
 )
-from attnlens.model.lenses.runs import Search, TaskScores, TokenBatch, TokenRun, TokenSpace
-from attnlens.model.training.tasks.base import Example
+from attnlens.model.lenses.token_runs import Search, TaskScores, TokenBatch, TokenRun, TokenSpace
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError
+from attnlens.record.example import Example
 from attnlens.record.projections import HeadProjections
 from attnlens.record.trace import Kind, ModelInfo, Trace
 
@@ -151,7 +151,7 @@ class Lens(ABC):
         """(steps, training loss) as training recorded it; empty lists when unknown."""
         return [], []
 
-    # What the head experiments (model/experiments/) ask of a model: runs on token ids, heads
+    # What the head experiments (analysis/experiments/) ask of a model: runs on token ids, heads
     # ablated (their output zeroed before W^O, never by changing the shared model), results by
     # value.
 

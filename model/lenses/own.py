@@ -13,13 +13,13 @@ import numpy as np
 import torch
 from torch import nn
 
+from attnlens.model.budget import check_budget, decode_bytes, trace_bytes
 from attnlens.model.decoding.heads import HeadKind, HeadRef, check_head
 from attnlens.model.decoding.loop import Vocabulary, greedy_output, search
 from attnlens.model.decoding.request import DecodeRequest, DecodeSettings, ModelLimits, resolve
 from attnlens.model.decoding.stepper import Stepper
-from attnlens.model.lenses.budget import check_budget, decode_bytes, trace_bytes
 from attnlens.model.lenses.lens import Lens, forced_past_end
-from attnlens.model.lenses.runs import TokenSpace
+from attnlens.model.lenses.token_runs import TokenSpace
 from attnlens.model.net import checkpoint
 from attnlens.model.net.attention import QKV
 from attnlens.model.net.config import TransformerConfig

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import torch
 
+from attnlens.model.budget import check_settings
 from attnlens.model.lenses.access import AccessPolicy
-from attnlens.model.lenses.budget import check_settings
 from attnlens.model.lenses.causal import CausalLens
 from attnlens.model.lenses.hf.names import is_hf_folder, looks_like_hub_id
 from attnlens.model.lenses.lens import Lens

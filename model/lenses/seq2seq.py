@@ -7,10 +7,10 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from attnlens.model.budget import check_budget, trace_bytes
 from attnlens.model.decoding.heads import HeadKind, HeadRef
+from attnlens.model.decoding.net_steppers import TransformerStepper
 from attnlens.model.decoding.request import ModelLimits
-from attnlens.model.decoding.steppers import TransformerStepper
-from attnlens.model.lenses.budget import check_budget, trace_bytes
 from attnlens.model.lenses.lens import (
     DecodePlan,
     check_target,
@@ -19,7 +19,7 @@ from attnlens.model.lenses.lens import (
     refuse_pair,
 )
 from attnlens.model.lenses.own import OwnLens, numpy_of, past_length
-from attnlens.model.lenses.runs import (
+from attnlens.model.lenses.token_runs import (
     EXPERIMENT_BEAM,
     Search,
     TaskScores,
@@ -33,8 +33,9 @@ from attnlens.model.net.tokenizer import BOS, EOS
 from attnlens.model.net.transformer import Decoded, Encoded, Transformer
 from attnlens.model.training.evaluate import Report, evaluate_task, greedy_batch
 from attnlens.model.training.tasks import TASKS
-from attnlens.model.training.tasks.base import Example, Reading
+from attnlens.model.training.tasks.base import Reading
 from attnlens.record.errors import InputError
+from attnlens.record.example import Example
 from attnlens.record.trace import Kind, Trace
 
 

@@ -21,7 +21,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.torch import load_model, save_model
 from torch import nn
 
-from attnlens.model.lenses.budget import BYTES_PER_WEIGHT, check_layers, check_model_size
+from attnlens.model.budget import BYTES_PER_WEIGHT, check_layers, check_model_size
 from attnlens.model.net.config import TransformerConfig
 from attnlens.model.net.tokenizer import Tokenizer, tokenizer_from_dict
 from attnlens.model.net.transformer import Transformer

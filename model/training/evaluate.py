@@ -18,8 +18,9 @@ from attnlens.model.progress import bar
 from attnlens.model.training.batch import make_batch, pad_rows, source_ids
 from attnlens.model.training.corpus import MAX_CHARS, load_corpus
 from attnlens.model.training.lm import perplexity
-from attnlens.model.training.tasks.base import Example, Task
+from attnlens.model.training.tasks.base import Task
 from attnlens.record.errors import InputError
+from attnlens.record.example import Example
 
 
 @dataclass(frozen=True)

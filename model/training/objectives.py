@@ -27,7 +27,8 @@ from attnlens.model.training.repeats import (
     repeated_blocks,
     repeated_text,
 )
-from attnlens.model.training.tasks.base import Example, Task
+from attnlens.model.training.tasks.base import Task
+from attnlens.record.example import Example
 
 LM_DESCRIPTION = (
     "A character language model (decoder only) trained on Python's own help text; watch "

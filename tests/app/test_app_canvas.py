@@ -1,4 +1,4 @@
-"""Explore's figures drawn by the browser (app/components.py): the payloads of the every-head
+"""Explore's figures drawn by the browser (app/web/components.py): the payloads of the every-head
 grid and the lines view for a real model, checked against the model's own weights, and the
 click the grid accepts. (Drawn, hovered and clicked in Chromium: test_browser_canvas.py.)"""
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import attnlens
-from attnlens.app.components import text_sizes
-from attnlens.app.head_grid import head_of
+from attnlens.app.web.components import text_sizes
+from attnlens.app.web.explore.grid_canvas import head_of
 from helpers.apptest import head_grids, lines_views, open_bundled
 
 

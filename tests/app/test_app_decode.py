@@ -7,8 +7,8 @@ from typing import Any
 
 from streamlit.testing.v1 import AppTest
 
-from attnlens.app.decoding_controls import VIEWS
-from attnlens.app.step_view import step_of
+from attnlens.app.web.decode.controls import VIEWS
+from attnlens.app.web.decode.step_view import step_of
 from helpers.apptest import chart, open_bundled, open_on, require_bundled, step_views
 
 

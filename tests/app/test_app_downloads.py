@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import streamlit
 
-from attnlens.app import downloads
+from attnlens.app.web import downloads
 from attnlens.model.lenses.registry import load
 from attnlens.record.export import json_bound
 from attnlens.record.trace import Trace

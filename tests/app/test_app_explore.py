@@ -150,7 +150,7 @@ def test_a_link_can_open_presentation_mode(tiny_model_dir: Path) -> None:
 
 
 def test_the_sidebar_switches_to_a_bundled_model(tiny_model_dir: Path) -> None:
-    from attnlens.app.sidebar import OTHER, bundled_names
+    from attnlens.app.web.sidebar import OTHER, bundled_names
 
     names = [n for n in bundled_names() if n != "minilm"]  # minilm is slower to load
     if not names:
@@ -169,7 +169,7 @@ def test_the_sidebar_switches_to_a_bundled_model(tiny_model_dir: Path) -> None:
 def test_dark_theme_figures_drop_their_white_background(
     tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from attnlens.app import show
+    from attnlens.app.web import show
 
     monkeypatch.setattr(show, "_dark", lambda: True)
     layout = heatmap(open_page(tiny_model_dir))["layout"]
@@ -177,7 +177,7 @@ def test_dark_theme_figures_drop_their_white_background(
 
 
 def test_figures_download_as_html_and_when_possible_png_and_svg(tiny_model_dir: Path) -> None:
-    from attnlens.app import downloads, show
+    from attnlens.app.web import downloads, show
 
     at = open_page(tiny_model_dir)
     keys = {b.key for b in at.get("download_button")}

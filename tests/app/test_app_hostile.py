@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attnlens.app.safe_text import WORD_JOINER
+from attnlens.app.web.safe_text import WORD_JOINER
 from attnlens.model.lenses.registry import BUNDLED_DIR
 from helpers.apptest import APP_SCRIPT, open_bundled, open_on, require_bundled
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attnlens.app.safe_text import WORD_JOINER, md
+from attnlens.app.web.safe_text import WORD_JOINER, md
 from helpers.apptest import APP_SCRIPT
 
 

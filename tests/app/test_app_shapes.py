@@ -39,7 +39,7 @@ def test_explore_offers_the_layers_and_heads_of_the_kind_shown(
     tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch, kind: str, layers: list[int],
     heads: list[int],
 ) -> None:  # fmt: skip
-    monkeypatch.setattr("attnlens.app.scaffold.traced", uneven_trace)
+    monkeypatch.setattr("attnlens.app.web.scaffold.traced", uneven_trace)
     at = open_on(tiny_model_dir, "explore", kind=kind, layer="1", head="2")
     assert not at.exception and not at.error
     assert at.selectbox(key="w_layer").options == [str(v) for v in layers]

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from attnlens.app.state import snapshot_scores
+from attnlens.app.web.resources import snapshot_scores
 from attnlens.model.lenses.seq2seq import Seq2SeqLens
 from attnlens.model.net import checkpoint
 from attnlens.model.net.tokenizer import CharTokenizer

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from attnlens.app import state
+from attnlens.app.web import resources as state
 from attnlens.viz.labels import position_labels
 from helpers.apptest import require_bundled
 from helpers.memory import served

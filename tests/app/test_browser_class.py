@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from attnlens.app.classroom.store import open_store
+from attnlens.app.teaching.class_store import open_store
 from helpers.apptest import require_bundled
 from helpers.browser import chromium
 from helpers.lecture_page import COUNTER, FOREGROUND, WATCH, open_student, shows, start_class

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from attnlens.app.sidebar import THEME_HINT
+from attnlens.app.web.sidebar import THEME_HINT
 from helpers import figure_checks as check
 from helpers.browser import settle
 from helpers.server import serving

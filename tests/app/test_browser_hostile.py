@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from attnlens.app.main import PAGES
-from attnlens.app.safe_text import WORD_JOINER
+from attnlens.app.web.main import PAGES
+from attnlens.app.web.safe_text import WORD_JOINER
 from helpers.apptest import require_bundled
 from helpers.browser import chromium
 from helpers.server import serving

@@ -107,7 +107,7 @@ def test_cli_export_of_markup_model_runs_nothing(
 ) -> None:
     out = tmp_path / "lines.html"
     done = subprocess.run(
-        [sys.executable, "-m", "attnlens.app.cli", "plot", str(markup_model), IMG,
+        [sys.executable, "-m", "attnlens.app.cli.main", "plot", str(markup_model), IMG,
          "--view", "lines", "--target", SCRIPT, "--out", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=120,
     )  # fmt: skip

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from attnlens.app.cli import SERVER_ENVIRONMENT, server_environment
+from attnlens.app.cli.serve import SERVER_ENVIRONMENT, server_environment
 from attnlens.model.lenses.registry import minilm_folder
 from helpers.memory import long_text, open_explore, served, status
 from helpers.server import CHROMIUM_ARGS

@@ -1,8 +1,7 @@
-"""Decode's step-through in Chromium (app/step_view.py, web/steps.js): the step moves in the
-page at once, however fast the keys come, and the server's redraw for it (table, tree, URL)
-follows without pulling it back; ◀ / ▶ stop at the ends; the hover names a key and its
-weight; every text reads, light at 1400 px and dark on a projector, where it is
-projector-sized."""
+"""Decode's step-through in Chromium (app/web/decode/step_view.py, static/step_view.js): the step
+moves in the page at once, however fast the keys come, and the server's redraw for it (table, tree,
+URL) follows without pulling it back; ◀ / ▶ stop at the ends; the hover names a key and its weight;
+every text reads, light at 1400 px and dark on a projector, where it is projector-sized."""
 
 from __future__ import annotations
 

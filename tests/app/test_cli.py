@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from attnlens.app.cli import main
+from attnlens.app.cli.main import main
 from attnlens.record.trace import Trace
 
 
@@ -80,7 +80,7 @@ def test_unknown_characters_warn_on_stderr(
 
 def test_console_script_runs_as_a_process(tiny_model_dir: Path) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "attnlens.app.cli", "trace", str(tiny_model_dir), ""],
+        [sys.executable, "-m", "attnlens.app.cli.main", "trace", str(tiny_model_dir), ""],
         capture_output=True,
         text=True,
         timeout=120,

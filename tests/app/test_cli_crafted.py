@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from attnlens.app.cli import main
+from attnlens.app.cli.main import main
 from helpers import crafted
 from helpers.hf_models import tiny_hf
 from helpers.memory import own_peak, reset_own_peak

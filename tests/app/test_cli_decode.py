@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from attnlens.app.cli import main
+from attnlens.app.cli.main import main
 from attnlens.record.decode import DecodeRun
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from attnlens.app.cli import main
+from attnlens.app.cli.main import main
 from attnlens.record.decode import DecodeRun
 from attnlens.record.trace import Trace
 from helpers.hf_zoo import zoo_folder

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 import torch
 
-from attnlens.app.cli import main
-from attnlens.app.eval_command import DEFAULT_SEED
+from attnlens.app.cli.evaluate import DEFAULT_SEED
+from attnlens.app.cli.main import main
 from attnlens.model.lenses.registry import BUNDLED_DIR
 from attnlens.model.net import checkpoint
 from attnlens.model.net.config import TransformerConfig

@@ -11,7 +11,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from attnlens.app.cli import main
+from attnlens.app.cli.main import main
 from helpers.handbuilt import PREVIOUS
 from helpers.hf_models import tiny_hf
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from attnlens.app.cli import main
+from attnlens.app.cli.main import main
 
 ANY_TEXT = st.one_of(
     st.text(max_size=40),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from attnlens.app.cli import main
+from attnlens.app.cli.main import main
 from attnlens.model.lenses.registry import minilm_folder
 
 BAD_LIMITS = ["inf", "-inf", "nan", "-1", "0", "words", "1e99", "12 MB"]

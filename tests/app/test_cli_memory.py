@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from attnlens.app.cli import main
+from attnlens.app.cli.main import main
 from attnlens.model.net import checkpoint
 from attnlens.model.net.config import TransformerConfig
 from attnlens.model.net.decoder_only import DecoderOnlyTransformer

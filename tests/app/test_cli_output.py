@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from attnlens.app.cli import main
+from attnlens.app.cli.main import main
 from attnlens.model.lenses.registry import minilm_folder
 from attnlens.record.trace import Trace
 
@@ -34,7 +34,7 @@ def test_a_command_killed_while_writing_leaves_the_old_file_whole(
     victim = tmp_path / "victim.json"
     assert main(["trace", "reverse", "hello", "--out", str(victim)]) == 0
     before = victim.read_bytes()
-    command = [sys.executable, "-m", "attnlens.app.cli", "trace", "minilm", LONG_TEXT,
+    command = [sys.executable, "-m", "attnlens.app.cli.main", "trace", "minilm", LONG_TEXT,
                "--format", "csv", "--out", str(victim)]  # fmt: skip
     proc = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 300

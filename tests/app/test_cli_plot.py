@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from attnlens.app.cli import main
-from attnlens.app.plot_command import DECODE_VIEWS, VIEWS
+from attnlens.app.cli.main import main
+from attnlens.app.cli.plot import DECODE_VIEWS, VIEWS
 
 MODEL = "reverse"
 TEXT = "abca"

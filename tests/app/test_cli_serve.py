@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from attnlens.app.cli import SERVER_ENVIRONMENT, _prepare_teaching, main, server_environment
+from attnlens.app.cli.main import main
+from attnlens.app.cli.serve import SERVER_ENVIRONMENT, prepare_teaching, server_environment
 
 
 def test_a_store_that_cannot_be_used_stops_serve_with_its_reason(
@@ -37,7 +38,7 @@ def test_serve_names_each_bad_deck_and_sets_the_store_and_folders(
     monkeypatch.delenv("ATTNLENS_DECKS", raising=False)
     monkeypatch.setenv("ATTNLENS_CLASS_STORE", "unused")
     args = argparse.Namespace(class_store=store, decks=[tmp_path])
-    _prepare_teaching(args)
+    prepare_teaching(args)
     err = capsys.readouterr().err
     assert err.count("attnlens: warning:") == 1 and "bad.deck: slide 1" in err
     assert "field 'layer'" in err
@@ -47,7 +48,7 @@ def test_serve_names_each_bad_deck_and_sets_the_store_and_folders(
 
 def test_serve_uses_a_real_redis_store(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ATTNLENS_CLASS_STORE", "unused")
-    _prepare_teaching(argparse.Namespace(class_store=redis_url, decks=None))
+    prepare_teaching(argparse.Namespace(class_store=redis_url, decks=None))
     assert os.environ["ATTNLENS_CLASS_STORE"] == redis_url
 
 

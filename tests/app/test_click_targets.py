@@ -10,7 +10,7 @@ import pytest
 
 import attnlens
 from attnlens import viz
-from attnlens.app.click_targets import clickable
+from attnlens.app.web.click_targets import clickable
 from attnlens.viz.decode_step import up_to_step
 
 

@@ -1,6 +1,6 @@
 """What the app's download buttons give is what it shows, labels included.
 
-Each view is exported the way its buttons export it (app/show.py's export, with Streamlit
+Each view is exported the way its buttons export it (app/web/show.py's export, with Streamlit
 imported, whose default template has fixed margins: the issue's labels cut at the left edge).
 The SVG is opened in Chromium to measure every text; the PNG must carry ink where each row
 label is. Kaleido draws both with the system's Chromium.
@@ -20,8 +20,8 @@ import pytest
 from PIL import Image
 
 import attnlens
-from attnlens import viz
-from attnlens.app import show
+from attnlens import analysis, viz
+from attnlens.app.web import show
 from attnlens.viz.decode_step import step_attention, up_to_step
 from attnlens.viz.style import PROJECTOR_FONT, image_size, projector
 from helpers.server import CHROMIUM_ARGS
@@ -47,7 +47,7 @@ def figures(tiny_model_dir: Path) -> dict[str, Callable[[], go.Figure]]:
     lens = attnlens.load(str(tiny_model_dir))
     tr = lens.trace("bad cafe")
     run = lens.decode("bad cafe", strategy="beam", beam_size=3, max_len=5)
-    stats = viz.head_statistics(tr)
+    stats = analysis.head_statistics(tr)
     return {
         "heatmap": lambda: viz.head_heatmap(tr, "cross", 1, 0),
         "lines": lambda: viz.lines_view(tr, "cross", 1, heads=[0]),

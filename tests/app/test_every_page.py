@@ -11,7 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attnlens import bundled_models
-from attnlens.app.main import PAGES
+from attnlens.app.web.main import PAGES
 from helpers.apptest import APP_SCRIPT
 
 MODELS = [entry.name for entry in bundled_models()]

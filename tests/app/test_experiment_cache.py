@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlens.app.experiment_cache import MAX_ENTRIES, ResultCache, cache_dir, cache_key
-from attnlens.app.experiment_runs import run_experiment
+from attnlens.analysis.experiments.cache import MAX_ENTRIES, ResultCache, cache_dir, cache_key
+from attnlens.analysis.experiments.catalog import run_experiment
 from attnlens.model.lenses.registry import load
 from attnlens.record.experiment import ExperimentResult
 

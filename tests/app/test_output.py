@@ -5,7 +5,7 @@ from __future__ import annotations
 import stat
 from pathlib import Path
 
-from attnlens.app.output import write_text
+from attnlens.app.cli.output import write_text
 
 
 def test_an_out_file_gets_the_permissions_open_would_give(tmp_path: Path) -> None:

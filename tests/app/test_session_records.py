@@ -8,7 +8,7 @@ import time
 import weakref
 from collections.abc import Callable
 
-from attnlens.app.session_records import Collector, collect_garbage
+from attnlens.app.web.session_records import Collector, collect_garbage
 from helpers.memory import status
 
 MB = 2**20

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
 
-from attnlens.app.show import readable
+from attnlens.app.web.show import readable
 
 
 def test_a_token_that_is_a_space_shows_as_a_visible_mark_in_every_text_column() -> None:
@@ -29,7 +29,7 @@ def test_on_a_projector_a_short_table_is_drawn_as_large_html_text() -> None:
         import pandas as pd
         import streamlit as st
 
-        from attnlens.app import show
+        from attnlens.app.web import show
 
         st.session_state["_present"] = st.query_params.get("present") == "1"
         show.table(pd.DataFrame({"token": [" ", "a"], "p": [0.5, 0.25]}), "short", "short")

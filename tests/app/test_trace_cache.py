@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import attnlens
-from attnlens.app.trace_cache import SharedTraces, size_of
+from attnlens.app.server.trace_cache import SharedTraces, size_of
 from attnlens.record.trace import Trace
 
 

@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 import attnlens
-from attnlens.app import state
-from attnlens.app.trace_workers import TraceWorkers
+from attnlens.app.server.trace_workers import TraceWorkers
+from attnlens.app.web import resources as state
 from attnlens.record.trace import Trace
 from helpers.apptest import require_bundled
 from helpers.server import command_of, descendants

@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from attnlens.model.lenses.registry import bundled_models
 
-APP_SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "main.py")
+APP_SCRIPT = str(Path(__file__).resolve().parents[2] / "app" / "web" / "main.py")
 
 
 def open_on(model_dir: Path, page: str, **params: str) -> AppTest:
@@ -64,21 +64,21 @@ def chart(at: AppTest, title_part: str, *, at_start: bool = False) -> dict[str, 
 
 
 def drawn_by_browser(at: AppTest, name: str) -> list[dict[str, Any]]:
-    """The payload of every component `name` on the page (app/components.py), in page order."""
+    """The payload of every component `name` on the page (app/web/components.py), in page order."""
     found = at.get("bidi_component")
     return [json.loads(e.proto.json) for e in found if e.proto.component_name == name]
 
 
 def head_grids(at: AppTest) -> list[dict[str, Any]]:
-    """The payload of every every-head grid on the page (app/head_grid.py)."""
+    """The payload of every every-head grid on the page (app/web/explore/grid_canvas.py)."""
     return drawn_by_browser(at, "attnlens_head_grid")
 
 
 def lines_views(at: AppTest) -> list[dict[str, Any]]:
-    """The payload of every lines view drawn by the browser (app/lines_canvas.py)."""
+    """The payload of every lines view drawn by the browser (app/web/explore/lines_canvas.py)."""
     return drawn_by_browser(at, "attnlens_lines")
 
 
 def step_views(at: AppTest) -> list[dict[str, Any]]:
-    """The payload of every step-through drawn by the browser (app/step_view.py)."""
+    """The payload of every step-through drawn by the browser (app/web/decode/step_view.py)."""
     return drawn_by_browser(at, "attnlens_steps")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import atexit
 import functools
+import json
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -359,3 +360,28 @@ def zoo_reference(name: str) -> tuple[T.PreTrainedModel, T.PreTrainedTokenizerBa
     folder = zoo_folder(name)
     model = auto_class(ZOO[name].kind).from_pretrained(folder, attn_implementation="eager")
     return model.eval(), T.AutoTokenizer.from_pretrained(folder)
+
+
+def variant(name: str, tmp: Path, config: dict[str, Any], generation: dict[str, Any]) -> Path:
+    """A copy of a zoo model's folder with config.json and generation_config.json edited."""
+    folder = tmp / f"{name}-variant"
+    shutil.copytree(zoo_folder(name), folder)
+    for file, changes in (("config.json", config), ("generation_config.json", generation)):
+        if not (folder / file).is_file():  # an encoder has no generation config
+            continue
+        data = json.loads((folder / file).read_text())
+        (folder / file).write_text(json.dumps({**data, **changes}))
+    return folder
+
+
+def camembert_folder(folder: Path) -> Path:
+    """A tiny CamemBERT saved in folder: a Hugging Face encoder attnlens reads but whose
+    projections it does not know."""
+    tok = tokenizer("roberta")
+    config = T.CamembertConfig(
+        vocab_size=len(tok), hidden_size=16, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=32, max_position_embeddings=66, pad_token_id=tok.pad_token_id,
+    )  # fmt: skip
+    T.CamembertModel(config).eval().save_pretrained(folder)
+    tok.save_pretrained(folder)
+    return folder

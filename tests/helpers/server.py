@@ -69,7 +69,7 @@ def running(command: list[str], port: int, env: dict[str, str] | None = None) ->
 def serve_command(model_name: str, port: int) -> list[str]:
     """`attnlens serve --port PORT --model MODEL_NAME`, run by this Python. `serve` execs
     Streamlit in its own process, so the process started is the server."""
-    return [sys.executable, "-m", "attnlens.app.cli", "serve", "--port", str(port),
+    return [sys.executable, "-m", "attnlens.app.cli.main", "serve", "--port", str(port),
             "--model", model_name]  # fmt: skip
 
 

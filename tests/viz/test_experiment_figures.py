@@ -7,17 +7,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from attnlens.analysis.agreement import case_correlations, correlation_table
+from attnlens.analysis.head_stats import earlier_matches
 from attnlens.record.erasure import ErasureCase
 from attnlens.record.experiment import ExperimentResult
 from attnlens.viz.alignment_view import alignment_chart
-from attnlens.viz.explanation import case_correlations, correlation_table
 from attnlens.viz.explanation_view import explanation_view
 from attnlens.viz.importance_view import importance_chart, pruning_curve
-from attnlens.viz.induction_view import (
-    earlier_matches,
-    induction_heads_view,
-    induction_scores_chart,
-)
+from attnlens.viz.induction_view import induction_heads_view, induction_scores_chart
 from helpers.synth import MakeTrace
 
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attnlens.record.erasure import ErasureCase
-from attnlens.record.stats import spearman
-from attnlens.viz.explanation import (
+from attnlens.analysis.agreement import (
     case_correlations,
     correlation_table,
     head_correlations,
     importance,
     paper_table,
 )
+from attnlens.record.erasure import ErasureCase
+from attnlens.record.stats import spearman
 
 
 def test_spearman_known_values() -> None:

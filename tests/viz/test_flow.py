@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from attnlens.viz.flow import layered_capacity, layered_max_flows, max_flow
+from attnlens.analysis.flow import layered_capacity, layered_max_flows, max_flow
 
 
 def test_classic_graph_with_a_cross_edge() -> None:

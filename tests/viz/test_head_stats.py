@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from attnlens.analysis import head_statistics
+from attnlens.analysis.head_stats import earlier_matches
 from attnlens.record.trace import Trace
-from attnlens.viz import head_statistics, head_stats_chart
-from attnlens.viz.induction_view import earlier_matches
+from attnlens.viz import head_stats_chart
 
 
 def _tags(synth: type, offset: int) -> list[str]:

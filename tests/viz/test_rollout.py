@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
+from attnlens.analysis.rollout import attention_flow, attention_rollout, reachable, residual_mixing
 from attnlens.record.trace import Trace
 from attnlens.viz import rollout_view
-from attnlens.viz.rollout import attention_flow, attention_rollout, reachable, residual_mixing
 
 
 def test_rollout_of_identity_attention_is_identity(synth: type) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 import plotly.graph_objects as go
 import pytest
 
-from attnlens import viz
+from attnlens import analysis, viz
 from attnlens.record.trace import Trace
 from attnlens.viz.decode_step import step_attention, up_to_step
 from attnlens.viz.margins import plain_lines
@@ -18,7 +18,7 @@ from attnlens.viz.style import PROJECTOR_FONT, PROJECTOR_HEIGHT, exported, proje
 
 def views(trace: Trace, synth: type) -> dict[str, Callable[[], go.Figure]]:
     """Every figure the app shows, on synthetic records."""
-    stats = viz.head_statistics(trace)
+    stats = analysis.head_statistics(trace)
     run = synth.beam_run()
     enc = trace.encoder_self
     assert enc is not None

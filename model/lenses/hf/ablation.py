@@ -29,8 +29,8 @@ from torch import nn
 from transformers import PreTrainedModel
 from transformers.pytorch_utils import Conv1D
 
+from attnlens.model.budget import RECORD_VAR, RecordTooLargeError, budget_bytes
 from attnlens.model.decoding.heads import HeadKind, HeadRef, check_head
-from attnlens.model.lenses.budget import RECORD_VAR, RecordTooLargeError, budget_bytes
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Kind, ModelInfo
 

@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from attnlens.model.lenses.runs import TokenBatch, TokenRun, TokenSpace
+from attnlens.model.lenses.token_runs import TokenBatch, TokenRun, TokenSpace
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Architecture
 

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import torch
 
+from attnlens.model.budget import check_budget, decode_bytes, trace_bytes
 from attnlens.model.decoding.heads import HeadKind, HeadRef
 from attnlens.model.decoding.loop import Vocabulary, search
 from attnlens.model.decoding.request import DecodeSettings, ModelLimits
-from attnlens.model.lenses.budget import check_budget, decode_bytes, trace_bytes
 from attnlens.model.lenses.hf import batch as batches
 from attnlens.model.lenses.hf.ablation import output_projections
 from attnlens.model.lenses.hf.architecture import config_limit, model_info
-from attnlens.model.lenses.hf.inputs import (
+from attnlens.model.lenses.hf.encoding import (
     Encoded,
     check_ids,
     encode_prompt,
@@ -54,7 +54,7 @@ from attnlens.model.lenses.lens import (
     ids_of_tokens,
     refuse_pair,
 )
-from attnlens.model.lenses.runs import TokenBatch, TokenRun, TokenSpace
+from attnlens.model.lenses.token_runs import TokenBatch, TokenRun, TokenSpace
 from attnlens.model.training.corpus import load_corpus
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError

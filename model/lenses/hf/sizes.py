@@ -20,7 +20,7 @@ from huggingface_hub.utils import (  # type: ignore[attr-defined]  # exported, n
 from safetensors import SafetensorError, safe_open
 from transformers import PretrainedConfig
 
-from attnlens.model.lenses.budget import BYTES_PER_WEIGHT, check_layers, check_model_size
+from attnlens.model.budget import BYTES_PER_WEIGHT, check_layers, check_model_size
 from attnlens.record.errors import InputError
 
 REQUIRED = ("num_hidden_layers", "num_attention_heads", "hidden_size", "vocab_size")

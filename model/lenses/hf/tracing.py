@@ -10,7 +10,7 @@ import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from attnlens.model.lenses.hf.inputs import Encoded, is_byte_level
+from attnlens.model.lenses.hf.encoding import Encoded, is_byte_level
 from attnlens.model.lenses.hf.mapping import next_token_logprobs, stack_attention
 from attnlens.model.lenses.hf.positions import Positions
 from attnlens.model.lenses.hf.tokens import display_tokens

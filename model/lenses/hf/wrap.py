@@ -23,7 +23,7 @@ from attnlens.model.lenses.hf.eager import switch_of
 from attnlens.model.lenses.hf.lens import HFLens
 from attnlens.model.lenses.hf.loading import Loaded
 from attnlens.model.lenses.lens import DecodePlan
-from attnlens.model.lenses.runs import TokenBatch, TokenRun
+from attnlens.model.lenses.token_runs import TokenBatch, TokenRun
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Architecture, Trace

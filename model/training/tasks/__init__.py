@@ -1,10 +1,11 @@
 """Tasks whose right answers and true alignments are known, for the bundled models."""
 
-from attnlens.model.training.tasks.base import Example, Task
+from attnlens.model.training.tasks.base import Task
 from attnlens.model.training.tasks.dates import DatesTask
 from attnlens.model.training.tasks.reverse import ReverseTask
 from attnlens.model.training.tasks.sort import SortTask
 from attnlens.model.training.tasks.translate import TranslateTask
+from attnlens.record.example import Example
 
 TASKS: dict[str, type[Task]] = {
     "reverse": ReverseTask,

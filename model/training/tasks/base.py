@@ -17,15 +17,7 @@ from attnlens.model.training.tasks.strings import (
     runs,
     with_a_run,
 )
-
-
-@dataclass(frozen=True)
-class Example:
-    """A source, its target, and for each target token the source token it comes from."""
-
-    source: str
-    target: str
-    alignment: tuple[int, ...]  # one per target token: the index of its source token
+from attnlens.record.example import Example
 
 
 @dataclass(frozen=True)

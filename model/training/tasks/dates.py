@@ -16,7 +16,8 @@ import string
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from attnlens.model.training.tasks.base import Example, HardSuite, Task, kind_rng
+from attnlens.model.training.tasks.base import HardSuite, Task, kind_rng
+from attnlens.record.example import Example
 
 MONTHS = [
     "january",

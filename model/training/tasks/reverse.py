@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from attnlens.model.training.tasks.base import Example, StringTask
+from attnlens.model.training.tasks.base import StringTask
 from attnlens.model.training.tasks.strings import PRINTABLE
+from attnlens.record.example import Example
 
 
 class ReverseTask(StringTask):

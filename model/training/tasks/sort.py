@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import random
 
-from attnlens.model.training.tasks.base import Example, StringTask
+from attnlens.model.training.tasks.base import StringTask
 from attnlens.model.training.tasks.strings import PRINTABLE
+from attnlens.record.example import Example
 
 
 def sorted_positions(text: str) -> tuple[int, ...]:

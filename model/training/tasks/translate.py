@@ -23,8 +23,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from attnlens.model.net.tokenizer import WordTokenizer
-from attnlens.model.training.tasks.base import Example, HardSuite, Reading, Task, kind_rng
+from attnlens.model.training.tasks.base import HardSuite, Reading, Task, kind_rng
 from attnlens.record.errors import InputError
+from attnlens.record.example import Example
 
 Variants = tuple[tuple[str, float], ...]  # (translation, probability), probabilities sum to 1
 

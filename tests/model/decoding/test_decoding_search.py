@@ -11,8 +11,8 @@ import torch
 from attnlens import load
 from attnlens.model.decoding.beam import length_penalty
 from attnlens.model.decoding.loop import greedy_output, search
+from attnlens.model.decoding.net_steppers import TransformerStepper
 from attnlens.model.decoding.request import DecodeRequest, resolve
-from attnlens.model.decoding.steppers import TransformerStepper
 from attnlens.model.lenses.seq2seq import Seq2SeqLens
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError

@@ -8,8 +8,8 @@ import torch
 
 from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.decoding.loop import Vocabulary, search
+from attnlens.model.decoding.net_steppers import TransformerStepper
 from attnlens.model.decoding.request import DecodeSettings
-from attnlens.model.decoding.steppers import TransformerStepper
 from attnlens.model.net.tokenizer import CharTokenizer
 from attnlens.record.decode import StepRecord
 from helpers.tiny import TINY_CHARS, tiny_transformer

@@ -4,14 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from attnlens.model.lenses.access import AccessPolicy, ModelNotAllowedError
-from attnlens.model.lenses.budget import (
+from attnlens.model.budget import (
     RecordTooLargeError,
     budget_bytes,
     check_budget,
     decode_bytes,
     trace_bytes,
 )
+from attnlens.model.lenses.access import AccessPolicy, ModelNotAllowedError
 
 
 def test_local_use_allows_anything() -> None:

@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from attnlens import InputError, load
+from attnlens.model.budget import SettingError, budget_bytes, model_budget_bytes
 from attnlens.model.lenses import registry
-from attnlens.model.lenses.budget import SettingError, budget_bytes, model_budget_bytes
 from attnlens.model.net.checkpoint import model_bytes
 from attnlens.model.net.config import TransformerConfig
 from attnlens.model.net.decoder_only import DecoderOnlyTransformer

@@ -13,7 +13,7 @@ from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.lenses.hf.lens import HFLens
 from attnlens.model.lenses.lens import Lens
 from attnlens.model.lenses.registry import load
-from attnlens.model.lenses.runs import TokenBatch
+from attnlens.model.lenses.token_runs import TokenBatch
 from attnlens.record.errors import InputError
 from helpers.hf_models import tiny_hf
 

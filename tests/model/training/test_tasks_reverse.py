@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 from attnlens.model.training.tasks import ReverseTask
-from attnlens.model.training.tasks.base import Example
+from attnlens.record.example import Example
 
 
 def test_samples_are_reversed_with_the_anti_diagonal() -> None:

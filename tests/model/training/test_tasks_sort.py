@@ -1,8 +1,8 @@
 """The sort task: targets are sorted sources and alignments point at the characters written."""
 
 from attnlens.model.training.tasks import get_task
-from attnlens.model.training.tasks.base import Example
 from attnlens.model.training.tasks.sort import SortTask, sorted_positions
+from attnlens.record.example import Example
 
 
 def test_targets_are_sorted_sources() -> None:

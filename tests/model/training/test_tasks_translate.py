@@ -5,7 +5,7 @@ from dataclasses import replace
 
 import pytest
 
-from attnlens.model.training.tasks.base import Example, Reading
+from attnlens.model.training.tasks.base import Reading
 from attnlens.model.training.tasks.translate import (
     ADJECTIVES,
     DETERMINERS,
@@ -21,6 +21,7 @@ from attnlens.model.training.tasks.translate import (
     weighted_choice,
 )
 from attnlens.record.errors import InputError
+from attnlens.record.example import Example
 
 
 def _pointed(e: Example) -> list[str]:

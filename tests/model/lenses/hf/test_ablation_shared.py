@@ -13,10 +13,10 @@ import pytest
 import torch
 
 import attnlens
+from attnlens.model.budget import RecordTooLargeError
 from attnlens.model.decoding.heads import HeadRef
-from attnlens.model.lenses.budget import RecordTooLargeError
 from attnlens.model.lenses.hf.lens import HFLens
-from attnlens.model.lenses.runs import TokenBatch
+from attnlens.model.lenses.token_runs import TokenBatch
 from helpers.hf_models import in_memory, tiny_hf
 
 CPU = torch.device("cpu")

@@ -1,0 +1,329 @@
+"""Head importance and pruning (Michel et al. 2019; Voita et al. 2019).
+
+Each head is ablated alone (its output zeroed before W^O: our models through their head mask,
+Hugging Face models in a private copy with the head's share of W^O zeroed) and the drop in the
+model's score is its importance: on a task model the exact match (greedy) and the
+teacher-forced log-likelihood of held-out examples, on a decoder the log-likelihood of held-out
+text. An encoder-only model predicts no token, so its score is how much of its own output it
+keeps: the cosine similarity of each token's last hidden state to the whole model's, 1 with no
+head ablated. Voita's confidence is the mean of each query's largest attention weight. The
+pruning curve removes heads least important first and measures again (greedy and beam search),
+over all heads and within each kind of attention.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from attnlens.analysis.experiments.common import (
+    KIND_OF,
+    Progress,
+    all_heads,
+    check_n,
+    chunks,
+    head_table,
+    kinds_of,
+    no_progress,
+)
+from attnlens.model.decoding.heads import HeadKind, HeadRef
+from attnlens.model.lenses.lens import Lens
+from attnlens.model.lenses.token_runs import Search, TokenBatch, TokenRun
+from attnlens.model.training.tasks import get_task
+from attnlens.record.errors import InputError
+from attnlens.record.example import Example
+from attnlens.record.experiment import ExperimentResult
+
+BATCH = 32  # texts per forward pass on a decoder
+LOST_POINTS = 0.01  # issue 15: heads that can go with at most 1 point of exact match lost
+
+
+@dataclass(frozen=True)
+class Score:
+    """What the model scores on the input set with some heads ablated."""
+
+    exact: float  # share of exact answers (NaN on a decoder or an encoder)
+    value: float  # mean log-likelihood per token; an encoder's output similarity
+
+
+Scorer = Callable[[Sequence[HeadRef], Search], Score]
+
+
+def task_scorer(lens: Lens, examples: Sequence[Example]) -> Scorer:
+    """Exact match and log-likelihood per reference token of a task model's examples."""
+
+    def score(ablate: Sequence[HeadRef], search: Search) -> Score:
+        s = lens.task_scores(examples, ablate, search)
+        return Score(float(s.exact.mean()), float(s.loglik.sum() / s.tokens.sum()))
+
+    return score
+
+
+def output_scorer(lens: Lens, texts: Sequence[str]) -> Scorer:
+    """An encoder-only model's output kept: the mean over tokens of the cosine similarity of
+    each token's last hidden state to the whole model's on the same text."""
+    parts = [list(part) for part in chunks([lens.token_ids(t) for t in texts], BATCH)]
+    whole = [_hidden(lens, part, ()) for part in parts]
+
+    def score(ablate: Sequence[HeadRef], search: Search) -> Score:
+        total, count = 0.0, 0
+        for part, reference in zip(parts, whole, strict=True):
+            similarity = cosine(_hidden(lens, part, ablate), reference)  # (B, T)
+            total += float(np.nansum(similarity))
+            count += int(np.isfinite(similarity).sum())
+        return Score(float("nan"), total / max(count, 1))
+
+    return score
+
+
+def _hidden(lens: Lens, part: Sequence[Sequence[int]], ablate: Sequence[HeadRef]) -> np.ndarray:
+    hidden = lens.run_tokens(TokenBatch(part), ablate).hidden
+    assert hidden is not None, "an encoder-only model gives its last hidden states"
+    return hidden
+
+
+def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Cosine similarity along the last axis, (…, d) → (…); NaN where either is NaN."""
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    norms = np.linalg.norm(a64, axis=-1) * np.linalg.norm(b64, axis=-1)
+    similarity: np.ndarray = (a64 * b64).sum(-1) / np.maximum(norms, np.finfo(np.float64).tiny)
+    return similarity
+
+
+def text_scorer(lens: Lens, texts: Sequence[str]) -> Scorer:
+    """Log-likelihood per token of texts, each read as one sequence."""
+    ids = [lens.token_ids(t) for t in texts]
+
+    def score(ablate: Sequence[HeadRef], search: Search) -> Score:
+        total, count = 0.0, 0
+        for part in chunks(ids, BATCH):
+            lp = lens.run_tokens(TokenBatch(list(part)), ablate).logprobs
+            assert lp is not None, "a decoder gives log-probabilities"
+            total, count = total + float(np.nansum(lp)), count + int(np.isfinite(lp).sum())
+        return Score(float("nan"), total / max(count, 1))
+
+    return score
+
+
+def confidence(runs: Sequence[TokenRun], heads: Sequence[HeadRef]) -> np.ndarray:
+    """Voita et al.: per head, the mean over real query positions of the largest weight."""
+    out = []
+    for ref in heads:
+        kind = KIND_OF[ref.kind]
+        tops = [getattr(r, kind)[:, ref.layer, ref.head].max(-1) for r in runs]  # (B, Q) each
+        flat = np.concatenate([t.ravel() for t in tops])
+        out.append(float(np.nanmean(flat)))
+    return np.array(out)
+
+
+def check_applies(lens: Lens) -> None:
+    """An InputError unless the model has a score a head could lower, or is an encoder."""
+    if lens.task_name is None and lens.info.architecture == "encoder-decoder":
+        raise InputError(
+            f"{lens.name} has no score to lose: importance is measured on our task models "
+            "(exact match, log-likelihood), on decoders (log-likelihood of text), and on "
+            "encoders (how much of their output they keep)"
+        )
+
+
+def score_column(lens: Lens) -> str:
+    """The name of the score a head's ablation lowers: an encoder's output similarity, else
+    the log-likelihood per token."""
+    return "similarity" if lens.info.architecture == "encoder" else "loglik"
+
+
+ENCODER_NOTE = (
+    "{name} is encoder-only: it predicts no token, so its score is how much of its own output "
+    "it keeps, the cosine similarity of each token's last hidden state to the whole model's on "
+    "the same text (1 with no head ablated); importance is 1 minus that with the head ablated"
+)
+
+
+def measure_importance(
+    lens: Lens,
+    n: int = 100,
+    seed: int = 0,
+    progress: Progress = no_progress,
+    beam: bool = True,
+    pruning: bool = True,
+) -> ExperimentResult:
+    """Every head's importance and confidence, and (with pruning) the pruning curves."""
+    started = time.perf_counter()
+    n, heads, task = check_n(n), all_heads(lens.info), lens.task_name
+    check_applies(lens)
+    examples = get_task(task).examples(n, seed) if task is not None else None
+    texts = [e.source for e in examples] if examples else lens.sample_texts(n, seed)
+    conf = confidence(_attention_runs(lens, examples, texts), heads)
+    params = {"n": len(texts), "seed": seed, "beam": beam, "pruning": pruning,
+              "fingerprint": lens.fingerprint()}  # fmt: skip
+    reason = lens.why_no_ablation()
+    if reason is not None:
+        nan = np.full(len(heads), np.nan)
+        table = head_table(heads, importance=nan, exact_drop=nan, confidence=conf)
+        note = f"only Voita's confidence is measured on {lens.name}: {reason}"
+        return ExperimentResult("importance", lens.name, params, table, {}, {}, (note,),
+                                time.perf_counter() - started)  # fmt: skip
+    if examples:
+        scorer = task_scorer(lens, examples)
+    elif lens.info.architecture == "encoder":
+        scorer = output_scorer(lens, texts)
+    else:
+        scorer = text_scorer(lens, texts)
+    beam = beam and pruning and examples is not None
+    plan = _Plan(len(heads), beam, len(kinds_of(lens.info)) if pruning else 0, progress, pruning)
+    table, summary, tables = _measured(scorer, heads, conf, plan, beam, score_column(lens))
+    if examples is None:
+        summary.pop("exact_greedy", None)
+    notes = (ENCODER_NOTE.format(name=lens.name),) if score_column(lens) == "similarity" else ()
+    return ExperimentResult("importance", lens.name, params, table, summary, tables, notes,
+                            time.perf_counter() - started)  # fmt: skip
+
+
+def _measured(
+    scorer: Scorer,
+    heads: Sequence[HeadRef],
+    conf: np.ndarray,
+    plan: _Plan,
+    beam: bool,
+    column: str,
+) -> tuple[pd.DataFrame, dict[str, object], dict[str, pd.DataFrame]]:
+    """Each head ablated alone, then (when plan counts them) the pruning curves: the heads'
+    table, the summary and the curves."""
+    base = scorer([], "greedy")
+    plan.tick("scoring the whole model")
+    singles = []
+    for ref in heads:
+        singles.append(scorer([ref], "greedy"))
+        plan.tick(f"ablating {ref}")
+    importance = np.array([base.value - s.value for s in singles])
+    exact_drop = np.array([base.exact - s.exact for s in singles])
+    order = [heads[i] for i in np.lexsort((-conf, exact_drop, importance))]  # least first
+    table = head_table(heads, importance=importance, exact_drop=exact_drop, confidence=conf)
+    table["prune_rank"] = [order.index(h) for h in heads]
+    summary: dict[str, object] = {"heads": len(heads), column: base.value,
+                                  "exact_greedy": base.exact}  # fmt: skip
+    if not plan.curves:
+        return table, summary, {}
+    curve = _pruning(scorer, order, plan, beam, column)
+    by_kind = _pruning_by_kind(scorer, order, plan, column)
+    summary = _summary(base, curve, by_kind, not np.isnan(base.exact), column)
+    return table, summary, {"pruning": curve, "pruning_by_kind": by_kind}
+
+
+class _Plan:
+    """Counts the scoring runs ahead, for the progress bar."""
+
+    def __init__(
+        self, heads: int, beam: bool, kinds: int, progress: Progress, curves: bool
+    ) -> None:
+        self.progress, self.done, self.curves = progress, 0, curves
+        curve = (heads + 1) * (2 if beam else 1) if curves else 0
+        self.total = 1 + heads + curve + (heads if kinds > 1 else 0)
+
+    def tick(self, what: str) -> None:
+        self.done += 1
+        self.progress(self.done, self.total, what)
+
+
+def _attention_runs(
+    lens: Lens, examples: Sequence[Example] | None, texts: Sequence[str]
+) -> list[TokenRun]:
+    """The model's attention on the input set (task models: teacher-forced on the reference)."""
+    runs = []
+    if examples is not None:
+        space = lens.token_space()
+        assert space.start is not None, "a task model is an encoder-decoder"
+        for part in chunks(examples, 128):
+            tokens = [(space.start, *lens.token_ids(e.target)) for e in part]
+            runs.append(
+                lens.run_tokens(TokenBatch(tokens, [lens.token_ids(e.source) for e in part]))
+            )
+        return runs
+    ids = [lens.token_ids(t) for t in texts]
+    return [lens.run_tokens(TokenBatch(list(part))) for part in chunks(ids, BATCH)]
+
+
+def _pruning(
+    scorer: Scorer, order: Sequence[HeadRef], plan: _Plan, beam: bool, column: str
+) -> pd.DataFrame:
+    """Score after removing the first k heads of order, for k = 0 .. all."""
+    rows = []
+    for k in range(len(order) + 1):
+        greedy = scorer(order[:k], "greedy")
+        plan.tick(f"pruning {k} of {len(order)} heads (greedy)")
+        row = {
+            "heads_removed": k,
+            "fraction_pruned": k / len(order),
+            "removed": str(order[k - 1]) if k else "",
+            "exact_greedy": greedy.exact,
+            column: greedy.value,
+            "exact_beam": float("nan"),
+        }
+        if beam:
+            row["exact_beam"] = scorer(order[:k], "beam").exact
+            plan.tick(f"pruning {k} of {len(order)} heads (beam)")
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def _pruning_by_kind(
+    scorer: Scorer, order: Sequence[HeadRef], plan: _Plan, column: str
+) -> pd.DataFrame:
+    """Michel et al.'s per-kind curves: heads of one kind removed, least important first,
+    the others kept (greedy)."""
+    kinds: list[HeadKind] = list(dict.fromkeys(h.kind for h in order))
+    rows: list[dict[str, object]] = []
+    if len(kinds) < 2:
+        return pd.DataFrame(
+            rows, columns=["kind", "heads_removed", "fraction_pruned", "exact_greedy", column]
+        )
+    for kind in kinds:
+        mine = [h for h in order if h.kind == kind]
+        for k in range(1, len(mine) + 1):
+            s = scorer(mine[:k], "greedy")
+            plan.tick(f"pruning {k} {kind} heads")
+            rows.append(
+                {
+                    "kind": KIND_OF[kind],
+                    "heads_removed": k,
+                    "fraction_pruned": k / len(mine),
+                    "exact_greedy": s.exact,
+                    column: s.value,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def prunable(curve: pd.DataFrame, column: str) -> int:
+    """How many heads go, least important first, before more than 1 point of exact match is
+    lost (the first k whose score falls further, minus one)."""
+    scores = curve[column].to_numpy()
+    lost = np.nonzero(scores < scores[0] - LOST_POINTS - 1e-12)[0]
+    return int(lost[0] - 1) if lost.size else len(scores) - 1
+
+
+def _summary(
+    base: Score, curve: pd.DataFrame, by_kind: pd.DataFrame, task: bool, column: str
+) -> dict[str, object]:
+    heads = len(curve) - 1
+    out: dict[str, object] = {
+        "heads": heads,
+        column: base.value,
+        f"{column}_all_removed": float(curve[column].iloc[-1]),
+    }
+    if task:
+        out |= {"exact_greedy": base.exact, "prunable_greedy": prunable(curve, "exact_greedy")}
+        if curve["exact_beam"].notna().all():
+            out |= {
+                "exact_beam": float(curve["exact_beam"].iloc[0]),
+                "prunable_beam": prunable(curve, "exact_beam"),
+            }
+    if len(by_kind):
+        last = by_kind.groupby("kind").tail(1).set_index("kind")
+        out["exact_all_of_kind_removed"] = last["exact_greedy"].to_dict()
+        out[f"{column}_all_of_kind_removed"] = last[column].to_dict()
+    return out

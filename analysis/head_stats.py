@@ -1,0 +1,121 @@
+"""Head statistics: what each head attends to on average, and a tag for one-pattern heads."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+
+from attnlens.record.picking import attention_of, true_source_hits
+from attnlens.record.trace import Kind, Trace
+
+END_TOKENS = frozenset({"</s>", "<eos>", "[SEP]", "<|endoftext|>"})
+SHARES = ("self", "previous", "first", "end", "induction")
+TAGS = {"self": "self head", "previous": "previous-token head", "first": "first-token head",
+        "end": "end-token head", "induction": "induction head"}  # fmt: skip
+COLUMNS = ("kind", "layer", "head", "entropy", "mean_distance", *SHARES, "aligned", "tag")
+INDUCTION_QUERIES = 4  # fewer queries with an induction key than this: too few to tell
+ALIGNED_TAG = 0.8  # a cross head whose argmax is the true source this often is tagged
+
+
+def head_statistics(
+    trace: Trace,
+    kinds: Sequence[Kind] | None = None,
+    threshold: float = 0.5,
+    reference: Sequence[int] | None = None,
+) -> pd.DataFrame:
+    """One row per (kind, layer, head): entropy (nats), mean |query − key|, shares and a tag.
+
+    Shares are means over queries of the weight given to the query's own position, the one
+    before it, position 0, and end-of-sentence tokens; NaN where a share has no meaning
+    (self, previous and distance for cross-attention; end when no end token is present).
+    "induction" is the weight on the token after the latest earlier occurrence of the query's
+    own token (Olsson et al. 2022; the same pairs as the Heads page's induction figure), over
+    the queries that have one; NaN when fewer than INDUCTION_QUERIES do (a text with no
+    repeat, or one word said again, is too little to tell), and for cross-attention.
+    With reference (the true source of each output token), "aligned" is the share of output
+    tokens whose cross-attention argmax is their true source, and a cross head aligned at
+    least ALIGNED_TAG of the time is tagged "alignment head"; otherwise NaN.
+    """
+    chosen = trace.kinds if kinds is None else kinds
+    frames = [_kind_frame(trace, k, threshold, reference) for k in chosen]
+    if not frames:
+        return pd.DataFrame(columns=list(COLUMNS))
+    return pd.concat(frames, ignore_index=True)
+
+
+def _kind_frame(
+    trace: Trace, kind: Kind, threshold: float, reference: Sequence[int] | None
+) -> pd.DataFrame:
+    w = attention_of(trace, kind)  # (L, H, Q, K) float32; sums below accumulate in float64
+    L, H = w.shape[:2]
+    layer, head = (a.ravel() for a in np.indices((L, H)))
+    stats = {"kind": kind, "layer": layer, "head": head, **_stats(w, trace.tokens(kind)[1], kind)}
+    stats["aligned"] = _aligned(w, reference) if kind == "cross" else np.full((L, H), np.nan)
+    frame = pd.DataFrame(
+        {k: np.ravel(v) if not isinstance(v, str) else v for k, v in stats.items()}
+    )
+    frame["tag"] = [_tag(row, threshold) for row in frame[list(SHARES)].to_numpy()]
+    frame.loc[frame["aligned"] >= ALIGNED_TAG, "tag"] = "alignment head"
+    return frame
+
+
+def _aligned(w: np.ndarray, reference: Sequence[int] | None) -> np.ndarray:
+    """(L, H) share of output rows whose argmax is the true source; NaN without a reference."""
+    if reference is None or len(reference) == 0:
+        return np.full(w.shape[:2], np.nan)
+    share: np.ndarray = true_source_hits(w, reference) / len(reference)
+    return share
+
+
+def _stats(w: np.ndarray, keys: tuple[str, ...], kind: Kind) -> dict[str, np.ndarray]:
+    """Each statistic as an (L, H) array (keys: the key tokens, the queries' too where square)."""
+    L, H, Q, K = w.shape
+    distance = np.abs(np.arange(Q)[:, None] - np.arange(K)[None, :]).astype(w.dtype)  # (Q, K)
+    plogp = w * np.log(np.maximum(w, np.finfo(w.dtype).tiny))  # 0 · log 0 = 0
+    nan = np.full((L, H), np.nan)
+    square = kind != "cross"
+    ends = np.array([t in END_TOKENS for t in keys])
+    diag = np.diagonal(w, 0, 2, 3)  # (L, H, min(Q, K))
+    prev = np.diagonal(w, -1, 2, 3)  # (L, H, Q - 1): query i → key i - 1
+    return {
+        "entropy": -plogp.sum(-1, dtype=np.float64).mean(-1),
+        "mean_distance": (w * distance).sum(-1, dtype=np.float64).mean(-1) if square else nan,
+        "self": diag.mean(-1, dtype=np.float64) if square else nan,
+        "previous": prev.mean(-1, dtype=np.float64) if square and Q > 1 else nan,
+        "first": w[..., 0].mean(-1, dtype=np.float64),
+        "end": w[..., ends].sum(-1, dtype=np.float64).mean(-1) if ends.any() else nan,
+        "induction": _induction(w, keys) if square else nan,
+    }
+
+
+def _induction(w: np.ndarray, tokens: Sequence[str]) -> np.ndarray:
+    """(L, H) mean weight on the induction key of each query that has one (NaN for too few)."""
+    matches = earlier_matches(tokens)
+    if len(matches) < INDUCTION_QUERIES:
+        return np.full(w.shape[:2], np.nan)
+    queries, keys = [q for q, _ in matches], [j + 1 for _, j in matches]
+    share: np.ndarray = w[:, :, queries, keys].mean(-1, dtype=np.float64)
+    return share
+
+
+def _tag(shares: np.ndarray, threshold: float) -> str:
+    """The pattern holding the largest share, if that share reaches the threshold; else ''."""
+    if np.isnan(shares).all():
+        return ""
+    best = int(np.nanargmax(shares))
+    return TAGS[SHARES[best]] if shares[best] >= threshold else ""
+
+
+def earlier_matches(tokens: Sequence[str]) -> list[tuple[int, int]]:
+    """(q, j) for every position q whose token occurred before, at j (the latest such j with
+    j + 1 < q): an induction head at q looks at j + 1."""
+    last: dict[str, int] = {}
+    pairs = []
+    for q, tok in enumerate(tokens):
+        j = last.get(tok)
+        if j is not None and j + 1 < q:
+            pairs.append((q, j))
+        last[tok] = q
+    return pairs

@@ -1,0 +1,1 @@
+"""The `attnlens` command line: main.py parses and dispatches, a module per command."""

@@ -1,0 +1,3 @@
+from attnlens.app.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,349 @@
+"""Decks: a lecture as a small text file, one block per slide (README, "Write a deck").
+
+    title: My lecture            <- the deck's own fields, before the first slide
+    model: translate
+
+    === Where does this head look?      <- a slide starts with "=== " and its title
+    section: 3.2.1
+    figure: heatmap
+    kind: encoder_self
+    layer: 0
+    head: auto
+    ask: where
+                                 <- a blank line ends the fields
+    The words on the slide, Markdown without HTML.
+
+Every problem is a DeckError naming the file, the slide, its line and the field.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from attnlens.record.errors import InputError
+from attnlens.record.trace import KINDS, Kind
+
+SUFFIX = ".deck"
+MAX_BYTES = 256_000
+MAX_SLIDES = 200
+MAX_WORDS = 6_000  # characters of words on one slide
+NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+FIGURES: dict[str, str] = {  # name -> what it shows
+    "title": "no figure: the words alone",
+    "stacks": "Figure 1: the two stacks and where each attention sits (§3.1)",
+    "embeddings": "embeddings and positional encoding of this input (§3.4, §3.5)",
+    "qkv": "scaled dot-product attention on one head's own Q, K, V (§3.2.1)",
+    "scaling": "why divide by √d_k: the softmax saturates as d_k grows (§3.2.1)",
+    "heads": "multi-head attention: the same input through each head of a layer (§3.2.2)",
+    "causal": "the causal mask built up token by token (§3.2.3)",
+    "padding": "padding in a batch: no query attends to a pad (§3.2.3)",
+    "cross": "encoder–decoder attention, true sources circled (§3.2.3)",
+    "softmax": "the output softmax: the next token's probabilities (§3.4)",
+    "decoding": "greedy vs beam search vs sampling with temperature / top-k / top-p",
+    "heatmap": "one head's attention: queries × keys",
+}
+QUESTIONS: dict[str, tuple[str, ...]] = {  # question kind -> figures it may be asked on
+    "where": ("qkv", "scaling", "heads", "causal", "cross", "heatmap"),
+    "previous-head": ("heads", "heatmap", "causal", "qkv"),
+    "alignment-head": ("heads", "heatmap", "cross"),
+    "greedy-next": ("softmax", "decoding"),
+    "beam-vs-greedy": ("softmax", "decoding"),
+}
+Auto = str  # "auto", "first" or "last", resolved against the model when the slide is shown
+
+
+class DeckError(InputError):
+    """A deck that cannot be read, with where and why."""
+
+
+@dataclass(frozen=True)
+class Slide:
+    """One slide: its figure, the view it opens on and the words beside it."""
+
+    number: int  # 1-based, as the slide counter shows it
+    title: str
+    line: int
+    figure: str = "title"
+    section: str = ""
+    words: str = ""
+    model: str | None = None
+    text: str | None = None
+    target: str | None = None
+    kind: Kind | None = None
+    layer: int | Auto | None = None
+    head: int | Auto | None = None
+    step: int | Auto | None = None
+    query: int | Auto | None = None
+    ask: str | None = None
+    highlight: Kind | None = None
+    batch: str | None = None
+    temperature: float | None = None
+    top_k: int | None = None
+    top_p: float | None = None
+    beam_size: int | None = None
+
+
+@dataclass(frozen=True)
+class Deck:
+    """A named lecture: its slides in order and the model they run on unless a slide says."""
+
+    name: str
+    title: str
+    slides: tuple[Slide, ...]
+    model: str | None = None
+    text: str | None = None
+    about: str = ""
+    source: str = ""  # where it was read from
+
+
+def _int(low: int, high: int | None = None, words: tuple[str, ...] = ()) -> Callable[[str], Any]:
+    def parse(value: str) -> int | str:
+        if value in words:
+            return value
+        allowed = " or ".join([f"a whole number from {low}", *words])
+        try:
+            number = int(value)
+        except ValueError:
+            raise ValueError(f"must be {allowed}, got {value!r}") from None
+        if number < low or (high is not None and number > high):
+            top = f"..{high}" if high is not None else " up"
+            raise ValueError(f"must be in {low}{top}, got {number}")
+        return number
+
+    return parse
+
+
+def _float(low: float, high: float, low_open: bool = True) -> Callable[[str], float]:
+    def parse(value: str) -> float:
+        try:
+            number = float(value)
+        except ValueError:
+            raise ValueError(f"must be a number, got {value!r}") from None
+        if not (low < number if low_open else low <= number) or number > high:
+            raise ValueError(f"must be above {low} and at most {high}, got {number}")
+        return number
+
+    return parse
+
+
+def _choice(options: tuple[str, ...] | list[str]) -> Callable[[str], str]:
+    def parse(value: str) -> str:
+        if value not in options:
+            raise ValueError(f"must be one of {', '.join(options)}, got {value!r}")
+        return value
+
+    return parse
+
+
+def _text(value: str) -> str:
+    if not value:
+        raise ValueError("is empty")
+    return value
+
+
+SLIDE_FIELDS: dict[str, Callable[[str], Any]] = {
+    "section": _text,
+    "figure": _choice(list(FIGURES)),
+    "model": _text,
+    "text": _text,
+    "target": _text,
+    "kind": _choice(KINDS),
+    "layer": _int(0, None, ("first", "last")),
+    "head": _int(0, None, ("auto",)),
+    "step": _int(0, None, ("auto", "last")),
+    "query": _int(0, None, ("auto",)),
+    "ask": _choice(list(QUESTIONS)),
+    "highlight": _choice(KINDS),
+    "batch": _text,
+    "temperature": _float(0.0, 100.0),
+    "top_k": _int(1),
+    "top_p": _float(0.0, 1.0),
+    "beam_size": _int(2, 16),
+}
+DECK_FIELDS: dict[str, Callable[[str], Any]] = {
+    "title": _text,
+    "model": _text,
+    "text": _text,
+    "about": _text,
+}
+
+
+def parse_deck(text: str, name: str, source: str = "") -> Deck:
+    """A deck from its text; a DeckError naming the slide, line and field for any problem."""
+    where = source or f"{name}{SUFFIX}"
+    if not NAME.match(name):
+        raise DeckError(
+            f"{where}: a deck's file name must be lower-case letters, digits, - or _ "
+            f"(at most 40, it goes in the address), got {name!r}"
+        )
+    blocks = _blocks(text.splitlines(), where)
+    head, slide_blocks = blocks[0], blocks[1:]
+    deck_fields = _fields(head[1], DECK_FIELDS, f"{where}, before the first slide")
+    if not slide_blocks:
+        raise DeckError(f"{where}: no slides (a slide starts with a line '=== Its title')")
+    if len(slide_blocks) > MAX_SLIDES:
+        raise DeckError(f"{where}: {len(slide_blocks)} slides, at most {MAX_SLIDES}")
+    slides = tuple(_slide(i, block, where) for i, block in enumerate(slide_blocks, start=1))
+    return Deck(
+        name=name,
+        title=str(deck_fields.get("title", name)),
+        slides=slides,
+        model=deck_fields.get("model"),
+        text=deck_fields.get("text"),
+        about=str(deck_fields.get("about", "")),
+        source=where,
+    )
+
+
+Block = tuple[tuple[int, str], list[tuple[int, str]]]  # (line number, title), its lines
+
+
+def _blocks(lines: list[str], where: str) -> list[Block]:
+    """The lines before the first slide, then each slide's title line and lines."""
+    blocks: list[Block] = [((0, ""), [])]
+    for number, line in enumerate(lines, start=1):
+        if line.startswith("==="):
+            title = line[3:].strip()
+            if not title:
+                raise DeckError(f"{where}: line {number}: a slide needs a title after '==='")
+            blocks.append(((number, title), []))
+        else:
+            blocks[-1][1].append((number, line))
+    return blocks
+
+
+def _fields(
+    lines: list[tuple[int, str]],
+    parsers: dict[str, Callable[[str], Any]],
+    place: str,
+) -> dict[str, Any]:
+    """`name: value` lines up to the first blank line (comments '#' skipped); the rest are
+    the words and are returned under the key ''. `place` says where, for messages."""
+
+    def where(name: str) -> str:
+        return f"{place}, field '{name}'"
+
+    out: dict[str, Any] = {}
+    rest = list(lines)
+    while rest and not rest[0][1].strip():
+        rest.pop(0)
+    while rest and rest[0][1].strip():
+        number, line = rest.pop(0)
+        if line.lstrip().startswith("#"):
+            continue
+        name, colon, value = line.partition(":")
+        name = name.strip().lower().replace("-", "_")
+        if not colon or " " in name:
+            raise DeckError(
+                f"{place}, line {number}: expected 'field: value' here, "
+                f"got {line.strip()!r} (a blank line starts the words)"
+            )
+        if name not in parsers:
+            raise DeckError(
+                f"{where(name)}: unknown field (line {number}; fields: {', '.join(parsers)})"
+            )
+        if name in out:
+            raise DeckError(f"{where(name)}: given twice (line {number})")
+        try:
+            out[name] = parsers[name](value.strip())
+        except ValueError as err:
+            raise DeckError(f"{where(name)}: {err} (line {number})") from None
+    out[""] = "\n".join(line for _, line in rest).strip()
+    return out
+
+
+def _slide(number: int, block: Block, where: str) -> Slide:
+    (line, title), lines = block
+
+    place = f"{where}: slide {number} ({title!r}, line {line})"
+
+    def at(name: str) -> str:
+        return f"{place}, field '{name}'"
+
+    values = _fields(lines, SLIDE_FIELDS, place)
+    words = values.pop("")
+    if len(words) > MAX_WORDS:
+        raise DeckError(f"{at('words')}: {len(words)} characters, at most {MAX_WORDS}")
+    if "figure" not in values:
+        raise DeckError(f"{at('figure')}: missing (one of {', '.join(FIGURES)})")
+    ask = values.get("ask")
+    if ask is not None and values["figure"] not in QUESTIONS[ask]:
+        raise DeckError(
+            f"{at('ask')}: {ask!r} is asked on a figure among "
+            f"{', '.join(QUESTIONS[ask])}, not {values['figure']!r}"
+        )
+    return Slide(number=number, title=title, line=line, words=words, **values)
+
+
+def slide_fields() -> tuple[str, ...]:
+    """Every field a slide may set (the README lists them)."""
+    return tuple(f.name for f in fields(Slide) if f.name in SLIDE_FIELDS)
+
+
+def renumbered(deck: Deck) -> Deck:
+    """The deck with its slides numbered 1..n again (after a filter)."""
+    return replace(deck, slides=tuple(replace(s, number=i + 1) for i, s in enumerate(deck.slides)))
+
+
+@dataclass(frozen=True)
+class Library:
+    """Every deck read at start-up, and the message of each file that could not be read."""
+
+    decks: dict[str, Deck] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)  # file -> message
+
+
+def read_folder(folder: Path, library: Library | None = None) -> Library:
+    """Every *.deck file of a folder added to library; a bad file becomes an error message,
+    and the other decks still load. A name already taken is refused, not overwritten."""
+    library = library or Library()
+    decks, errors = dict(library.decks), dict(library.errors)
+    if not folder.is_dir():
+        errors[str(folder)] = f"{folder}: the decks folder does not exist or is not a folder"
+        return Library(decks, errors)
+    for path in sorted(folder.glob(f"*{SUFFIX}")):
+        try:
+            deck = read_file(path)
+        except (DeckError, OSError, UnicodeDecodeError) as err:
+            errors[str(path)] = str(err) if isinstance(err, DeckError) else f"{path}: {err}"
+            continue
+        if deck.name in decks:
+            errors[str(path)] = (
+                f"{path}: a deck named {deck.name!r} was already read from "
+                f"{decks[deck.name].source}; rename this file"
+            )
+            continue
+        decks[deck.name] = deck
+    return Library(decks, errors)
+
+
+def read_file(path: Path) -> Deck:
+    """One deck file: at most MAX_BYTES of UTF-8 text."""
+    size = path.stat().st_size
+    if size > MAX_BYTES:
+        raise DeckError(f"{path}: {size} bytes, a deck may hold at most {MAX_BYTES}")
+    return parse_deck(path.read_text(encoding="utf-8"), path.stem, str(path))
+
+
+BUNDLED_DECKS = Path(__file__).resolve().parent / "decks"
+DECKS_ENV = "ATTNLENS_DECKS"
+
+
+def deck_folders() -> list[Path]:
+    """The bundled decks, then every folder in $ATTNLENS_DECKS (os.pathsep-separated), which
+    `attnlens serve --decks DIR` sets."""
+    extra = [Path(p) for p in os.environ.get(DECKS_ENV, "").split(os.pathsep) if p.strip()]
+    return [BUNDLED_DECKS, *extra]
+
+
+def read_library() -> Library:
+    """Every deck of every folder; a bad file is kept as a message, the others load."""
+    library = Library()
+    for folder in deck_folders():
+        library = read_folder(folder, library)
+    return library

@@ -1,0 +1,2 @@
+"""The Experiments page: page.py (a Streamlit page script, run by path from app/web/main.py) and
+its parts."""

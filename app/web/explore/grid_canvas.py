@@ -1,0 +1,50 @@
+"""Explore's every-head grid, drawn on a canvas in the browser (static/grid_canvas.js) from
+viz.head_grid's compact payload (app/web/components.py). A click on a thumbnail sends its layer and
+head back."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+
+from attnlens.app.web.components import component, text_sizes
+
+KEY = "head_grid"
+EVENT = "picked"  # the trigger a click sets: {"layer": l, "head": h}
+HTML = """<div class="hg-root">
+<div class="hg-title"></div><div class="hg-note"></div>
+<div class="hg-legend"><div>share (colour ∝ ∛share)</div><div class="hg-bar"></div>
+<div class="hg-ticks"></div></div>
+<div class="hg-stage"><canvas class="hg-canvas" aria-label="every head"></canvas>
+<div class="hg-labels"></div>
+<div class="hg-tip" hidden></div></div>
+</div>"""
+
+_mount = component("attnlens_head_grid", "grid_canvas", HTML)
+
+
+def head_grid(data: dict[str, Any], present: bool, on_pick: Callable[[], None]) -> None:
+    """The grid of viz.HeadGrid.data() payload `data`; on_pick runs when a thumbnail is
+    clicked (picked_head() then says which)."""
+    _mount(key=KEY, data={**data, **text_sizes(present)}, on_picked_change=on_pick)
+
+
+def picked_head(n_layers: int, n_heads: int) -> tuple[int, int] | None:
+    """(layer, head) of the thumbnail just clicked, read inside on_pick; None without one."""
+    state = st.session_state.get(KEY)
+    return head_of(state.get(EVENT) if isinstance(state, dict) else None, n_layers, n_heads)
+
+
+def head_of(value: object, n_layers: int, n_heads: int) -> tuple[int, int] | None:
+    """(layer, head) of a click's value {"layer": l, "head": h}; None for anything that is not
+    a head of an n_layers × n_heads grid (the browser's word is checked, not trusted)."""
+    if not isinstance(value, dict):
+        return None
+    layer, head = value.get("layer"), value.get("head")
+    if type(layer) is not int or type(head) is not int:  # bool is an int, and not a head
+        return None
+    if not (0 <= layer < n_layers and 0 <= head < n_heads):
+        return None
+    return layer, head

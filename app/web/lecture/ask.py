@@ -1,0 +1,155 @@
+"""Predict, then reveal, on screen: alone with the lecture, as the teacher of a class, or as a
+student answering on their own device."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import streamlit as st
+
+from attnlens.app.teaching.class_store import ClassError, ClassStore
+from attnlens.app.teaching.questions import NoQuestion, Question
+from attnlens.app.web.lecture.class_panel import reported
+from attnlens.app.web.lecture.resources import projected
+from attnlens.app.web.safe_text import md
+from attnlens.viz.reveal import class_answers
+
+LETTERS = "ABCDEFGHIJ"
+REVEALED = "_lec_revealed"  # session key: the question id revealed by a lone lecturer
+HISTOGRAM_HEIGHT = 300
+
+
+def option(question: Question, i: int) -> str:
+    """An option as shown, lettered: "B · 3 · e" (plain text, escaped for Markdown)."""
+    return md(f"{LETTERS[i]} · {question.options[i]}")
+
+
+def no_question(question: Question | NoQuestion | None) -> bool:
+    """Show why a slide asks nothing, if it meant to; True when there is no question."""
+    if isinstance(question, NoQuestion):
+        st.caption(md(f"No question on this input: {question.reason}."))
+        return True
+    return question is None
+
+
+def locally_revealed(question: Question | NoQuestion | None) -> bool:
+    return isinstance(question, Question) and st.session_state.get(REVEALED) == question.id
+
+
+def local(question: Question | NoQuestion | None) -> None:
+    """A lecture without a class: guess, reveal, see why."""
+    if no_question(question):
+        return
+    assert isinstance(question, Question)
+    st.subheader("Predict, then reveal")
+    st.markdown(md(question.prompt))
+    guess = st.radio(
+        "Your guess",
+        range(len(question.options)),
+        index=None,
+        format_func=lambda i: option(question, i),
+        key=f"lec_guess_{question.id}",
+    )
+    if not locally_revealed(question):
+        st.button(
+            "Reveal", key="lec_reveal", type="primary", on_click=_set_revealed, args=(question.id,)
+        )
+        return
+    result(question, guess)
+    st.button("Hide the answer", key="lec_hide", on_click=_set_revealed, args=(None,))
+
+
+def _set_revealed(question_id: str | None) -> None:
+    st.session_state[REVEALED] = question_id
+
+
+def result(question: Question, chosen: int | None, whose: str = "You") -> None:
+    """Right or not, the right option, and one line of why."""
+    right = option(question, question.answer)
+    if chosen is None:
+        st.info(f"The answer: {right}")  # fixed words around md() text
+    elif chosen == question.answer:
+        st.success(f"Right: {right}")  # fixed words around md() text
+    else:
+        st.warning(
+            f"Not quite: the answer is {right} ({whose.lower()} chose {option(question, chosen)})"
+        )
+    st.markdown(f"**Why:** {md(question.why)}")  # fixed words around md() text
+
+
+@reported
+def _answer(store: ClassStore, code: str, me: str, question_id: str, choice: int) -> None:
+    store.answer(code, me, question_id, choice)  # refused (False) once revealed: nothing to do
+
+
+def teacher(
+    question: Question | NoQuestion | None,
+    store: ClassStore,
+    code: str,
+    revealed: bool,
+    reveal: Callable[[], None],
+) -> None:
+    """The teacher's side: the question and its options, answers arriving, then the reveal."""
+    if no_question(question):
+        return
+    assert isinstance(question, Question)
+    st.subheader("Predict, then reveal")
+    st.markdown(md(question.prompt))
+    st.markdown("  \n".join(option(question, i) for i in range(len(question.options))))
+    if revealed:
+        result(question, None)
+        counts = store.counts(code, question.id, len(question.options))
+        fig = projected(class_answers(question.options, counts, question.answer))
+        fig.update_layout(height=HISTOGRAM_HEIGHT)
+        st.plotly_chart(fig, width="stretch", key="lec_histogram")
+        return
+    arriving(store, code, question)
+    st.button("Reveal the answers", key="lec_reveal", type="primary", on_click=reveal)
+
+
+@st.fragment(run_every=1.0)
+def arriving(store: ClassStore, code: str, question: Question) -> None:
+    """How many have answered, refreshed every second (or, while the store does not answer,
+    a line that says so: the next second tries again)."""
+    try:
+        answered = sum(store.counts(code, question.id, len(question.options)))
+        roster = store.roster(code)
+    except ClassError:
+        st.caption("The class store is not answering; the count comes back when it does.")
+        return
+    with st.container(key="lec_answer_count"):
+        counts = f"**{answered}** answered · {roster.active} of {roster.joined} joined here now"
+        st.markdown(counts)  # fixed words: numbers
+
+
+def student(
+    question: Question | NoQuestion | None, store: ClassStore, code: str, me: str, revealed: bool
+) -> None:
+    """A student's side: one button per option (a change of mind is fine until the reveal),
+    then their own result."""
+    if no_question(question):
+        return
+    assert isinstance(question, Question)
+    st.subheader("Your answer")
+    st.markdown(md(question.prompt))
+    mine = store.answer_of(code, me, question.id)
+    with st.container(key="lec_options"):
+        for i in range(len(question.options)):
+            chosen = mine == i
+            st.button(
+                ("✓ " if chosen else "") + option(question, i),
+                key=f"lec_option_{i}",
+                type="primary" if chosen else "secondary",
+                disabled=revealed,
+                on_click=_answer,
+                args=(store, code, me, question.id, i),
+                width="stretch",
+            )
+    if not revealed:
+        st.caption("Waiting for the teacher to reveal." if mine is not None else "Tap an answer.")
+        return
+    result(question, mine)
+    counts = store.counts(code, question.id, len(question.options))
+    fig = projected(class_answers(question.options, counts, question.answer))
+    fig.update_layout(height=HISTOGRAM_HEIGHT)
+    st.plotly_chart(fig, width="stretch", key="lec_histogram")

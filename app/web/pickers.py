@@ -1,0 +1,140 @@
+"""The controls several pages share: the input text, and kind / layer / head pickers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import TypeVar
+
+import streamlit as st
+
+import attnlens
+from attnlens.app.web import session_records, urlstate
+from attnlens.app.web.resources import shared_trace
+from attnlens.app.web.safe_text import md
+from attnlens.record.trace import Kind, Trace
+
+KIND_LABELS: dict[str, str] = {
+    "encoder_self": "encoder self-attention",
+    "decoder_self": "decoder self-attention",
+    "cross": "cross-attention",
+}
+T = TypeVar("T")
+LIVE = "300ms"  # the text boxes commit after this pause in typing, so figures follow the typing
+
+
+def memo(slot: str, key: Hashable, compute: Callable[[], T]) -> T:
+    """The last result of one computation in this session, recomputed only when key changes
+    (kept while the session is connected: session_records)."""
+    records = session_records.held()
+    last = records.get(slot)
+    if last is not None and last[0] == key:
+        return last[1]  # type: ignore[no-any-return]
+    records.pop(slot, None)  # the old record goes before the new one is computed
+    value = compute()
+    records[slot] = (key, value)
+    return value
+
+
+def text_input(lens: attnlens.Lens) -> str:
+    """The input text, shared by every page and the URL. It starts as the model's example, and
+    follows the example when another model is picked unless the user has typed their own."""
+    held = st.session_state.get("w_text", urlstate.remembered("text", None))
+    shown_example = st.session_state.get("_example")
+    if held is not None and held == shown_example != lens.example:
+        st.session_state["w_text"] = lens.example
+    st.session_state["_example"] = lens.example
+    urlstate.prepare("w_text", "text", lens.example, str)
+    text = st.text_input(
+        "Text",
+        key="w_text",
+        help=f"at most {lens.max_tokens} tokens; the figures follow as you type",
+        live=LIVE,
+    )
+    urlstate.remember("text", text)
+    return str(text)
+
+
+def target_input(lens: attnlens.Lens) -> str | None:
+    """The optional teacher-forcing target of an encoder-decoder model (None: its own output)."""
+    if lens.info.architecture != "encoder-decoder":
+        return None
+    return _optional_text(
+        "Target (optional: teacher forcing; empty = the model's own greedy output)",
+        "w_target",
+        "target",
+    )
+
+
+def pair_input(lens: attnlens.Lens) -> str | None:
+    """The optional second text of a sentence pair, for models that read pairs (BERT's
+    sentence B: its own segment ids); None for one text."""
+    if not lens.reads_pairs:
+        return None
+    return _optional_text(
+        "Second text (optional: a sentence pair, read with its own segment ids as sentence B)",
+        "w_pair",
+        "pair",
+    )
+
+
+def _optional_text(label: str, key: str, url_key: str) -> str | None:
+    """A text box that may stay empty (None); its text is in the URL under url_key while it
+    has any."""
+    urlstate.prepare(key, url_key, "", str)
+    text = st.text_input(label, key=key, live=LIVE)
+    if text:
+        urlstate.remember(url_key, text)
+    else:
+        urlstate.forget(url_key)
+    return str(text) or None
+
+
+def traced(
+    lens: attnlens.Lens,
+    text: str,
+    target: str | None,
+    slot: str = "trace",
+    pair: str | None = None,
+) -> Trace | None:
+    """The trace of text (memoised per session, and shared between sessions: its arrays are
+    read-only); a message in place of bad input."""
+    key = (lens.name, id(lens), text, target, pair)
+    try:
+        tr = memo(slot, key, lambda: shared_trace(lens, text, target, pair))
+    except ValueError as err:
+        st.error(md(err))
+        return None
+    for warning in tr.warnings:
+        st.warning(md(warning))
+    return tr
+
+
+def kind_picker(tr: Trace, where: st.delta_generator.DeltaGenerator | None = None) -> Kind:
+    """Which attention: encoder self, decoder self or cross (those the record holds)."""
+    kinds = list(tr.kinds)
+    urlstate.prepare("w_kind", "kind", kinds[-1], None, kinds)
+    kind: Kind = (where or st).selectbox(
+        "Attention", kinds, key="w_kind", format_func=KIND_LABELS.__getitem__
+    )
+    urlstate.remember("kind", kind)
+    return kind
+
+
+def layer_head_pickers(
+    n_layers: int, n_heads: int, cols: tuple[st.delta_generator.DeltaGenerator, ...] | None = None
+) -> tuple[int, int]:
+    """Layer and head, counted from 0 as everywhere in attnlens; n_layers × n_heads of the
+    kind shown (`ModelInfo.shape(kind)`: an encoder and its decoder may differ). A layer or
+    head held from another kind that this one lacks falls back to the default."""
+    for key, count in (("w_layer", n_layers), ("w_head", n_heads)):
+        held = st.session_state.get(key)
+        if isinstance(held, int) and held >= count:
+            del st.session_state[key]
+    left, right = cols or st.columns(2)
+    urlstate.prepare("w_layer", "layer", n_layers - 1, int, list(range(n_layers)))
+    urlstate.prepare("w_head", "head", 0, int, list(range(n_heads)))
+    layer = int(left.selectbox("Layer", list(range(n_layers)), key="w_layer"))
+    head = int(right.selectbox("Head", list(range(n_heads)), key="w_head"))
+    urlstate.remember("layer", layer)
+    urlstate.remember("head", head)
+    return layer, head

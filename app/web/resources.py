@@ -1,0 +1,153 @@
+"""The models shared by every session, loaded once per process, and the one this session uses.
+
+The server's settings for speed (README, "Deploying for a class"):
+
+- one torch intra-op thread per request (ATTNLENS_TORCH_THREADS): requests already run side
+  by side in threads, and on a small machine a second torch thread per request only fights
+  them and the browser for the same cores;
+- no full garbage collection after every rerun (`attnlens serve` switches Streamlit's off,
+  app/cli/main.py STREAMLIT_OPTIONS): it walked the ~260k objects of torch and the models each time;
+- traces shared between sessions (ATTNLENS_TRACE_CACHE_MB): a class types the same examples;
+- traces of our own bundled models made in a worker process, off the server's GIL, on a machine
+  of two cores or more (ATTNLENS_TRACE_WORKERS, app/server/trace_workers.py): a class of 32 on 2
+  cores where the server alone held 16; a single user's keystroke is as fast either way.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+import streamlit as st
+
+import attnlens
+from attnlens.app.server.trace_cache import SharedTraces
+from attnlens.app.server.trace_workers import TraceWorkers
+from attnlens.app.web.safe_text import md
+from attnlens.model.lenses.registry import check_allowed
+from attnlens.model.training.snapshots import SnapshotScore
+from attnlens.record.errors import clipped
+from attnlens.record.trace import Trace
+
+DEFAULT_MODEL = "reverse"
+TORCH_THREADS = 1
+TRACE_CACHE_MB = 32  # kept after every session let go; within 10% of an idle server
+
+
+def default_trace_workers(cores: int | None) -> int:
+    """Worker processes for traces unless ATTNLENS_TRACE_WORKERS says: one beside the server
+    when there is a core for it (each holds its own torch and models, ~320 MB), else none."""
+    return 1 if (cores or 1) >= 2 else 0
+
+
+def _setting(name: str, default: int, env: Mapping[str, str] | None = None, least: int = 1) -> int:
+    """A whole number of at least `least` from the environment; the default for anything else."""
+    raw = (os.environ if env is None else env).get(name, "").strip()
+    return int(raw) if raw.isdigit() and int(raw) >= least else default
+
+
+@st.cache_resource(show_spinner=False, max_entries=8)
+def shared_lens(name: str) -> attnlens.Lens:
+    """One lens per model name and process; lenses keep no per-call state, so sharing is safe."""
+    import torch  # only here: the app starts without torch until a model is wanted
+
+    torch.set_num_threads(_setting("ATTNLENS_TORCH_THREADS", TORCH_THREADS))
+    return attnlens.load(name)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def shared_snapshot(name: str, step: int) -> attnlens.Lens:
+    """A model's training snapshot, loaded through the model (never by a path a user gives)."""
+    return shared_lens(name).snapshot(step)
+
+
+@st.cache_resource(show_spinner=False)
+def _shared_traces() -> SharedTraces:
+    return SharedTraces(_setting("ATTNLENS_TRACE_CACHE_MB", TRACE_CACHE_MB) * 2**20)
+
+
+def shared_trace(
+    lens: attnlens.Lens, text: str, target: str | None, pair: str | None = None
+) -> Trace:
+    """The trace of text (and target, and a pair's second text) on lens, computed once for
+    every session that asks; its arrays are read-only. Bad input raises the lens's InputError,
+    as lens.trace does."""
+    workers = _trace_workers()
+
+    def compute() -> Trace:
+        name = lens.name
+        # until the worker has started and has the model loaded, the trace is made here
+        if workers is not None and workers.ready(name) and lens is shared_lens(name):
+            with contextlib.suppress(BrokenProcessPool):  # a worker died: made here too
+                return workers.trace(name, text, target, pair)
+        return lens.trace(text, target, pair=pair)
+
+    return _shared_traces().get(lens, (lens.name, text, target, pair), compute)
+
+
+@st.cache_resource(show_spinner=False)
+def _trace_workers() -> TraceWorkers | None:
+    """The server's trace workers (ATTNLENS_TRACE_WORKERS; default_trace_workers: one on two
+    cores or more, 0 makes every trace in the server), at most one per core: each holds its
+    own torch and models (~320 MB), and more than the cores would only take turns on them."""
+    cores = os.cpu_count()
+    asked = _setting("ATTNLENS_TRACE_WORKERS", default_trace_workers(cores), least=0)
+    workers = min(asked, cores or 1)
+    if not workers:
+        return None
+    return TraceWorkers(workers, _setting("ATTNLENS_TORCH_THREADS", TORCH_THREADS))
+
+
+@st.cache_resource(show_spinner=False)
+def _background() -> ThreadPoolExecutor:
+    """One worker for the server's long jobs, so that they queue rather than pile up."""
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="attnlens-background")
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _scoring(name: str) -> Future[list[SnapshotScore]]:
+    """Every snapshot of a model scored on held-out examples, started once per process."""
+    return _background().submit(shared_lens(name).snapshot_scores)
+
+
+def snapshot_scores(name: str) -> list[SnapshotScore] | None:
+    """Each snapshot of the model scored on held-out examples of its task ([] when it cannot
+    be scored), or None while the scoring still runs in the background (it takes tens of
+    seconds, and the same for every session, so it is computed once per process). A failed
+    scoring raises its error here."""
+    job = _scoring(name)
+    return job.result() if job.done() else None
+
+
+def load_lens(name: str) -> attnlens.Lens | None:
+    """The lens for name, with a spinner while it loads; an error message in place if it fails.
+    A session's reruns on a model it has already loaded get no spinner: it started a timer
+    thread and sent a message on every keystroke, before any figure."""
+    shown = st.session_state.get("_lens_loaded") == name
+    lens = _loaded(lambda: _allowed_lens(name), name, spinner=not shown)
+    st.session_state["_lens_loaded"] = None if lens is None else name
+    return lens
+
+
+def _allowed_lens(name: str) -> attnlens.Lens:
+    """The shared lens, once this deployment allows the name (the cache alone would hand out a
+    model loaded before the policy changed)."""
+    check_allowed(name)
+    return shared_lens(name)
+
+
+def load_snapshot(name: str, step: int) -> attnlens.Lens | None:
+    """A snapshot of the model, like load_lens."""
+    return _loaded(lambda: shared_snapshot(name, step), f"{name} at step {step}")
+
+
+def _loaded(load: object, shown: str, spinner: bool = True) -> attnlens.Lens | None:
+    try:
+        with st.spinner(md(f"Loading model {shown}…")) if spinner else contextlib.nullcontext():
+            return load()  # type: ignore[operator,no-any-return]
+    except Exception as err:  # any failure to load is the user's to read, not a traceback
+        st.error(md(f"Could not load model {clipped(shown)!r}: {err}"))
+        return None

@@ -1,0 +1,98 @@
+"""What every page starts with: its place in the URL, the sidebar, its title and the model."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import streamlit as st
+
+import attnlens
+from attnlens.app.web import urlstate
+from attnlens.app.web.pickers import pair_input, target_input, text_input, traced
+from attnlens.app.web.resources import load_lens
+from attnlens.app.web.safe_text import md
+from attnlens.app.web.show import presenting
+from attnlens.app.web.sidebar import sidebar
+from attnlens.record.trace import Trace
+
+
+def page_start(url_path: str, title: str) -> attnlens.Lens | None:
+    """Draw the shared sidebar and the title; the session's lens, or None with a message."""
+    urlstate.remember("page", url_path)
+    name = sidebar(st.session_state.get("default_model", ""))
+    st.title(title)
+    if not name:
+        st.info("Pick a model in the sidebar, or type a folder or hub id.")
+        return None
+    return load_lens(name)
+
+
+@dataclass(frozen=True)
+class Started:
+    """A page's model, the input it was given and the trace of that input."""
+
+    lens: attnlens.Lens
+    text: str
+    target: str | None
+    trace: Trace
+    pair: str | None = None  # the second text of a sentence pair
+
+
+Inputs = tuple[str, str | None, str | None]  # the text, the target and the second text
+
+
+def traced_page(
+    url_path: str, title: str, body: Callable[[Started], None], caption: bool = False
+) -> None:
+    """page_start (and the model's description, with caption), then the text boxes and `body`
+    drawn from their trace. A new text reruns the boxes and `body` alone, a fragment: the
+    sidebar, the navigation and the title are not sent again (on Explore at 8 tokens the page
+    around the figure cost more than the figure: README, Speed). On a projector the boxes are
+    in the sidebar, where a fragment cannot draw, and the page reruns whole."""
+    lens = page_start(url_path, title)
+    if lens is None:
+        return
+    if caption:
+        st.caption(md(lens.description))
+    if presenting():
+        with st.sidebar:
+            inputs = text_inputs(lens)
+        _traced(lens, inputs, body)
+    else:
+        _typed(lens, body)
+
+
+@st.fragment
+def _typed(lens: attnlens.Lens, body: Callable[[Started], None]) -> None:
+    _traced(lens, text_inputs(lens), body)
+
+
+def _traced(lens: attnlens.Lens, inputs: Inputs, body: Callable[[Started], None]) -> None:
+    """body of the inputs' trace; only a message when they are bad."""
+    text, target, pair = inputs
+    tr = traced(lens, text, target, pair=pair)
+    if tr is not None:
+        body(Started(lens, text, target, tr, pair))
+
+
+def text_inputs(lens: attnlens.Lens) -> Inputs:
+    """The text box, and the target and second-text boxes where the model reads them."""
+    return text_input(lens), target_input(lens), pair_input(lens)
+
+
+def true_alignment(started: Started) -> tuple[int, ...] | None:
+    """The true source of each output token, when the model's task knows it and the decoder
+    was given the right output; otherwise None, with a hint when only the output is wrong."""
+    reference = started.lens.reference(started.text)
+    if reference is None:
+        return None
+    if started.lens.text_of(started.trace.tgt_tokens[1:]) != reference.target:
+        st.caption(
+            md(
+                f"The right output is “{reference.target}”: give it as the target to see the "
+                "true alignment on cross-attention."
+            )
+        )
+        return None
+    return reference.alignment

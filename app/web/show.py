@@ -1,0 +1,179 @@
+"""Showing figures and tables the same way on every page, each with its download button."""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import shutil
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from attnlens.app.web import downloads
+from attnlens.app.web.pickers import memo
+from attnlens.record.decode import DecodeRun
+from attnlens.record.export import json_bound, json_chunks
+from attnlens.record.trace import Trace
+from attnlens.viz.labels import visible
+from attnlens.viz.style import PROJECTOR_FONT, exported, image_size, projector
+
+CLEAR = "rgba(0,0,0,0)"
+FIRST_CHART_PAUSE = 0.04  # seconds between the chart an action waits for and the ones after it
+MISSING = "–"  # a value a table has no meaning for
+
+
+PROJECTED_ROWS = 30  # a table up to this long is drawn as large text on a projector
+
+
+def presenting() -> bool:
+    """Whether this session shows the app for a projector (the sidebar's toggle)."""
+    return bool(st.session_state.get("_present"))
+
+
+def let_it_draw() -> None:
+    """A moment's pause after the chart the user's action waits for (Explore's heatmap):
+    Streamlit sends each chart as soon as the script makes it, but a browser that receives
+    several at once draws them in one go, so the first would wait for the rest. The server's
+    CPU is free meanwhile."""
+    time.sleep(FIRST_CHART_PAUSE)
+
+
+def styled(fig: go.Figure, present: bool | None = None) -> go.Figure:
+    """The figure, changed in place, as this session shows it (no copy: copying re-validates
+    every trace, and each figure is drawn fresh for one run).
+
+    Backgrounds are left clear, so the page's theme shows through and Streamlit colours the
+    text for it in the browser: a theme switched in the ⋮ menu (no rerun) still reads. In
+    presentation mode (`present`, or this session's when None) every text is projector-sized."""
+    fig.layout.plot_bgcolor = fig.layout.paper_bgcolor = CLEAR  # a third of update_layout's time
+    if presenting() if present is None else present:
+        projector(fig, PROJECTOR_FONT)
+    return fig
+
+
+def clicked_point(key: str) -> dict[str, Any] | None:
+    """The first point of a chart's selection (inside its on_click callback), if any."""
+    event = st.session_state.get(key)
+    points = event.selection.points if event is not None else []
+    return dict(points[0]) if points else None
+
+
+def _dark() -> bool:
+    try:
+        return st.context.theme.type == "dark"
+    except (AttributeError, KeyError, RuntimeError):
+        return False
+
+
+def figure(
+    fig: go.Figure, key: str, file_name: str, on_click: Callable[[], None] | None = None
+) -> None:
+    """A Plotly chart and buttons that download it as shown (HTML; PNG and SVG when kaleido
+    can draw them); `on_click` runs when a point is clicked (its selection is in
+    st.session_state[key])."""
+    shown = styled(fig)
+    if on_click is None:
+        st.plotly_chart(shown, key=key, width="stretch")
+    else:
+        st.plotly_chart(
+            shown, key=key, width="stretch", on_select=on_click, selection_mode="points"
+        )
+    download_buttons(shown, key, file_name)
+
+
+def download_buttons(fig: go.Figure, key: str, file_name: str) -> None:
+    """Download buttons for a figure as this session shows it, in the page's theme."""
+    figure_downloads(lambda: fig, downloads.figure_bound(fig), key, file_name)
+
+
+def figure_downloads(make: Callable[[], go.Figure], bound: int, key: str, file_name: str) -> None:
+    """Download buttons for the figure `make` builds as shown, only when one is clicked (for a
+    view the page draws without Plotly, such as Explore's lines), in the page's theme; `bound`
+    is at most how many bytes its JSON takes."""
+    dark = _dark()
+    with st.container(horizontal=True):
+        downloads.button(
+            "Figure (HTML)", _writer(make, "html", dark), bound + downloads.PLOTLY_JS_BYTES,
+            f"{file_name}.html", "text/html", f"{key}_download",
+        )  # fmt: skip
+        if can_export_images():
+            for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml")):
+                downloads.button(
+                    fmt.upper(), _writer(make, fmt, dark), downloads.IMAGE_BYTES,
+                    f"{file_name}.{fmt}", mime, f"{key}_{fmt}",
+                    help="drawn by kaleido with the system's Chromium: a few seconds",
+                )  # fmt: skip
+
+
+def export(fig: go.Figure, fmt: str, dark: bool = False) -> bytes:
+    """The file a download button gives: the figure as shown (presentation sizes included),
+    in the light or dark theme's own template, whose margins grow to fit every label (the
+    process-wide default is Streamlit's, with fixed margins and placeholder colours).
+    HTML opens offline (plotly.js inside); PNG is drawn at twice the size for sharpness."""
+    out = exported(fig, dark)
+    if fmt == "html":
+        return str(out.to_html(include_plotlyjs=True, full_html=True)).encode()
+    scale = 2 if fmt == "png" else 1
+    return bytes(out.to_image(format=fmt, scale=scale, **image_size(out)))
+
+
+def _writer(make: Callable[[], go.Figure], fmt: str, dark: bool) -> downloads.Writer:
+    """The file, made only when clicked (kaleido starts a browser: seconds, not ms)."""
+
+    def write(handle: Any) -> None:
+        handle.write(export(make(), fmt, dark))
+
+    return write
+
+
+@functools.cache
+def can_export_images() -> bool:
+    """PNG and SVG need kaleido and a Chromium for it to drive."""
+    has_browser = any(shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome"))
+    return has_browser and importlib.util.find_spec("kaleido") is not None
+
+
+def table(frame: pd.DataFrame, key: str, file_name: str, wide: tuple[str, ...] = ()) -> None:
+    """A dataframe as people read it (numbers to 4 decimals, a missing value as '–', never
+    'None'; tokens made visible, a space as '␣'; `wide` columns given room to show their text
+    whole) and a CSV download of the data itself at full precision."""
+    if presenting() and len(frame) <= PROJECTED_ROWS:  # a grid's canvas keeps 14 px text
+        st.table(readable(frame).hide(axis="index"))  # HTML: projector-sized by the page's CSS
+    else:
+        config = {name: st.column_config.TextColumn(name, width="large") for name in wide}
+        st.dataframe(
+            readable(frame), hide_index=True, width="stretch", key=key, column_config=config,
+            placeholder=MISSING,  # the browser draws a missing value as this, not "None"
+        )  # fmt: skip
+    bound = int(frame.memory_usage(deep=True).sum()) * 2 + 4096  # text is at most twice that
+    downloads.button(
+        "Download table (CSV)",
+        downloads.text_writer(lambda: [frame.to_csv(index=False)]),
+        bound, f"{file_name}.csv", "text/csv", f"{key}_download",
+    )  # fmt: skip
+
+
+def record(
+    rec: Trace | DecodeRun, key: str, file_name: str, label: str, instead: str | None = None
+) -> None:
+    """A download of a record as JSON, written piece by piece when clicked; refused, with
+    its size and what to use `instead`, when sending it would pass the budget."""
+    bound = memo(f"{key}_bound", rec, lambda: json_bound(rec.json_tree()))  # once per record
+    downloads.button(
+        label, downloads.text_writer(lambda: json_chunks(rec.json_tree())), bound,
+        f"{file_name}.json", "application/json", key, instead=instead,
+    )  # fmt: skip
+
+
+def readable(frame: pd.DataFrame) -> Any:
+    """The frame for the eye: a Styler showing numbers to 4 decimals and missing values as
+    '–' (the data keeps NaN, so columns still sort as numbers), and text cells made visible."""
+    shown = frame.copy()
+    for name in shown.columns:  # pandas 3 keeps text as its own `str` dtype, not `object`
+        if shown[name].dtype == object or pd.api.types.is_string_dtype(shown[name].dtype):
+            shown[name] = [visible(v) if isinstance(v, str) else v for v in shown[name]]
+    return shown.style.format(precision=4, na_rep=MISSING)

@@ -1,0 +1,169 @@
+"""The Lecture page under AppTest: a URL per slide, next and previous, the reveal, a class of a
+teacher and students sharing one store, and the teacher key as the only way to move it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attnlens.app.teaching.class_store import open_store
+from helpers.apptest import APP_SCRIPT, require_bundled
+
+DECK = "section3"
+
+
+def lecture(**params: str) -> AppTest:
+    """The lecture page run once (translate, the deck's model, is bundled)."""
+    require_bundled("translate")
+    at = AppTest.from_file(APP_SCRIPT, default_timeout=120)
+    at.query_params.update({"page": "lecture", **params})
+    return at.run()
+
+
+def counter(at: AppTest) -> str:
+    """The "4 / 14" in the corner."""
+    return next(m.value for m in at.markdown if " / " in m.value and m.value[0].isdigit())
+
+
+def clean(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def test_a_link_opens_its_slide_and_the_buttons_move_the_link() -> None:
+    at = lecture(deck=DECK, slide="4")
+    clean(at)
+    assert counter(at) == "4 / 14" and at.title[0].value == "Scaled dot-product attention"
+    assert len(at.get("plotly_chart")) == 1
+    at.button(key="lec_next").click().run()
+    assert counter(at) == "5 / 14" and at.query_params["slide"] == "5"
+    at.button(key="lec_pageup").click().run()  # what a clicker's "back" sends
+    at.button(key="lec_prev").click().run()
+    assert counter(at) == "3 / 14" and at.query_params["slide"] == "3"
+    first = lecture(deck=DECK, slide="1")
+    assert first.button(key="lec_prev").disabled
+
+
+def test_a_bad_deck_or_slide_in_a_link_gets_a_message_and_the_start() -> None:
+    at = lecture(deck="nosuch", slide="99")
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.warning)
+    assert "No deck is named" in warnings and "section3" in warnings
+    assert "which has slides 1 to 14" in warnings and counter(at) == "1 / 14"
+
+
+def test_an_old_lessons_link_opens_the_matching_slide() -> None:
+    require_bundled("translate")
+    at = AppTest.from_file(APP_SCRIPT, default_timeout=120)
+    at.query_params.update({"page": "lessons", "lesson": "masks", "model": "translate"})
+    at.run()
+    clean(at)
+    assert at.title[0].value == "The causal mask, token by token"
+
+
+def test_predict_then_reveal_alone() -> None:
+    at = lecture(deck=DECK, slide="10")  # encoder-decoder attention, a "where" question
+    clean(at)
+    guess = at.radio[0]
+    assert len(guess.options) == 4
+    guess.set_value(0).run()
+    at.button(key="lec_reveal").click().run()
+    clean(at)
+    said = [s.value for s in at.success] + [w.value for w in at.warning]
+    assert said and any("Why:" in m.value for m in at.markdown)
+    at.button(key="lec_hide").click().run()
+    assert at.button(key="lec_reveal")
+
+
+def test_the_step_buttons_walk_the_causal_mask() -> None:
+    at = lecture(deck=DECK, slide="8")
+    # on is ↓: the mask gains its rows downwards (↑ went on, and read as back)
+    assert at.button(key="lec_step_on").proto.shortcut == "down"
+    assert at.button(key="lec_step_back").proto.shortcut == "up"
+    at.button(key="lec_step_on").click().run()
+    clean(at)
+    assert at.query_params["step"] == "2"
+
+
+def test_a_bad_teachers_deck_is_named_and_the_others_still_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "broken.deck").write_text("=== One\nfigure: nosuch\n")
+    monkeypatch.setenv("ATTNLENS_DECKS", str(tmp_path))
+    from attnlens.app.web.lecture.resources import library
+
+    library.clear()
+    try:
+        at = lecture(deck=DECK, slide="1")
+        assert not at.exception
+        assert any("broken.deck: slide 1" in t.value and "figure" in t.value for t in at.text)
+    finally:
+        library.clear()
+
+
+def test_a_class_follows_its_teacher_and_only_the_teacher(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
+    monkeypatch.setenv("ATTNLENS_CLASS_STORE", url)
+    teacher = lecture(deck=DECK, slide="9")
+    teacher.button(key="lec_start").click().run()
+    code, key = teacher.query_params["class"], teacher.query_params["key"]
+    student = lecture(**{"class": code})
+    clean(student)
+    assert counter(student) == "9 / 14" and student.query_params["me"]
+    assert not _has(student, "lec_next")  # a student has no way to move the class
+    teacher.button(key="lec_next").click().run()  # slide 10 asks a question
+    student.run()  # what its follow poll does when the class moved
+    assert counter(student) == "10 / 14"
+    store = open_store(url)
+    state = store.state(code)
+    assert state is not None and state.question_id is not None
+    student.button(key="lec_option_1").click().run()
+    assert store.counts(code, state.question_id, len(state.question["options"]))[1] == 1  # type: ignore[index]
+    forged = lecture(**{"class": code, "key": key[:-2] + "xx"})  # not the teacher: a student
+    assert not _has(forged, "lec_next") and not _has(forged, "lec_reveal")
+    teacher.button(key="lec_reveal").click().run()
+    student.run()
+    clean(student)
+    assert student.get("plotly_chart")  # the reveal and the class's answers
+    said = [s.value for s in student.success] + [w.value for w in student.warning]
+    assert said and ("Right" in said[0] or "Not quite" in said[0])
+    assert store.state(code).revealed == state.question_id  # type: ignore[union-attr]
+
+
+def _has(at: AppTest, key: str) -> bool:
+    return any(getattr(b, "key", None) == key for b in at.button)
+
+
+def test_a_student_can_step_away_and_rejoin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ATTNLENS_CLASS_STORE", f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    teacher = lecture(deck=DECK, slide="2")
+    teacher.button(key="lec_start").click().run()
+    student = lecture(**{"class": teacher.query_params["class"]})
+    assert not _has(student, "stu_next") and counter(student) == "2 / 14"
+    student.toggle(key="lec_follow").set_value(False).run()
+    student.button(key="stu_next").click().run()
+    student.button(key="stu_next").click().run()
+    clean(student)
+    assert counter(student) == "4 / 14"  # on their own
+    assert counter(teacher.run()) == "2 / 14"  # the class did not move
+    student.toggle(key="lec_follow").set_value(True).run()
+    assert counter(student) == "2 / 14" and not _has(student, "stu_next")
+
+
+def test_leaving_the_lecture_opens_explore_on_the_slide_in_the_same_tab() -> None:
+    """The lecture hides the sidebar for the projector: without this button the only way to
+    another page was the browser's Back."""
+    at = lecture(deck=DECK, slide="4")
+    clean(at)
+    at.button(key="lec_leave").click().run()
+    clean(at)
+    assert at.title[0].value == "Explore"
+    assert at.query_params["model"] == "translate" and at.query_params["page"] == "explore"
+    assert at.query_params["kind"] == "encoder_self"  # slide 4's attention, layer and head
+    assert [at.query_params["layer"], at.query_params["head"]] == ["0", "3"]

@@ -1,0 +1,140 @@
+"""Decks: a lecture as a text file; every problem names the file, slide, line and field."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from attnlens.app.teaching.deck import (
+    BUNDLED_DECKS,
+    FIGURES,
+    DeckError,
+    parse_deck,
+    read_folder,
+    read_library,
+)
+
+GOOD = """title: Heads
+model: reverse
+
+=== Where does it look?
+section: 3.2.1
+figure: heatmap
+kind: encoder_self
+layer: last
+head: auto
+ask: where
+
+Guess **first**.
+
+=== The end
+figure: title
+"""
+
+
+def test_a_deck_reads_its_fields_slides_and_words() -> None:
+    deck = parse_deck(GOOD, "heads")
+    assert (deck.title, deck.model, len(deck.slides)) == ("Heads", "reverse", 2)
+    first = deck.slides[0]
+    assert (first.number, first.title, first.line, first.figure) == (
+        1,
+        "Where does it look?",
+        4,
+        "heatmap",
+    )
+    assert (first.kind, first.layer, first.head, first.ask) == (
+        "encoder_self",
+        "last",
+        "auto",
+        "where",
+    )
+    assert first.words == "Guess **first**."
+    assert deck.slides[1].figure == "title" and deck.slides[1].words == ""
+
+
+@pytest.mark.parametrize(
+    ("change", "says"),
+    [
+        (
+            ("figure: heatmap", "figure: heatmapp"),
+            "slide 1 ('Where does it look?', line 4), field 'figure': must be one of",
+        ),
+        (
+            ("layer: last", "layer: two"),
+            "field 'layer': must be a whole number from 0 or first or last, got 'two' (line 8)",
+        ),
+        (("head: auto", "head: -1"), "field 'head': must be in 0 up, got -1"),
+        (
+            ("kind: encoder_self", "kind: self"),
+            "field 'kind': must be one of encoder_self, decoder_self, cross",
+        ),
+        (
+            ("ask: where", "ask: greedy-next"),
+            "field 'ask': 'greedy-next' is asked on a figure among softmax, decoding, "
+            "not 'heatmap'",
+        ),
+        (("section: 3.2.1", "sektion: 3.2.1"), "field 'sektion': unknown field (line 5"),
+        (("section: 3.2.1", "head: 1"), "field 'head': given twice"),
+        (("figure: heatmap\n", ""), "field 'figure': missing"),
+        (
+            ("figure: title\n", "temperature: 0\n"),
+            "slide 2 ('The end', line 14), field 'temperature': must be above 0.0",
+        ),
+        (
+            ("model: reverse", "modell: reverse"),
+            "before the first slide, field 'modell': unknown field",
+        ),
+        (("kind: encoder_self", "just some words"), "line 7: expected 'field: value' here"),
+    ],
+)
+def test_a_bad_deck_names_the_slide_line_and_field(change: tuple[str, str], says: str) -> None:
+    with pytest.raises(DeckError) as err:
+        parse_deck(GOOD.replace(*change, 1), "heads")
+    assert str(err.value).startswith("heads.deck")
+    assert says in str(err.value)
+
+
+def test_decks_without_slides_or_with_bad_names_are_refused() -> None:
+    with pytest.raises(DeckError, match="no slides"):
+        parse_deck("title: x\n", "empty")
+    with pytest.raises(DeckError, match="needs a title"):
+        parse_deck("===\nfigure: title\n", "untitled")
+    with pytest.raises(DeckError, match="lower-case letters"):
+        parse_deck(GOOD, "My Deck")
+
+
+def test_a_folder_loads_its_good_decks_and_names_each_bad_one(tmp_path: Path) -> None:
+    (tmp_path / "good.deck").write_text(GOOD)
+    (tmp_path / "bad.deck").write_text(GOOD.replace("layer: last", "layer: 1.5"))
+    (tmp_path / "huge.deck").write_text("x" * 300_000)
+    (tmp_path / "section3.deck").write_text(GOOD)  # the bundled deck's name
+    (tmp_path / "notes.txt").write_text("not a deck")
+    library = read_folder(tmp_path, read_folder(BUNDLED_DECKS))
+    assert set(library.decks) == {"section3", "good"}
+    assert library.decks["section3"].source.startswith(str(BUNDLED_DECKS))  # not overwritten
+    messages = "\n".join(library.errors.values())
+    assert "bad.deck: slide 1" in messages and "field 'layer'" in messages
+    assert "at most 256000" in messages and "already read from" in messages
+    missing = read_folder(tmp_path / "nowhere")
+    assert not missing.decks and "does not exist" in next(iter(missing.errors.values()))
+
+
+def test_the_bundled_deck_follows_section_3_then_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ATTNLENS_DECKS", raising=False)
+    library = read_library()
+    assert not library.errors
+    deck = library.decks["section3"]
+    sections = [s.section for s in deck.slides]
+    assert sections[0] == "3.1" and "3.2.1" in sections and "3.2.2" in sections
+    assert "3.2.3" in sections and "decoding" in sections
+    assert {s.figure for s in deck.slides} >= set(FIGURES) - {"title", "heatmap"}
+    assert all(s.words for s in deck.slides)
+
+
+def test_teachers_decks_come_from_the_folders_in_the_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "mine.deck").write_text(GOOD)
+    monkeypatch.setenv("ATTNLENS_DECKS", str(tmp_path))
+    assert set(read_library().decks) == {"section3", "mine"}
