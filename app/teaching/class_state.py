@@ -20,6 +20,9 @@ class ClassState:
     revealed: str | None = None  # the question whose answers the teacher revealed
     version: int = 0
     updated: float = 0.0  # time.time() of the teacher's last change
+    size: int = 1000  # students the class takes at most (the teacher sets it, up to 1000)
+    per_address: int = 50  # students who may join from one network address (teacher's choice)
+    locked: bool = False  # no new students (those who joined come back)
 
     @property
     def options(self) -> int:
@@ -59,8 +62,51 @@ class Student:
 
 
 @dataclass(frozen=True)
+class Client:
+    """Who asks to join, as far as the server can tell: names.client_key hashes of the network
+    address, and of that address with the browser's own cookie."""
+
+    address: str
+    browser: str
+
+
+@dataclass(frozen=True)
+class Member:
+    """A student as the store keeps them: who they are, and where they joined from."""
+
+    id: str
+    nickname: str
+    address: str = ""
+    browser: str = ""
+    joined: float = 0.0
+
+    @property
+    def student(self) -> Student:
+        return Student(self.id, self.nickname)
+
+
+@dataclass(frozen=True)
 class Roster:
-    """How many joined, and how many were seen in the last ACTIVE seconds."""
+    """How many joined, how many were seen in the last ACTIVE seconds, and the most who
+    joined from any one network address (many from one address: a script, or one school's
+    network)."""
 
     joined: int
     active: int
+    from_one_address: int = 0
+
+
+@dataclass
+class ClassCopy:
+    """The server's own copy of a class it served: everything it acknowledged, so that a store
+    that lost its data (a deleted file, a Redis restarted empty) can be written back."""
+
+    teacher: str  # the teacher key's hash
+    state: ClassState
+    members: dict[str, Member] = field(default_factory=dict)
+    removed: set[str] = field(default_factory=set)
+    # question -> student -> the option they chose
+    answers: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def counted(self) -> int:
+        return sum(len(chosen) for chosen in self.answers.values())

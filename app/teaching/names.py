@@ -1,7 +1,13 @@
-"""Join codes, teacher keys, student ids and nicknames: random, short where people type them."""
+"""Join codes, teacher keys, student ids and nicknames: random, short where people type them.
+
+A student id is issued by the server and signed for its class (docs/teaching.md, "What a class
+promises"): a made-up `me=` in the right shape is refused, and an id the server gave out is
+recognised even by a store that lost it (it is put back from the server's copy).
+"""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import hmac
 import re
@@ -10,7 +16,8 @@ import secrets
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no I, L, O, 0, 1: nothing to misread
 CODE_LENGTH = 6
 CODE = re.compile(f"^[{CODE_ALPHABET}]{{{CODE_LENGTH}}}$")
-STUDENT = re.compile(r"^[A-Za-z0-9_-]{16}$")
+STUDENT = re.compile(r"^[A-Za-z0-9_-]{16}$|^[A-Za-z0-9_-]{23}$")  # unsigned (before) or signed
+TOKEN_CHARS = 12  # the random part of a signed id; the 11 after it are its signature
 ADJECTIVES = (
     "Amber",
     "Brave",
@@ -106,12 +113,36 @@ def key_matches(key: str | None, stored_hash: str) -> bool:
     return bool(key) and hmac.compare_digest(key_hash(key or ""), stored_hash)
 
 
-def new_student_id() -> str:
-    return secrets.token_urlsafe(12)
+def _signature(code: str, token: str, teacher_hash: str) -> str:
+    """11 URL-safe characters (64 bits) only a server holding the class's teacher hash can
+    compute: the hash never leaves the store, and the teacher's key never reaches it."""
+    mac = hmac.new(teacher_hash.encode(), f"student:{code}:{token}".encode(), hashlib.sha256)
+    return base64.urlsafe_b64encode(mac.digest()[:8]).decode().rstrip("=")
+
+
+def new_student_id(code: str, teacher_hash: str) -> str:
+    """A student id of class `code`, signed by the server (23 URL-safe characters)."""
+    token = secrets.token_urlsafe(9)  # 12 characters
+    return token + _signature(code, token, teacher_hash)
+
+
+def signed_for(student: str, code: str, teacher_hash: str) -> bool:
+    """Whether this server gave `student` out for class `code`."""
+    if not valid_student_id(student) or len(student) != TOKEN_CHARS + 11:
+        return False
+    token, signature = student[:TOKEN_CHARS], student[TOKEN_CHARS:]
+    return hmac.compare_digest(signature, _signature(code, token, teacher_hash))
 
 
 def valid_student_id(text: object) -> bool:
     return isinstance(text, str) and bool(STUDENT.match(text))
+
+
+def client_key(*parts: str | None) -> str:
+    """What the store keeps of a student's address or browser: a short hash, never the
+    address itself (enough to count joins from one client, nothing to read back)."""
+    text = "\x1f".join(p or "" for p in parts)
+    return hashlib.sha256(f"attnlens-client:{text}".encode("utf-8", "replace")).hexdigest()[:16]
 
 
 def nickname(taken: set[str] | frozenset[str] = frozenset()) -> str:

@@ -1,53 +1,135 @@
 """Classes in Redis, for several attnlens replicas behind one load balancer: every replica sees
-the same class. The checks that must not race (answer only the current, unrevealed question)
-run inside Redis as Lua scripts."""
+the same class. The checks that must not race (answer only the current, unrevealed question; a
+join within the class's limits) run inside Redis as Lua scripts.
+
+Redis keeps its data on disk only when told to (docs/deploying.md: appendonly yes, appendfsync
+always). Whether it did is checked on every write: the key attnlens:store holds a random token and
+a count of writes that only goes up. A Redis restarted empty has no token (or another replica's
+new one), one restarted from an old snapshot a smaller count: the write is refused inside Redis,
+and this server writes back its copy of every class it served before trying again.
+"""
 
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from typing import Any
 
-from attnlens.app.teaching.class_state import ClassState, Roster, Student
+from attnlens.app.teaching.class_state import ClassCopy, ClassState, Member, Roster
 from attnlens.app.teaching.class_store import (
     ACTIVE_SECONDS,
     KEEP_SECONDS,
-    MAX_STUDENTS,
+    PER_BROWSER,
     ClassError,
     ClassStore,
+    StoreLostError,
     StoreUnavailableError,
+    limit_error,
 )
-from attnlens.app.teaching.names import new_student_id, nickname
+from attnlens.app.teaching.names import nickname
 
 PREFIX = "attnlens:class:"
-UPDATE = """
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
-redis.call('HSET', KEYS[1], 'state', ARGV[1])
-for _, key in ipairs(KEYS) do redis.call('EXPIRE', key, ARGV[2]) end
-return version
+STORE = "attnlens:store"  # {token, writes}: which data this is, and how many writes it holds
+CHECK_SECONDS = 0.5  # reads look at the token at most this often (every write looks)
+LOST = -9
+# Every write script starts with this: refuse (LOST) unless the store is the one this server
+# wrote to; count the write. KEYS[1] is STORE, ARGV[1] the token, ARGV[2] the count last seen.
+GUARD = """
+local token = redis.call('HGET', KEYS[1], 'token')
+local count = tonumber(redis.call('HGET', KEYS[1], 'writes') or '0')
+if token ~= ARGV[1] or count < tonumber(ARGV[2]) then return {-9, count} end
+local function wrote() return redis.call('HINCRBY', KEYS[1], 'writes', 1) end
 """
-ANSWER = """
-local state = redis.call('HGET', KEYS[1], 'state')
-if not state or redis.call('HEXISTS', KEYS[2], ARGV[2]) == 0 then return 0 end
+INSERT = (
+    GUARD
+    + """
+if redis.call('HSETNX', KEYS[2], 'teacher', ARGV[3]) == 0 then return {0, count} end
+redis.call('HSET', KEYS[2], 'state', ARGV[4], 'version', 0, 'created', ARGV[5])
+redis.call('EXPIRE', KEYS[2], ARGV[6])
+return {1, wrote()}
+"""
+)
+UPDATE = (
+    GUARD
+    + """
+if redis.call('EXISTS', KEYS[2]) == 0 then return {-1, count} end
+local version = redis.call('HINCRBY', KEYS[2], 'version', 1)
+redis.call('HSET', KEYS[2], 'state', ARGV[3])
+for i = 2, #KEYS do redis.call('EXPIRE', KEYS[i], ARGV[4]) end
+return {version, wrote()}
+"""
+)
+# KEYS: store, class, students, names, clients, seen; ARGV: token, count, id, member JSON,
+# nickname, size, per address, per browser, limited, address, browser, now, keep
+JOIN = (
+    GUARD
+    + """
+if redis.call('HEXISTS', KEYS[3], ARGV[3]) == 1 then return {2, count} end
+local joined = redis.call('HLEN', KEYS[3])
+local fa, fb = 0, 0
+if ARGV[9] == '1' then
+  fa = tonumber(redis.call('HGET', KEYS[5], 'a:' .. ARGV[10]) or '0')
+  fb = tonumber(redis.call('HGET', KEYS[5], 'b:' .. ARGV[11]) or '0')
+end
+if joined >= tonumber(ARGV[6]) or fb >= tonumber(ARGV[8]) or fa >= tonumber(ARGV[7]) then
+  return {-1, count, joined, fa, fb}
+end
+if redis.call('SADD', KEYS[4], ARGV[5]) == 0 then return {-2, count} end
+redis.call('HSET', KEYS[3], ARGV[3], ARGV[4])
+redis.call('HINCRBY', KEYS[5], 'a:' .. ARGV[10], 1)
+redis.call('HINCRBY', KEYS[5], 'b:' .. ARGV[11], 1)
+redis.call('ZADD', KEYS[6], ARGV[12], ARGV[3])
+for i = 3, #KEYS do redis.call('EXPIRE', KEYS[i], ARGV[13]) end
+return {1, wrote()}
+"""
+)
+# KEYS: store, students, clients, seen, removed, answers of each question; ARGV: token, count, id
+REMOVE = (
+    GUARD
+    + """
+local member = redis.call('HGET', KEYS[2], ARGV[3])
+redis.call('SADD', KEYS[5], ARGV[3])
+for i = 6, #KEYS do redis.call('HDEL', KEYS[i], ARGV[3]) end
+if not member then return {0, wrote()} end
+local m = cjson.decode(member)
+redis.call('HINCRBY', KEYS[3], 'a:' .. (m.address or ''), -1)
+redis.call('HINCRBY', KEYS[3], 'b:' .. (m.browser or ''), -1)
+redis.call('HDEL', KEYS[2], ARGV[3])
+redis.call('ZREM', KEYS[4], ARGV[3])
+return {1, wrote()}
+"""
+)
+# KEYS: store, class, students, answers, questions; ARGV: token, count, question, student,
+# choice, keep
+ANSWER = (
+    GUARD
+    + """
+local state = redis.call('HGET', KEYS[2], 'state')
+if not state or redis.call('HEXISTS', KEYS[3], ARGV[4]) == 0 then return {0, count} end
 local s = cjson.decode(state)
 local options = 0
 if type(s.question) == 'table' then options = #s.question.options end
-local choice = tonumber(ARGV[3])
-if s.question_id ~= ARGV[1] or s.revealed == ARGV[1] or choice < 0 or choice >= options then
-  return 0
+local choice = tonumber(ARGV[5])
+if s.question_id ~= ARGV[3] or s.revealed == ARGV[3] or choice < 0 or choice >= options then
+  return {0, count}
 end
-redis.call('HSET', KEYS[3], ARGV[2], ARGV[3])
-redis.call('EXPIRE', KEYS[3], ARGV[4])
-return 1
+redis.call('HSET', KEYS[4], ARGV[4], ARGV[5])
+redis.call('SADD', KEYS[5], ARGV[3])
+redis.call('EXPIRE', KEYS[4], ARGV[6])
+redis.call('EXPIRE', KEYS[5], ARGV[6])
+return {1, wrote()}
 """
+)
 
 
 class RedisStore(ClassStore):
-    """Keys under attnlens:class:CODE (a hash), …:students, …:seen, …:answers:QUESTION; each
-    expires a week after the class last changed."""
+    """Keys under attnlens:class:CODE (a hash), …:students, …:seen, …:names, …:clients (joins
+    per address and browser), …:removed, …:questions and …:answers:QUESTION; each expires a
+    week after the class last changed."""
 
     def __init__(self, url: str) -> None:
+        super().__init__()
         try:
             import redis
         except ImportError:
@@ -60,8 +142,19 @@ class RedisStore(ClassStore):
         except ValueError as err:
             raise StoreUnavailableError(f"class store {url!r}: {err}") from None
         self._errors: tuple[type[BaseException], ...] = (redis.RedisError,)
-        self._update_script = self._r.register_script(UPDATE)
-        self._answer_script = self._r.register_script(ANSWER)
+        self._scripts = {
+            name: self._r.register_script(text)
+            for name, text in (
+                ("insert", INSERT),
+                ("update", UPDATE),
+                ("join", JOIN),
+                ("remove", REMOVE),
+                ("answer", ANSWER),
+            )
+        }
+        self._token: str | None = None  # the store's token as this server last knew it
+        self._count = 0  # the most writes this server has seen the store hold
+        self._checked = 0.0
 
     def _call(self, what: str, *args: Any, **kwargs: Any) -> Any:
         """One Redis call; a connection problem becomes a StoreUnavailableError with the URL."""
@@ -70,25 +163,137 @@ class RedisStore(ClassStore):
         except self._errors as err:
             raise StoreUnavailableError(f"class store {self.url}: {err}") from None
 
+    def _script(self, name: str, keys: list[str], args: list[Any]) -> list[Any]:
+        """A write script behind GUARD: its reply, the write counted; StoreLostError if the
+        store is not the one this server wrote to."""
+        try:
+            reply = self._scripts[name](keys=[STORE, *keys], args=[self._token, self._count, *args])
+        except self._errors as err:
+            raise StoreUnavailableError(f"class store {self.url}: {err}") from None
+        if int(reply[0]) == LOST:
+            raise StoreLostError("Redis lost the class store's data")
+        self._count = max(self._count, int(reply[1]))
+        return list(reply)
+
     def ping(self) -> None:
         self._call("ping")
 
     def close(self) -> None:
         self._r.close()
 
+    # -- noticing a Redis that lost its data ---------------------------------------------------
+
+    def _check(self, now: bool = False) -> str | None:
+        if self._token is None:
+            self._adopt()
+            self._persistence()
+            return None
+        if not now and time.monotonic() - self._checked < CHECK_SECONDS:
+            return None
+        self._checked = time.monotonic()
+        token, count = self._call("hmget", STORE, "token", "writes")
+        if token is None or token.decode() != self._token:
+            return "Redis lost the class store's data (it restarted without it, or was emptied)"
+        if int(count or 0) < self._count:
+            return f"Redis went back to older data ({int(count or 0)} writes, not {self._count})"
+        return None
+
+    def _written(self) -> str | None:
+        return None  # every write script checked the token and the count itself (GUARD)
+
+    def _adopt(self) -> None:
+        """Take the store's token (a new one when it has none) and its count of writes."""
+        self._call("hsetnx", STORE, "token", secrets.token_hex(8))
+        token, count = self._call("hmget", STORE, "token", "writes")
+        self._token, self._count = token.decode(), int(count or 0)
+        self._checked = time.monotonic()
+
+    def _persistence(self) -> None:
+        """Tell the teacher when Redis keeps answers in memory only."""
+        try:
+            info = self._r.info("persistence")
+        except self._errors:
+            return  # INFO refused (a managed Redis): its own settings apply
+        if not int(info.get("aof_enabled", 0)):
+            self.notice(
+                "Redis keeps the classes in memory only (appendonly is off): if it restarts, "
+                "only what this server holds a copy of comes back. Turn on appendonly yes and "
+                "appendfsync always (docs/deploying.md)"
+            )
+
+    def _reset(self, why: str) -> str:
+        self._adopt()
+        return ""
+
+    def _dump(self, code: str) -> ClassCopy | None:
+        base = PREFIX + code
+        head = self._call("hgetall", base)
+        if b"teacher" not in head or b"state" not in head:
+            return None
+        state = ClassState.from_json(head[b"state"].decode(), int(head.get(b"version", 0)))
+        copy = ClassCopy(head[b"teacher"].decode(), state)
+        for sid, text in self._call("hgetall", base + ":students").items():
+            data = json.loads(text)
+            copy.members[sid.decode()] = Member(
+                sid.decode(),
+                data["nickname"],
+                data.get("address", ""),
+                data.get("browser", ""),
+                float(data.get("joined", 0.0)),
+            )
+        copy.removed = {s.decode() for s in self._call("smembers", base + ":removed")}
+        for question in self._call("smembers", base + ":questions"):
+            chosen = self._call("hgetall", f"{base}:answers:{question.decode()}")
+            copy.answers[question.decode()] = {s.decode(): int(c) for s, c in chosen.items()}
+        return copy
+
+    def _put_back(self, code: str, copy: ClassCopy) -> None:
+        """What Redis lacks of the copy, written with HSETNX / SADD: what it holds stays."""
+        base, now = PREFIX + code, time.time()
+        try:
+            lacking = [k for k in (base, base + ":clients") if not self._r.exists(k)]
+            with self._r.pipeline(transaction=True) as pipe:
+                if base in lacking:
+                    pipe.hset(
+                        base,
+                        mapping={
+                            "teacher": copy.teacher,
+                            "created": now,
+                            "state": copy.state.to_json(),
+                            "version": copy.state.version + 1,
+                        },
+                    )
+                for m in copy.members.values():
+                    pipe.hsetnx(base + ":students", m.id, _member_json(m))
+                    pipe.sadd(base + ":names", m.nickname)
+                    pipe.zadd(base + ":seen", {m.id: now}, nx=True)
+                clients = _client_counts(copy)
+                if clients and base + ":clients" in lacking:
+                    pipe.hset(base + ":clients", mapping=clients)
+                if copy.removed:
+                    pipe.sadd(base + ":removed", *copy.removed)
+                for question, chosen in copy.answers.items():
+                    pipe.sadd(base + ":questions", question)
+                    for student, choice in chosen.items():
+                        pipe.hsetnx(f"{base}:answers:{question}", student, choice)
+                pipe.hincrby(STORE, "writes", 1)
+                pipe.execute()
+            for key in self._r.keys(base + "*"):
+                self._r.expire(key, KEEP_SECONDS)
+        except self._errors as err:
+            raise StoreUnavailableError(f"class store {self.url}: {err}") from None
+
+    # -- the class ---------------------------------------------------------------------------------
+
     def _keys(self, code: str) -> list[str]:
         base = PREFIX + code
-        return [base, base + ":students", base + ":seen", base + ":names"]
+        return [base, base + ":students", base + ":seen", base + ":names", base + ":clients"]
 
     def _insert(self, code: str, teacher: str, state: ClassState) -> bool:
-        key = PREFIX + code
-        if not self._call("hsetnx", key, "teacher", teacher):
-            return False
-        self._call(
-            "hset", key, mapping={"state": state.to_json(), "version": 0, "created": time.time()}
+        reply = self._script(
+            "insert", [PREFIX + code], [teacher, state.to_json(), time.time(), KEEP_SECONDS]
         )
-        self._call("expire", key, KEEP_SECONDS)
-        return True
+        return int(reply[0]) == 1
 
     def _state(self, code: str) -> ClassState | None:
         state, version = self._call("hmget", PREFIX + code, "state", "version")
@@ -101,52 +306,110 @@ class RedisStore(ClassStore):
         return None if value is None else str(value.decode())
 
     def _update(self, code: str, state: ClassState) -> ClassState:
-        try:
-            version = self._update_script(
-                keys=self._keys(code), args=[state.to_json(), KEEP_SECONDS]
-            )
-        except self._errors as err:
-            raise StoreUnavailableError(f"class store {self.url}: {err}") from None
-        if int(version) < 0:
+        reply = self._script("update", self._keys(code), [state.to_json(), KEEP_SECONDS])
+        if int(reply[0]) < 0:
             raise ClassError("this class has ended or expired")
-        return state.moved(version=int(version))
+        return state.moved(version=int(reply[0]))
 
-    def _join(self, code: str, student: str | None, now: float) -> Student:
-        base = PREFIX + code
-        if student is not None:
-            known = self._call("hget", base + ":students", student)
-            if known is not None:
-                return Student(student, json.loads(known)["nickname"])
-        if self._call("hlen", base + ":students") >= MAX_STUDENTS:
-            raise ClassError(f"this class is full ({MAX_STUDENTS} students)")
-        taken = {n.decode() for n in self._call("smembers", base + ":names")}
-        name = nickname(taken)
-        while not self._call("sadd", base + ":names", name):  # another replica took it
-            taken.add(name)
-            name = nickname(taken)
-        new = Student(student or new_student_id(), name)
-        self._call(
-            "hset", base + ":students", new.id, json.dumps({"nickname": name, "joined": now})
+    # -- students ----------------------------------------------------------------------------------
+
+    def _member(self, code: str, student: str) -> Member | None:
+        known = self._call("hget", PREFIX + code + ":students", student)
+        if known is None:
+            return None
+        data = json.loads(known)
+        return Member(
+            student,
+            data["nickname"],
+            data.get("address", ""),
+            data.get("browser", ""),
+            float(data.get("joined", 0.0)),
         )
-        self._call("zadd", base + ":seen", {new.id: now})
-        for key in self._keys(code)[1:]:
-            self._call("expire", key, KEEP_SECONDS)
-        return new
+
+    def _removed(self, code: str, student: str) -> bool:
+        return bool(self._call("sismember", PREFIX + code + ":removed", student))
+
+    def _join(self, code: str, member: Member, state: ClassState, limited: bool) -> Member:
+        base = PREFIX + code
+        keys = [base, *(base + s for s in (":students", ":names", ":clients", ":seen"))]
+        taken = {n.decode() for n in self._call("smembers", base + ":names")}
+        for _ in range(20):
+            new = Member(member.id, nickname(taken), member.address, member.browser, member.joined)
+            reply = self._script(
+                "join",
+                keys,
+                [
+                    new.id,
+                    _member_json(new),
+                    new.nickname,
+                    state.size,
+                    state.per_address,
+                    PER_BROWSER,
+                    int(limited),
+                    new.address,
+                    new.browser,
+                    new.joined,
+                    KEEP_SECONDS,
+                ],
+            )
+            status = int(reply[0])
+            if status == -1:
+                joined, from_address, from_browser = (int(x) for x in reply[2:5])
+                raise ClassError(limit_error(state, joined, from_address, from_browser))
+            if status == 2:  # joined a moment ago, from another page
+                return self._member(code, member.id) or new
+            if status == 1:
+                return new
+            taken.add(new.nickname)  # another replica took it
+        raise ClassError("no free nickname found after 20 tries; try again")
+
+    def _remove(self, code: str, student: str) -> bool:
+        base = PREFIX + code
+        questions = [q.decode() for q in self._call("smembers", base + ":questions")]
+        keys = [
+            base + ":students",
+            base + ":clients",
+            base + ":seen",
+            base + ":removed",
+            *(f"{base}:answers:{q}" for q in questions),
+        ]
+        reply = self._script("remove", keys, [student])
+        return int(reply[0]) == 1
+
+    def _members(self, code: str) -> list[Member]:
+        found = self._call("hgetall", PREFIX + code + ":students")
+        return [
+            Member(
+                sid.decode(),
+                data["nickname"],
+                data.get("address", ""),
+                data.get("browser", ""),
+                float(data.get("joined", 0.0)),
+            )
+            for sid, data in ((s, json.loads(t)) for s, t in found.items())
+        ]
 
     def _seen(self, code: str, student: str, now: float) -> None:
         if self._call("hexists", PREFIX + code + ":students", student):
             self._call("zadd", PREFIX + code + ":seen", {student: now})
 
+    def _roster(self, code: str) -> Roster:
+        base = PREFIX + code
+        joined = self._call("hlen", base + ":students")
+        active = self._call("zcount", base + ":seen", time.time() - ACTIVE_SECONDS, "+inf")
+        clients = self._call("hgetall", base + ":clients")
+        most = max(
+            (int(n) for k, n in clients.items() if k.startswith(b"a:") and k != b"a:"), default=0
+        )
+        return Roster(int(joined), int(active), most)
+
+    # -- answers -----------------------------------------------------------------------------------
+
     def _answer(self, code: str, student: str, question_id: str, choice: int, now: float) -> bool:
         base = PREFIX + code
-        try:
-            done = self._answer_script(
-                keys=[base, base + ":students", f"{base}:answers:{question_id}"],
-                args=[question_id, student, choice, KEEP_SECONDS],
-            )
-        except self._errors as err:
-            raise StoreUnavailableError(f"class store {self.url}: {err}") from None
-        return bool(done)
+        keys = [base, base + ":students", f"{base}:answers:{question_id}", base + ":questions"]
+        reply = self._script("answer", keys, [question_id, student, choice, KEEP_SECONDS])
+        return int(reply[0]) == 1
 
     def _choices(self, code: str, question_id: str) -> list[int]:
         values = self._call("hvals", f"{PREFIX}{code}:answers:{question_id}")
@@ -156,8 +419,17 @@ class RedisStore(ClassStore):
         value = self._call("hget", f"{PREFIX}{code}:answers:{question_id}", student)
         return None if value is None else int(value)
 
-    def _roster(self, code: str) -> Roster:
-        base = PREFIX + code
-        joined = self._call("hlen", base + ":students")
-        active = self._call("zcount", base + ":seen", time.time() - ACTIVE_SECONDS, "+inf")
-        return Roster(int(joined), int(active))
+
+def _member_json(m: Member) -> str:
+    return json.dumps(
+        {"nickname": m.nickname, "joined": m.joined, "address": m.address, "browser": m.browser}
+    )
+
+
+def _client_counts(copy: ClassCopy) -> dict[str, int]:
+    """Joins per address and per browser, as the JOIN script counts them."""
+    counts: dict[str, int] = {}
+    for m in copy.members.values():
+        for key in (f"a:{m.address}", f"b:{m.browser}"):
+            counts[key] = counts.get(key, 0) + 1
+    return counts

@@ -1,26 +1,36 @@
-"""Classes in one SQLite file: every answer is committed before the student is told it counted,
-so a server restart loses none (write-ahead log; a power cut may lose the last moments)."""
+"""Classes in one SQLite file: every answer is committed and synced to disk before the student is
+told it counted (write-ahead log, synchronous=FULL), so neither a server restart nor a power cut
+loses one.
+
+The file is checked before every call and after every write: deleted, replaced by another file or
+overwritten, it is rebuilt (from the open connection where it can still be read, and from the
+server's copy of each class it served) and the teacher is told. A file that is not a readable
+database when the server starts is moved aside with a message, and a new one started.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from attnlens.app.teaching.class_state import ClassState, Roster, Student
+from attnlens.app.teaching.class_state import ClassCopy, ClassState, Member, Roster
 from attnlens.app.teaching.class_store import (
     ACTIVE_SECONDS,
     KEEP_SECONDS,
-    MAX_STUDENTS,
+    NOTICES,
     ClassError,
     ClassStore,
     StoreUnavailableError,
+    limit_error,
 )
-from attnlens.app.teaching.names import new_student_id, nickname
+from attnlens.app.teaching.names import nickname
 
+MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS classes (
     code TEXT PRIMARY KEY, teacher TEXT NOT NULL, created REAL NOT NULL,
@@ -31,7 +41,14 @@ CREATE TABLE IF NOT EXISTS students (
 CREATE TABLE IF NOT EXISTS answers (
     code TEXT NOT NULL, question TEXT NOT NULL, student TEXT NOT NULL, choice INTEGER NOT NULL,
     at REAL NOT NULL, PRIMARY KEY (code, question, student));
+CREATE TABLE IF NOT EXISTS notices (at REAL NOT NULL, text TEXT NOT NULL);
 """
+# columns added since the first files were written (a file of then opens and gains them)
+ADDED = {
+    "address": "TEXT NOT NULL DEFAULT ''",
+    "browser": "TEXT NOT NULL DEFAULT ''",
+    "removed": "INTEGER NOT NULL DEFAULT 0",
+}
 
 
 class SQLiteStore(ClassStore):
@@ -39,19 +56,42 @@ class SQLiteStore(ClassStore):
     reads take microseconds."""
 
     def __init__(self, path: Path, busy_seconds: float = 10.0) -> None:
-        self.url = f"sqlite:///{path}"
+        super().__init__()
+        self.path, self.url, self._busy = path, f"sqlite:///{path}", busy_seconds
         self._lock = threading.Lock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(
-                path, check_same_thread=False, isolation_level=None, timeout=busy_seconds
-            )
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(SCHEMA)
+            damaged = _unreadable(path)
+            aside = _move_aside(path) if damaged else None
+            self._db = self._connect()
+            self._identity = _identity(path)
+            self._notices = [
+                (float(a), str(t))
+                for a, t in self._db.execute(
+                    "SELECT at, text FROM notices ORDER BY at DESC LIMIT ?", (NOTICES,)
+                )
+            ][::-1]
             self._forget_old(time.time())
         except (OSError, sqlite3.Error) as err:
             raise StoreUnavailableError(f"class store {path}: cannot open it ({err})") from None
+        if aside is not None:
+            self.notice(
+                f"the file {path} was not a readable class store ({damaged}); it was "
+                f"moved to {aside.name} and a new, empty store started"
+            )
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(
+            self.path, check_same_thread=False, isolation_level=None, timeout=self._busy
+        )
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=FULL")  # a commit is on disk before it is acknowledged
+        db.executescript(SCHEMA)
+        have = {row[1] for row in db.execute("PRAGMA table_info(students)")}
+        for column, kind in ADDED.items():
+            if column not in have:
+                db.execute(f"ALTER TABLE students ADD COLUMN {column} {kind}")
+        return db
 
     @contextlib.contextmanager
     def _locked(self) -> Iterator[None]:
@@ -63,6 +103,17 @@ class SQLiteStore(ClassStore):
                 yield
             except sqlite3.Error as err:
                 raise StoreUnavailableError(f"class store {self.url}: {err}") from None
+
+    @contextlib.contextmanager
+    def _transaction(self) -> Iterator[None]:
+        with self._locked():
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
 
     def _forget_old(self, now: float) -> None:
         old = [
@@ -82,6 +133,101 @@ class SQLiteStore(ClassStore):
     def close(self) -> None:
         with self._locked():
             self._db.close()
+
+    def notice(self, text: str) -> None:
+        super().notice(text)
+        with contextlib.suppress(StoreUnavailableError), self._locked():  # kept for a restart
+            self._db.execute("INSERT INTO notices VALUES (?, ?)", (time.time(), text))
+
+    # -- noticing a file that is no longer ours, and rebuilding it --------------------------------
+
+    def _check(self, now: bool = False) -> str | None:
+        try:
+            found = _identity(self.path)
+        except FileNotFoundError:
+            return f"The class store's file {self.path} was deleted"
+        except OSError as err:
+            return f"The class store's file {self.path} cannot be read ({err.strerror})"
+        if found[:2] != self._identity[:2]:
+            return f"The class store's file {self.path} was replaced by another file"
+        if found[2] != MAGIC:
+            return f"The class store's file {self.path} was overwritten (it is not a database)"
+        return None
+
+    def _reset(self, why: str) -> str:
+        """A new file at the path: a copy of what the open connection can still read (all of
+        it, for a file deleted or replaced), else empty; whatever was in its place moved aside."""
+        with self._lock:
+            rebuilt = self.path.with_name(self.path.name + ".rebuilding")
+            _remove(rebuilt)
+            copied = _backup(self._db, rebuilt)
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            # the journal at the path is this connection's, not the other file's
+            aside = _move_aside(self.path, journal=False) if self.path.exists() else None
+            for suffix in ("-wal", "-shm"):
+                _remove(self.path.with_name(self.path.name + suffix))
+            if copied:
+                os.replace(rebuilt, self.path)
+            self._db = self._connect()
+            self._identity = _identity(self.path)
+        kept = f" The file found in its place was kept as {aside.name}." if aside else ""
+        lost = "" if copied else " Classes this server had not served since it started are lost."
+        return kept + lost
+
+    def _dump(self, code: str) -> ClassCopy | None:
+        with self._locked():
+            row = self._db.execute(
+                "SELECT teacher, state, version FROM classes WHERE code = ?", (code,)
+            ).fetchone()
+            if row is None:
+                return None
+            people = self._db.execute(
+                "SELECT id, nickname, address, browser, joined, removed FROM students "
+                "WHERE code = ?",
+                (code,),
+            ).fetchall()
+            answers = self._db.execute(
+                "SELECT question, student, choice FROM answers WHERE code = ?", (code,)
+            ).fetchall()
+        copy = ClassCopy(str(row[0]), ClassState.from_json(row[1], int(row[2])))
+        for sid, name, address, browser, joined, removed in people:
+            if removed:
+                copy.removed.add(sid)
+            else:
+                copy.members[sid] = Member(sid, name, address, browser, joined)
+        for question, student, choice in answers:
+            copy.answers.setdefault(question, {})[student] = int(choice)
+        return copy
+
+    def _put_back(self, code: str, copy: ClassCopy) -> None:
+        now = time.time()
+        with self._transaction():
+            self._db.execute(
+                "INSERT OR IGNORE INTO classes VALUES (?, ?, ?, ?, ?)",
+                (code, copy.teacher, now, copy.state.to_json(), copy.state.version + 1),
+            )
+            self._db.executemany(
+                "INSERT OR IGNORE INTO students VALUES (?, ?, ?, ?, ?, ?, ?, 0)",
+                [
+                    (code, m.id, m.nickname, m.joined, now, m.address, m.browser)
+                    for m in copy.members.values()
+                ],
+            )
+            self._db.executemany(
+                "INSERT OR IGNORE INTO students VALUES (?, ?, '', ?, ?, '', '', 1)",
+                [(code, sid, now, now) for sid in copy.removed],
+            )
+            self._db.executemany(
+                "INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?)",
+                [
+                    (code, q, s, c, now)
+                    for q, chosen in copy.answers.items()
+                    for s, c in chosen.items()
+                ],
+            )
+
+    # -- the class --------------------------------------------------------------------------------
 
     def _insert(self, code: str, teacher: str, state: ClassState) -> bool:
         with self._locked():
@@ -104,42 +250,77 @@ class SQLiteStore(ClassStore):
         return None if row is None else str(row[0])
 
     def _update(self, code: str, state: ClassState) -> ClassState:
-        with self._locked():
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                self._db.execute(
-                    "UPDATE classes SET state = ?, version = version + 1 WHERE code = ?",
-                    (state.to_json(), code),
-                )
-                version = self._db.execute(
-                    "SELECT version FROM classes WHERE code = ?", (code,)
-                ).fetchone()[0]
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-        return state.moved(version=int(version))
+        with self._transaction():
+            self._db.execute(
+                "UPDATE classes SET state = ?, version = version + 1 WHERE code = ?",
+                (state.to_json(), code),
+            )
+            row = self._db.execute("SELECT version FROM classes WHERE code = ?", (code,)).fetchone()
+        if row is None:
+            raise ClassError("this class has ended or expired")
+        return state.moved(version=int(row[0]))
 
-    def _join(self, code: str, student: str | None, now: float) -> Student:
+    # -- students ---------------------------------------------------------------------------------
+
+    def _member(self, code: str, student: str) -> Member | None:
         with self._locked():
-            if student is not None:
-                row = self._db.execute(
-                    "SELECT nickname FROM students WHERE code = ? AND id = ?", (code, student)
+            row = self._db.execute(
+                "SELECT nickname, address, browser, joined FROM students "
+                "WHERE code = ? AND id = ? AND removed = 0",
+                (code, student),
+            ).fetchone()
+        return None if row is None else Member(student, *row)
+
+    def _removed(self, code: str, student: str) -> bool:
+        with self._locked():
+            return (
+                self._db.execute(
+                    "SELECT 1 FROM students WHERE code = ? AND id = ? AND removed = 1",
+                    (code, student),
                 ).fetchone()
-                if row is not None:
-                    return Student(student, str(row[0]))
+                is not None
+            )
+
+    def _join(self, code: str, member: Member, state: ClassState, limited: bool) -> Member:
+        with self._transaction():
+            joined, from_address, from_browser = self._db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(address = ?), 0), COALESCE(SUM(browser = ?), 0) "
+                "FROM students WHERE code = ? AND removed = 0",
+                (member.address, member.browser, code),
+            ).fetchone()
+            if not limited:
+                from_address = from_browser = 0
+            refused = limit_error(state, int(joined), int(from_address), int(from_browser))
+            if refused:
+                raise ClassError(refused)
             taken = {
                 r[0]
                 for r in self._db.execute("SELECT nickname FROM students WHERE code = ?", (code,))
             }
-            if len(taken) >= MAX_STUDENTS:
-                raise ClassError(f"this class is full ({MAX_STUDENTS} students)")
-            new = Student(student or new_student_id(), nickname(taken))
+            new = Member(member.id, nickname(taken), member.address, member.browser, member.joined)
             self._db.execute(
-                "INSERT OR REPLACE INTO students VALUES (?, ?, ?, ?, ?)",
-                (code, new.id, new.nickname, now, now),
+                "INSERT OR REPLACE INTO students VALUES (?, ?, ?, ?, ?, ?, ?, 0)",
+                (code, new.id, new.nickname, new.joined, new.joined, new.address, new.browser),
             )
-            return new
+        return new
+
+    def _remove(self, code: str, student: str) -> bool:
+        with self._transaction():
+            cursor = self._db.execute(
+                "UPDATE students SET removed = 1 WHERE code = ? AND id = ? AND removed = 0",
+                (code, student),
+            )
+            self._db.execute("DELETE FROM answers WHERE code = ? AND student = ?", (code, student))
+        return cursor.rowcount == 1
+
+    def _members(self, code: str) -> list[Member]:
+        with self._locked():
+            rows = self._db.execute(
+                "SELECT id, nickname, address, browser, joined FROM students "
+                "WHERE code = ? AND removed = 0",
+                (code,),
+            ).fetchall()
+        return [Member(*row) for row in rows]
 
     def _seen(self, code: str, student: str, now: float) -> None:
         with self._locked():
@@ -147,20 +328,30 @@ class SQLiteStore(ClassStore):
                 "UPDATE students SET seen = ? WHERE code = ? AND id = ?", (now, code, student)
             )
 
-    def _answer(self, code: str, student: str, question_id: str, choice: int, now: float) -> bool:
+    def _roster(self, code: str) -> Roster:
         with self._locked():
-            self._db.execute("BEGIN IMMEDIATE")
-            try:
-                stored = self._answerable(code, student, question_id, choice)
-                if stored:
-                    self._db.execute(
-                        "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?)",
-                        (code, question_id, student, choice, now),
-                    )
-                self._db.execute("COMMIT")
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
+            joined, active = self._db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(seen >= ?), 0) FROM students "
+                "WHERE code = ? AND removed = 0",
+                (time.time() - ACTIVE_SECONDS, code),
+            ).fetchone()
+            most = self._db.execute(
+                "SELECT COALESCE(MAX(n), 0) FROM (SELECT COUNT(*) AS n FROM students "
+                "WHERE code = ? AND removed = 0 AND address != '' GROUP BY address)",
+                (code,),
+            ).fetchone()[0]
+        return Roster(int(joined), int(active), int(most))
+
+    # -- answers ----------------------------------------------------------------------------------
+
+    def _answer(self, code: str, student: str, question_id: str, choice: int, now: float) -> bool:
+        with self._transaction():
+            stored = self._answerable(code, student, question_id, choice)
+            if stored:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?)",
+                    (code, question_id, student, choice, now),
+                )
         return stored
 
     def _answerable(self, code: str, student: str, question_id: str, choice: int) -> bool:
@@ -168,7 +359,7 @@ class SQLiteStore(ClassStore):
             "SELECT state, version FROM classes WHERE code = ?", (code,)
         ).fetchone()
         joined = self._db.execute(
-            "SELECT 1 FROM students WHERE code = ? AND id = ?", (code, student)
+            "SELECT 1 FROM students WHERE code = ? AND id = ? AND removed = 0", (code, student)
         ).fetchone()
         if row is None or joined is None:
             return False
@@ -194,10 +385,63 @@ class SQLiteStore(ClassStore):
             ).fetchone()
         return None if row is None else int(row[0])
 
-    def _roster(self, code: str) -> Roster:
-        with self._locked():
-            joined, active = self._db.execute(
-                "SELECT COUNT(*), COALESCE(SUM(seen >= ?), 0) FROM students WHERE code = ?",
-                (time.time() - ACTIVE_SECONDS, code),
-            ).fetchone()
-        return Roster(int(joined), int(active))
+
+def _identity(path: Path) -> tuple[int, int, bytes]:
+    """The file's device and inode, and its first 16 bytes (SQLite's magic)."""
+    with path.open("rb") as f:
+        info = os.fstat(f.fileno())
+        return info.st_dev, info.st_ino, f.read(len(MAGIC))
+
+
+def _unreadable(path: Path) -> str:
+    """Why an existing file is not a usable SQLite database ("" when it is, or is absent)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return ""
+    try:
+        with path.open("rb") as f:
+            if f.read(len(MAGIC)) != MAGIC:
+                return "it does not start as a SQLite database"
+        db = sqlite3.connect(path, isolation_level=None)
+        try:
+            result = db.execute("PRAGMA quick_check").fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as err:
+        if isinstance(err, sqlite3.OperationalError) and "locked" in str(err):
+            return ""  # in use by another process: not damaged
+        return str(err)
+    return "" if result == "ok" else f"damaged: {result}"
+
+
+def _move_aside(path: Path, journal: bool = True) -> Path:
+    """Rename the file (and its journal, when it is the file's own) to NAME.damaged-DATE-TIME
+    beside it."""
+    aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+    os.replace(path, aside)
+    for suffix in ("-wal", "-shm") if journal else ():
+        extra = path.with_name(path.name + suffix)
+        if extra.exists():
+            os.replace(extra, aside.with_name(aside.name + suffix))
+    return aside
+
+
+def _backup(db: sqlite3.Connection, target: Path) -> bool:
+    """Copy what the open connection reads into `target`; False (and no file) if the copy
+    is not a sound database."""
+    try:
+        out = sqlite3.connect(target)
+        try:
+            db.backup(out)
+            sound = out.execute("PRAGMA quick_check").fetchone()[0] == "ok"
+        finally:
+            out.close()
+    except sqlite3.Error:
+        sound = False
+    if not sound:
+        _remove(target)
+    return sound
+
+
+def _remove(path: Path) -> None:
+    for extra in (path, path.with_name(path.name + "-journal")):
+        extra.unlink(missing_ok=True)
