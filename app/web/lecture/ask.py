@@ -9,7 +9,7 @@ import streamlit as st
 
 from attnlens.app.teaching.class_store import ClassError, ClassStore
 from attnlens.app.teaching.questions import NoQuestion, Question
-from attnlens.app.web.lecture.class_panel import reported
+from attnlens.app.web.lecture.class_panel import reported_to_students
 from attnlens.app.web.lecture.resources import projected
 from attnlens.app.web.safe_text import md
 from attnlens.viz.reveal import class_answers
@@ -77,7 +77,7 @@ def result(question: Question, chosen: int | None, whose: str = "You") -> None:
     st.markdown(f"**Why:** {md(question.why)}")  # fixed words around md() text
 
 
-@reported
+@reported_to_students
 def _answer(store: ClassStore, code: str, me: str, question_id: str, choice: int) -> None:
     store.answer(code, me, question_id, choice)  # refused (False) once revealed: nothing to do
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import time
 from collections.abc import Callable
 from typing import Any, ParamSpec
 from urllib.parse import urlsplit, urlunsplit
@@ -13,15 +14,17 @@ from urllib.parse import urlsplit, urlunsplit
 import streamlit as st
 
 from attnlens.app.teaching.board import BROWSER_POLL_MS, VersionBoard
-from attnlens.app.teaching.class_state import ClassState, Student
-from attnlens.app.teaching.class_store import ClassError, ClassStore
-from attnlens.app.teaching.names import valid_student_id
+from attnlens.app.teaching.class_state import ClassState, Client, Student
+from attnlens.app.teaching.class_store import MAX_STUDENTS, ClassError, ClassStore
+from attnlens.app.teaching.names import client_key
 from attnlens.app.teaching.qr import qr_png
 from attnlens.app.web.safe_text import md
 
 P = ParamSpec("P")
 PUBLIC_URL_ENV = "ATTNLENS_PUBLIC_URL"
 SEEN_SECONDS = 10.0  # a student's page tells the store it is still open this often
+NOTICE_SECONDS = 24 * 3600  # the store's notices a teacher's page shows
+BROWSER_COOKIE = "_streamlit_xsrf"  # Streamlit's own cookie: one random token per browser
 
 
 def app_base() -> str:
@@ -42,25 +45,68 @@ def join_link(code: str) -> str:
     return f"{app_base()}/?class={code}"
 
 
-def class_bar(code: str, store: ClassStore) -> None:
-    """One line the room can read: the code and the link; the QR code a click away."""
+def class_bar(code: str, store: ClassStore, state: ClassState) -> None:
+    """One line the room can read: the code and the link, how many joined (and the most from one
+    address: many means one network, or a script); the QR code and the class's settings a click
+    away; what the store had to do on its own."""
     link = join_link(code)
     roster = store.roster(code)
-    left, right = st.columns([5, 1], vertical_alignment="center")
+    left, qr, settings = st.columns([5, 1, 1], vertical_alignment="center")
     with left.container(key="lec_class_bar"):
         line = f"**Join: {md(link)}** · code **{code}** · {roster.joined} joined"
-        st.markdown(line)  # fixed words: an escaped link, a code of letters and digits
-    with right.popover("QR code", width="stretch"):
+        if roster.from_one_address > 1:
+            line += f" · {roster.from_one_address} from one address"
+        if state.locked:
+            line += " · joining locked"
+        st.markdown(line)  # fixed words: an escaped link, a code of letters and digits, numbers
+    with qr.popover("QR code", width="stretch"):
         st.image(qr_png(link), caption=md(link), width=420)
+    with settings.popover("Class", width="stretch"):
+        class_settings(code, store, state)
+    store_notices(store)
+
+
+def class_settings(code: str, store: ClassStore, state: ClassState) -> None:
+    """The teacher's say over who is in the class: its size, joins from one address, a lock,
+    and removing a student (their answers stop counting, their link stops joining)."""
+    with st.form("lec_class_form", border=False):
+        size = st.number_input("Students at most", 1, MAX_STUDENTS, state.size)
+        per_address = st.number_input("Students from one network address at most", 1,
+                                      MAX_STUDENTS, state.per_address)  # fmt: skip
+        locked = st.toggle("Lock joining (those who joined can come back)", state.locked)
+        if st.form_submit_button("Save"):
+            _configure(store, code, int(size), int(per_address), bool(locked))
+    members = {s.id: s.nickname for s in store.members(code)}
+    chosen = st.selectbox("Remove a student", list(members), index=None, key="lec_remove_who",
+                          format_func=lambda sid: members.get(sid, sid))  # fmt: skip
+    st.button("Remove", key="lec_remove", disabled=chosen is None, on_click=_remove,
+              args=(store, code, chosen))  # fmt: skip
+
+
+def store_notices(store: ClassStore) -> None:
+    """What the store did on its own in the last day (a lost file written back, a damaged one
+    moved aside), until the teacher has seen it."""
+    shown = st.session_state.get("_lec_notices_seen", 0.0)
+    notices = store.notices(since=max(shown, time.time() - NOTICE_SECONDS))
+    if not notices:
+        return
+    with st.container(key="lec_store_notices"):
+        for text in notices:
+            st.warning(md(text))
+        st.button("Seen", key="lec_notices_seen", on_click=_seen_notices)
+
+
+def _seen_notices() -> None:
+    st.session_state["_lec_notices_seen"] = time.time()
 
 
 STORE_ERROR = "_lec_store_error"  # a button's class-store error, shown on the page's next run
 
 
 def reported(callback: Callable[P, None]) -> Callable[P, None]:
-    """A button's callback whose class-store error (the store not answering, the class full)
-    the page shows as a message on its next run: a callback runs before the page, outside its
-    own handling of those errors, and would show an error box."""
+    """A teacher's button's callback whose class-store error (the store not answering, a
+    setting out of range) the page shows as a message on its next run: a callback runs before
+    the page, outside its own handling of those errors, and would show an error box."""
 
     @functools.wraps(callback)
     def run(*args: P.args, **kwargs: P.kwargs) -> None:
@@ -68,6 +114,20 @@ def reported(callback: Callable[P, None]) -> Callable[P, None]:
             callback(*args, **kwargs)
         except ClassError as err:
             st.session_state[STORE_ERROR] = str(err)
+
+    return run
+
+
+def reported_to_students(callback: Callable[P, None]) -> Callable[P, None]:
+    """As `reported`, for a student's button: the message is the one for students (never the
+    store's address)."""
+
+    @functools.wraps(callback)
+    def run(*args: P.args, **kwargs: P.kwargs) -> None:
+        try:
+            callback(*args, **kwargs)
+        except ClassError as err:
+            st.session_state[STORE_ERROR] = err.for_students
 
     return run
 
@@ -93,18 +153,56 @@ def end_class() -> None:
             del st.query_params[name]
 
 
+@reported
+def _configure(store: ClassStore, code: str, size: int, per_address: int, locked: bool) -> None:
+    store.configure(code, st.query_params.get("key"), size, per_address, locked)
+
+
+@reported
+def _remove(store: ClassStore, code: str, student: str | None) -> None:
+    if student is not None:
+        store.remove(code, st.query_params.get("key"), student)
+    st.session_state.pop("lec_remove_who", None)
+
+
 def joined(store: ClassStore, code: str) -> Student:
-    """This browser's student: the one its link names (a reload, a server restart), else a new
-    one whose id goes into the link."""
+    """This browser's student: the one its link names if the server gave that id out for this
+    class (a reload, a server restart), else a new one whose id goes into the link. Asked of
+    the store on every run: a student the teacher removed is told so at once."""
     held: Student | None = st.session_state.get("_lec_student")
     if held is not None and st.session_state.get("_lec_student_class") == code:
-        return held
-    given = st.query_params.get("me")
-    student = store.join(code, given if valid_student_id(given) else None)
+        given: str | None = held.id
+    else:
+        given = st.query_params.get("me")
+    student = store.join(code, given, this_client())
     st.session_state["_lec_student"], st.session_state["_lec_student_class"] = student, code
     if st.query_params.get("me") != student.id:
         st.query_params["me"] = student.id
     return student
+
+
+def this_client() -> Client:
+    """The address this page came from, and that address with the browser's own token (the
+    cookie Streamlit gives each browser), as the store counts joins."""
+    ip, cookie = st.context.ip_address, st.context.cookies.get(BROWSER_COOKIE)
+    address = ip if isinstance(ip, str) and ip else "local"  # None on localhost
+    token = browser_token(cookie if isinstance(cookie, str) else None)
+    return Client(client_key(address), client_key(address, token))
+
+
+def browser_token(cookie: str | None) -> str:
+    """The random token in Streamlit's XSRF cookie ("2|mask|masked token|time", the mask new
+    on every page load): the same browser gives the same token."""
+    parts = (cookie or "").split("|")
+    if len(parts) != 4 or parts[0] != "2":
+        return cookie or ""
+    try:
+        mask, masked = bytes.fromhex(parts[1]), bytes.fromhex(parts[2])
+    except ValueError:
+        return cookie or ""
+    if not mask:
+        return cookie or ""
+    return bytes(b ^ mask[i % len(mask)] for i, b in enumerate(masked)).hex()
 
 
 def follow(

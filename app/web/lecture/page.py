@@ -48,15 +48,40 @@ def page() -> None:
         st.error(md(f"{st.query_params.get('class')!r} is not a join code (6 letters and digits)."))
         return
     panel.store_error()
+    key = st.query_params.get("key")
     try:
         store = this_store() if code else None
-        if store is not None and not store.is_teacher(code, st.query_params.get("key")):
-            student_page(decks, store, code)
+        teaching = store is None or store.is_teacher(code, key)
+    except ClassError as err:  # the store cannot be reached: a link with a key is the teacher's
+        if not key:
+            st.error(md(err.for_students))
             return
+        teaching, store = True, None
+        st.error(md(err))
+    if store is not None and not teaching:
+        try:
+            if key and store.state(code) is None:
+                _teachers_class_gone(store, code)
+            else:
+                student_page(decks, store, code)
+        except ClassError as err:  # the store not answering, the class full, a made-up id, …
+            st.error(md(err.for_students))
+        return
+    try:
         lecturer_page(decks, store, code or None)
-    except ClassError as err:  # the store cannot be reached, the class is full, …
+    except ClassError as err:  # the store cannot be reached, the class has ended, …
         st.error(md(err))
         st.button("Go on without the class", key="lec_leave", on_click=panel.end_class)
+
+
+def _teachers_class_gone(store: ClassStore, code: str) -> None:
+    """A teacher's link (it has a key) to a class the store no longer holds: words for the
+    teacher, not the students' "check it with your teacher"."""
+    st.error(md(f"No class has the code {code} any more: it expired (a week after its teacher "
+                "last moved it), or its store lost it and this server holds no copy. Start a "
+                "new class from the lecture."))  # fmt: skip
+    panel.store_notices(store)
+    st.button("Go on without the class", key="lec_leave", on_click=panel.end_class)
 
 
 def _deck_errors(decks: Library) -> None:
@@ -109,8 +134,8 @@ def lecturer_page(decks: Library, store: ClassStore | None, code: str | None) ->
     else:
         revealed = ask.locally_revealed(built.question)
     screen.header(deck, slide, f" · {model}")
-    if store is not None and code:
-        panel.class_bar(code, store)
+    if store is not None and code and state is not None:
+        panel.class_bar(code, store, state)
     in_class = store is not None and code is not None and state is not None
     words = screen.body(slide, built, revealed, words=not (in_class and revealed))
     with words:

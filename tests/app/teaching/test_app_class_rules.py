@@ -1,0 +1,122 @@
+"""The class's rules on the Lecture page (AppTest): a made-up student link refused, the teacher's
+size, lock and removal, what one address joined, and words for the right reader: students never
+see the store's address, teachers never get the students' "check it with your teacher"."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from attnlens.app.teaching.class_state import ClassState
+from attnlens.app.teaching.class_store import AWAY, PER_BROWSER, open_store
+from attnlens.app.web.safe_text import md
+from helpers.apptest import APP_SCRIPT, require_bundled
+
+
+def lecture(**params: str) -> AppTest:
+    """The lecture page run once (translate, the deck's model, is bundled)."""
+    require_bundled("translate")
+    at = AppTest.from_file(APP_SCRIPT, default_timeout=120)
+    at.query_params.update({"page": "lecture", **params})
+    return at.run()
+
+
+def plain(markdown: str) -> str:
+    """Text as a reader sees it: md()'s escapes and word joiners gone."""
+    return markdown.replace("\\", "").replace("\u2060", "")
+
+
+def errors(at: AppTest) -> str:
+    assert not at.exception, [e.value for e in at.exception]
+    return " ".join(plain(e.value) for e in at.error)
+
+
+def options(at: AppTest) -> list[str]:
+    return [b.key for b in at.button if str(b.key).startswith("lec_option_")]
+
+
+@pytest.fixture
+def store_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    url = f"sqlite:///{tmp_path / 'classes.sqlite3'}"
+    monkeypatch.setenv("ATTNLENS_CLASS_STORE", url)
+    return url
+
+
+def test_a_made_up_student_link_is_refused(store_url: str) -> None:
+    teacher = lecture(deck="section3", slide="10")  # a slide that asks a question
+    teacher.button(key="lec_start").click().run()
+    code = teacher.query_params["class"]
+    forged = lecture(**{"class": code, "me": "A" * 23})  # the right shape, never given out
+    assert "was not given out by this class" in errors(forged) and not options(forged)
+    assert open_store(store_url).roster(code).joined == 0  # it joined as a new student before
+    real = lecture(**{"class": code})
+    assert not errors(real) and options(real)
+
+
+def test_the_teacher_sizes_locks_and_removes_and_sees_one_address(store_url: str) -> None:
+    teacher = lecture(deck="section3", slide="10")
+    teacher.button(key="lec_start").click().run()
+    code = teacher.query_params["class"]
+    first, second = lecture(**{"class": code}), lecture(**{"class": code})
+    bar = teacher.run().markdown
+    assert any("2 joined · 2 from one address" in m.value for m in bar)
+    teacher.number_input[0].set_value(2)  # students at most
+    next(b for b in teacher.button if b.label == "Save").click().run()
+    assert open_store(store_url).state(code).size == 2  # type: ignore[union-attr]
+    full = lecture(**{"class": code})
+    assert "this class is full (2 students; its teacher set 2)" in errors(full)
+    me = first.query_params["me"]
+    teacher.selectbox(key="lec_remove_who").set_value(me).run()
+    teacher.button(key="lec_remove").click().run()
+    assert "the teacher removed this student from the class" in errors(first.run())
+    assert not errors(second.run()) and options(second)
+    teacher.toggle[0].set_value(True)  # lock joining
+    next(b for b in teacher.button if b.label == "Save").click().run()
+    assert "closed this class to new students" in errors(lecture(**{"class": code}))
+
+
+def test_the_teacher_is_told_when_the_store_lost_its_file(store_url: str, tmp_path: Path) -> None:
+    teacher = lecture(deck="section3", slide="10")
+    teacher.button(key="lec_start").click().run()
+    student = lecture(**{"class": teacher.query_params["class"]})
+    student.button(key="lec_option_1").click().run()
+    (tmp_path / "classes.sqlite3").unlink()
+    teacher.run()
+    assert not errors(teacher)
+    told = " ".join(plain(w.value) for w in teacher.warning)
+    assert "was deleted" in told and "1 answer(s)" in told
+    assert any(m.value.startswith("**1** answered") for m in teacher.markdown)
+
+
+def test_a_teachers_link_to_a_class_the_store_lost_speaks_to_the_teacher(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = open_store(f"sqlite:///{tmp_path / 'gone.sqlite3'}").create(ClassState("section3", 0))
+    monkeypatch.setenv("ATTNLENS_CLASS_STORE", f"sqlite:///{tmp_path / 'new.sqlite3'}")
+    at = lecture(**{"class": made.code, "key": made.key})
+    shown = errors(at)
+    assert f"No class has the code {made.code} any more" in shown
+    assert "check it with your teacher" not in shown  # what its students are told
+
+
+def test_students_never_see_the_store_address(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ATTNLENS_CLASS_STORE", "redis://127.0.0.1:9/0")  # nothing listens
+    student = lecture(**{"class": "ABCDEF"})
+    assert errors(student) == plain(md(AWAY))
+    teacher = lecture(**{"class": "ABCDEF", "key": "k" * 24})  # the teacher gets the detail
+    assert "redis://127.0.0.1:9/0" in errors(teacher)
+
+
+def test_one_client_opening_session_after_session_is_stopped(store_url: str) -> None:
+    """What a script holding only the join link did (996 students from one client): every
+    session of one client past PER_BROWSER is refused, with the limit in words."""
+    teacher = lecture(deck="section3", slide="2")
+    teacher.button(key="lec_start").click().run()
+    code = teacher.query_params["class"]
+    sessions = [lecture(**{"class": code}) for _ in range(PER_BROWSER + 2)]
+    refused = [errors(at) for at in sessions[PER_BROWSER:]]
+    assert all(f"this browser has joined this class {PER_BROWSER} times" in e for e in refused)
+    assert not any(errors(at) for at in sessions[:PER_BROWSER])
+    assert open_store(store_url).roster(code).joined == PER_BROWSER
