@@ -155,50 +155,50 @@ class SQLiteStore(ClassStore):
         return None
 
     def _reset(self, why: str) -> str:
-        """A new file at the path: a copy of what the open connection can still read (all of
-        it, for a file deleted or replaced), else empty; whatever was in its place moved aside."""
+        """Reconnect to the path: to the store found there when it is a sound one (another
+        server's rebuild, a backup put back), else to a new file, whatever was there moved aside;
+        every class the old connection can still read (all of them, for a file deleted) is
+        written into it, what it holds kept."""
         with self._lock:
-            rebuilt = self.path.with_name(self.path.name + ".rebuilding")
-            _remove(rebuilt)
-            copied = _backup(self._db, rebuilt)
+            salvaged = self._salvage()
+            with contextlib.suppress(sqlite3.Error):
+                # the log's pages into the old file and the log emptied: left at the path, they
+                # would be read into whatever file is there now
+                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
-            # the journal at the path is this connection's, not the other file's
-            aside = _move_aside(self.path, journal=False) if self.path.exists() else None
-            for suffix in ("-wal", "-shm"):
-                _remove(self.path.with_name(self.path.name + suffix))
-            if copied:
-                os.replace(rebuilt, self.path)
+            aside = None
+            if self.path.exists() and _unreadable(self.path):
+                aside = _move_aside(self.path, journal=False)
+            if aside is not None or not self.path.exists():
+                for suffix in ("-wal", "-shm"):  # the old file's journal: no longer anyone's
+                    _remove(self.path.with_name(self.path.name + suffix))
             self._db = self._connect()
             self._identity = _identity(self.path)
+        for code, copy in salvaged.items():
+            self._put_back(code, copy)
         kept = f" The file found in its place was kept as {aside.name}." if aside else ""
-        lost = "" if copied else " Classes this server had not served since it started are lost."
-        return kept + lost
+        read = (
+            f" The old file could still be read: its {len(salvaged)} class(es) were copied over."
+            if salvaged
+            else " Classes this server had not served since it started could not be read back."
+        )
+        return kept + read
+
+    def _salvage(self) -> dict[str, ClassCopy]:
+        """Every class the open connection can still read, if what it reads is sound."""
+        try:
+            if self._db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+                return {}
+            codes = [row[0] for row in self._db.execute("SELECT code FROM classes")]
+            found = {code: _dump(self._db, code) for code in codes}
+        except sqlite3.Error:
+            return {}
+        return {code: copy for code, copy in found.items() if copy is not None}
 
     def _dump(self, code: str) -> ClassCopy | None:
         with self._locked():
-            row = self._db.execute(
-                "SELECT teacher, state, version FROM classes WHERE code = ?", (code,)
-            ).fetchone()
-            if row is None:
-                return None
-            people = self._db.execute(
-                "SELECT id, nickname, address, browser, joined, removed FROM students "
-                "WHERE code = ?",
-                (code,),
-            ).fetchall()
-            answers = self._db.execute(
-                "SELECT question, student, choice FROM answers WHERE code = ?", (code,)
-            ).fetchall()
-        copy = ClassCopy(str(row[0]), ClassState.from_json(row[1], int(row[2])))
-        for sid, name, address, browser, joined, removed in people:
-            if removed:
-                copy.removed.add(sid)
-            else:
-                copy.members[sid] = Member(sid, name, address, browser, joined)
-        for question, student, choice in answers:
-            copy.answers.setdefault(question, {})[student] = int(choice)
-        return copy
+            return _dump(self._db, code)
 
     def _put_back(self, code: str, copy: ClassCopy) -> None:
         now = time.time()
@@ -386,6 +386,31 @@ class SQLiteStore(ClassStore):
         return None if row is None else int(row[0])
 
 
+def _dump(db: sqlite3.Connection, code: str) -> ClassCopy | None:
+    """The whole class as the file holds it."""
+    row = db.execute(
+        "SELECT teacher, state, version FROM classes WHERE code = ?", (code,)
+    ).fetchone()
+    if row is None:
+        return None
+    people = db.execute(
+        "SELECT id, nickname, address, browser, joined, removed FROM students WHERE code = ?",
+        (code,),
+    ).fetchall()
+    answers = db.execute(
+        "SELECT question, student, choice FROM answers WHERE code = ?", (code,)
+    ).fetchall()
+    copy = ClassCopy(str(row[0]), ClassState.from_json(row[1], int(row[2])))
+    for sid, name, address, browser, joined, removed in people:
+        if removed:
+            copy.removed.add(sid)
+        else:
+            copy.members[sid] = Member(sid, name, address, browser, joined)
+    for question, student, choice in answers:
+        copy.answers.setdefault(question, {})[student] = int(choice)
+    return copy
+
+
 def _identity(path: Path) -> tuple[int, int, bytes]:
     """The file's device and inode, and its first 16 bytes (SQLite's magic)."""
     with path.open("rb") as f:
@@ -423,23 +448,6 @@ def _move_aside(path: Path, journal: bool = True) -> Path:
         if extra.exists():
             os.replace(extra, aside.with_name(aside.name + suffix))
     return aside
-
-
-def _backup(db: sqlite3.Connection, target: Path) -> bool:
-    """Copy what the open connection reads into `target`; False (and no file) if the copy
-    is not a sound database."""
-    try:
-        out = sqlite3.connect(target)
-        try:
-            db.backup(out)
-            sound = out.execute("PRAGMA quick_check").fetchone()[0] == "ok"
-        finally:
-            out.close()
-    except sqlite3.Error:
-        sound = False
-    if not sound:
-        _remove(target)
-    return sound
 
 
 def _remove(path: Path) -> None:

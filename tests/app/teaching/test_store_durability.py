@@ -97,21 +97,27 @@ def test_an_overwritten_sqlite_file_is_moved_aside_and_rebuilt_from_the_servers_
     assert len(list(tmp_path.glob("classes.sqlite3.damaged-*"))) == 1
 
 
-def test_a_replaced_sqlite_file_keeps_the_class_and_the_other_file_aside(tmp_path: Path) -> None:
+def test_a_sqlite_file_replaced_by_another_store_gets_the_class_written_into_it(
+    tmp_path: Path,
+) -> None:
+    """A sound store moved over ours (a backup put back, another server's rebuild) is kept, and
+    what it lacks of ours is written into it: both classes are there."""
     path = tmp_path / "classes.sqlite3"
     lesson = Lesson(open_store(f"sqlite:///{path}"))
     students = lesson.join(4)
     lesson.answer(students, 2)
-    other = tmp_path / "other.sqlite3"
-    open_store(f"sqlite:///{other}").close()
-    os.replace(other, path)  # another store moved over ours
+    other = open_store(f"sqlite:///{tmp_path / 'other.sqlite3'}")
+    theirs = other.create(ClassState("section3", 5)).code
+    other.close()
+    os.replace(tmp_path / "other.sqlite3", path)
     lesson.answer(students[:1], 0)
     assert lesson.store.counts(lesson.made.code, "q1", 3) == [1, 0, 3]
     lesson.store.close()
-    assert open_store(f"sqlite:///{path}").counts(lesson.made.code, "q1", 3) == [1, 0, 3]
+    again = open_store(f"sqlite:///{path}")
+    assert again.counts(lesson.made.code, "q1", 3) == [1, 0, 3]  # it was: no such class
+    assert again.state(theirs) is not None and again.state(theirs).slide == 5  # type: ignore[union-attr]
     assert "was replaced by another file" in lesson.store.notices()[0]
-    (aside,) = tmp_path.glob("classes.sqlite3.damaged-*")  # the other store, kept
-    assert open_store(f"sqlite:///{aside}").state(lesson.made.code) is None
+    assert not list(tmp_path.glob("*.damaged-*"))
 
 
 def test_a_damaged_file_at_start_up_is_moved_aside_with_a_message(tmp_path: Path) -> None:
