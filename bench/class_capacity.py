@@ -1,9 +1,11 @@
 """Live class (issue 14): how many students one `attnlens serve` holds, and answers/s per store.
 
 1. Answers per second: T threads (as Streamlit's session threads) record answers to one question
-   through the class store, SQLite and Redis (a redis-server started here), beside a reference
-   measured in the same run: the bare write of the same row (sqlite3 INSERT OR REPLACE with the
-   same pragmas; a plain HSET), so the ratio is the price of the store's checks.
+   through the class store, SQLite and Redis (a redis-server started here, kept on disk as
+   docs/deploying.md says: appendonly yes, appendfsync always), beside a reference measured in
+   the same run: the bare write of the same row (sqlite3 INSERT OR REPLACE with the same
+   pragmas, each commit synced; a plain HSET on the same Redis), so the ratio is the price of the
+   store's checks (the class's rules, the store's token, the server's copy).
 2. Class size: a teacher page and N student pages (Debian's Chromium, a browser context each, in
    the foreground) on one server; the teacher presses → MOVES times and each student's follow
    latency is measured in its own page (key press → its slide counter changes, one clock). N grows
@@ -26,6 +28,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import parse_qs, urlparse
 
 from attnlens.app.teaching.class_state import ClassState
 from attnlens.app.teaching.class_store import ClassStore, open_store
@@ -78,10 +81,11 @@ def store_rate(store: ClassStore, answers: int, threads: int) -> float:
 
 
 def sqlite_reference(path: Path, answers: int, threads: int) -> float:
-    """The same row written bare: one connection under a lock, WAL, synchronous=NORMAL."""
+    """The same row written bare: one connection under a lock, WAL, synchronous=FULL (the
+    store's: an answer is on disk before it is acknowledged)."""
     db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
     db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute("PRAGMA synchronous=FULL")
     db.execute(
         "CREATE TABLE a (code, question, student, choice, at, "
         "PRIMARY KEY (code, question, student))"
@@ -150,9 +154,12 @@ def percentile(values: list[float], q: float) -> float:
 class Class:
     """A teacher page and its students in one Chromium."""
 
-    def __init__(self, browser: Any, url: str) -> None:
+    def __init__(self, browser: Any, url: str, store: str) -> None:
         self.browser, self.url = browser, url
         self.teacher, self.code = start_class(browser, url, 1, timeout=120_000)
+        # every student's page comes from this machine's one address: the class takes them all
+        key = parse_qs(urlparse(self.teacher.url).query)["key"][0]
+        open_store(store).configure(self.code, key, size=1000, per_address=1000, locked=False)
         self.slide = 1
         self.students: list[Any] = []
 
@@ -196,7 +203,7 @@ def capacity_table(sizes: list[int], moves: int, budget: float) -> None:
             browser = p.chromium.launch(
                 executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS + FOREGROUND
             )
-            room = Class(browser, url)
+            room = Class(browser, url, store)
             for n in sizes:
                 if time.monotonic() - start > budget:
                     print(f"(time budget of {budget:.0f} s spent: stopped before {n})")

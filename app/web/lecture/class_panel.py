@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
+import secrets
 import time
 from collections.abc import Callable
 from typing import Any, ParamSpec
@@ -183,10 +184,16 @@ def joined(store: ClassStore, code: str) -> Student:
 
 def this_client() -> Client:
     """The address this page came from, and that address with the browser's own token (the
-    cookie Streamlit gives each browser), as the store counts joins."""
+    cookie Streamlit gives each browser), as the store counts joins. A page without the cookie
+    is no browser's (a script's websocket): all such pages of one address count as one browser.
+    A server with Streamlit's XSRF protection off gives browsers no cookie: then each page
+    counts as a browser of its own, and only the limit per address holds."""
     ip, cookie = st.context.ip_address, st.context.cookies.get(BROWSER_COOKIE)
     address = ip if isinstance(ip, str) and ip else "local"  # None on localhost
-    token = browser_token(cookie if isinstance(cookie, str) else None)
+    if st.get_option("server.enableXsrfProtection"):
+        token = browser_token(cookie if isinstance(cookie, str) else None)
+    else:
+        token = secrets.token_hex(8)
     return Client(client_key(address), client_key(address, token))
 
 
