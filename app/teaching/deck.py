@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from attnlens.record.errors import InputError
+from attnlens.record.errors import InputError, clipped
 from attnlens.record.trace import KINDS, Kind
 
 SUFFIX = ".deck"
@@ -226,7 +227,7 @@ def _fields(
     the words and are returned under the key ''. `place` says where, for messages."""
 
     def where(name: str) -> str:
-        return f"{place}, field '{name}'"
+        return f"{place}, field '{clipped(name)}'"
 
     out: dict[str, Any] = {}
     rest = list(lines)
@@ -241,7 +242,7 @@ def _fields(
         if not colon or " " in name:
             raise DeckError(
                 f"{place}, line {number}: expected 'field: value' here, "
-                f"got {line.strip()!r} (a blank line starts the words)"
+                f"got {clipped(line.strip())!r} (a blank line starts the words)"
             )
         if name not in parsers:
             raise DeckError(
@@ -290,12 +291,17 @@ def renumbered(deck: Deck) -> Deck:
     return replace(deck, slides=tuple(replace(s, number=i + 1) for i, s in enumerate(deck.slides)))
 
 
+CANNOT_OPEN = "this deck cannot be opened"
+
+
 @dataclass(frozen=True)
 class Library:
-    """Every deck read at start-up, and the message of each file that could not be read."""
+    """Every deck read at start-up, and each file that could not be read: why, for the terminal
+    (`attnlens serve` prints it), and what a visitor is told (its name, no path, no reason)."""
 
     decks: dict[str, Deck] = field(default_factory=dict)
-    errors: dict[str, str] = field(default_factory=dict)  # file -> message
+    errors: dict[str, str] = field(default_factory=dict)  # file -> why, with its path
+    unopened: dict[str, str] = field(default_factory=dict)  # file -> what the lecture page says
 
 
 def read_folder(folder: Path, library: Library | None = None) -> Library:
@@ -303,31 +309,99 @@ def read_folder(folder: Path, library: Library | None = None) -> Library:
     and the other decks still load. A name already taken is refused, not overwritten."""
     library = library or Library()
     decks, errors = dict(library.decks), dict(library.errors)
+    unopened = dict(library.unopened)
+
+    def refuse(path: Path, why: str, shown: str) -> None:
+        errors[str(path)], unopened[str(path)] = why, shown
+
     if not folder.is_dir():
-        errors[str(folder)] = f"{folder}: the decks folder does not exist or is not a folder"
-        return Library(decks, errors)
+        refuse(folder, f"{folder}: the decks folder does not exist or is not a folder",
+               "a decks folder cannot be opened")  # fmt: skip
+        return Library(decks, errors, unopened)
     for path in sorted(folder.glob(f"*{SUFFIX}")):
         try:
-            deck = read_file(path)
-        except (DeckError, OSError, UnicodeDecodeError) as err:
-            errors[str(path)] = str(err) if isinstance(err, DeckError) else f"{path}: {err}"
+            deck = parse_deck(read_text(path, folder), path.stem, str(path))
+        except DeckError as err:
+            refuse(path, str(err), f"{path.name}: {CANNOT_OPEN}")
             continue
         if deck.name in decks:
-            errors[str(path)] = (
-                f"{path}: a deck named {deck.name!r} was already read from "
-                f"{decks[deck.name].source}; rename this file"
-            )
+            first = decks[deck.name].source
+            why = f"{path}: a deck named {deck.name!r} was already read from {first}; rename it"
+            refuse(path, why, f"{path.name}: {CANNOT_OPEN}")
             continue
         decks[deck.name] = deck
-    return Library(decks, errors)
+    return Library(decks, errors, unopened)
 
 
 def read_file(path: Path) -> Deck:
-    """One deck file: at most MAX_BYTES of UTF-8 text."""
-    size = path.stat().st_size
-    if size > MAX_BYTES:
-        raise DeckError(f"{path}: {size} bytes, a deck may hold at most {MAX_BYTES}")
-    return parse_deck(path.read_text(encoding="utf-8"), path.stem, str(path))
+    """One deck file of its own folder (see read_text)."""
+    return parse_deck(read_text(path, path.parent), path.stem, str(path))
+
+
+def read_text(path: Path, folder: Path) -> str:
+    """A deck's text: a regular file inside folder (a link may point only inside it), at most
+    MAX_BYTES of UTF-8, counted as it is read (st_size is 0 for a FIFO or a device). Nothing
+    else is opened, so a FIFO cannot hang the server and no other file's text is ever read."""
+    try:
+        inside = folder.resolve(strict=True)
+        target = path.resolve(strict=True)
+    except RuntimeError:
+        raise DeckError(f"{path}: a loop of links") from None
+    except OSError as err:  # a dangling link, a folder that cannot be entered
+        raise DeckError(f"{path}: cannot be followed ({_reason(err)})") from None
+    if not target.is_relative_to(inside):
+        raise DeckError(
+            f"{path}: a link to a file outside the decks folder {inside}; a deck must be a file "
+            "in the folder"
+        )
+    try:
+        kind = _kind(target.stat().st_mode)
+        if kind:
+            raise DeckError(f"{path}: {kind}, not a regular file; a deck must be a text file")
+        data = _read_at_most(target, MAX_BYTES)
+    except OSError as err:
+        raise DeckError(f"{path}: cannot be read ({_reason(err)})") from None
+    if len(data) > MAX_BYTES:
+        raise DeckError(f"{path}: more than {MAX_BYTES} bytes, a deck may hold at most {MAX_BYTES}")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise DeckError(f"{path}: not UTF-8 text (byte {err.start})") from None
+
+
+def _read_at_most(path: Path, limit: int) -> bytes:
+    """Up to limit + 1 bytes of a regular file, opened without blocking and without following
+    a link (the path is already resolved), and checked again once open."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        kind = _kind(os.fstat(fd).st_mode)  # the file may have been swapped since the stat
+        if kind:
+            raise DeckError(f"{path}: {kind}, not a regular file; a deck must be a text file")
+        chunks, size = [], 0
+        while size <= limit:
+            chunk = os.read(fd, min(65_536, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _kind(mode: int) -> str:
+    """'' for a regular file, else what the file is."""
+    if stat.S_ISREG(mode):
+        return ""
+    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+             (stat.S_ISSOCK, "a socket"))  # fmt: skip
+    return next((name for test, name in kinds if test(mode)), "a special file")
+
+
+def _reason(err: OSError) -> str:
+    """The OS's reason without the path it repeats."""
+    return err.strerror or type(err).__name__
 
 
 BUNDLED_DECKS = Path(__file__).resolve().parent / "decks"

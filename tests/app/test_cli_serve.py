@@ -46,6 +46,37 @@ def test_serve_names_each_bad_deck_and_sets_the_store_and_folders(
     assert os.environ["ATTNLENS_DECKS"] == str(tmp_path.resolve())
 
 
+# prepare_teaching in a process of its own, so that a read that hangs is killed, not waited on
+PREPARE = """
+import argparse, sys
+from pathlib import Path
+from attnlens.app.cli.serve import prepare_teaching
+prepare_teaching(argparse.Namespace(class_store=sys.argv[1], decks=[Path(sys.argv[2])]))
+print("ready")
+"""
+
+
+def test_serve_starts_past_a_fifo_or_a_linked_secret_and_says_why_without_it(
+    tmp_path: Path,
+) -> None:
+    decks = tmp_path / "decks"
+    decks.mkdir()
+    (decks / "good.deck").write_text("=== One\nfigure: stacks\n\nWords.\n")
+    os.mkfifo(decks / "x.deck")
+    (tmp_path / "shadow").write_text("root:$6$secret:19000:0:99999:7:::\n")
+    (decks / "shadow.deck").symlink_to(tmp_path / "shadow")
+    store = f"sqlite:///{tmp_path / 'c.sqlite3'}"
+    env = {k: v for k, v in os.environ.items() if k != "ATTNLENS_DECKS"}
+    done = subprocess.run([sys.executable, "-c", PREPARE, store, str(decks)], env=env,
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0 and done.stdout == "ready\n", done.stderr
+    warnings = done.stderr.strip().splitlines()
+    assert len(warnings) == 2 and all(w.startswith("attnlens: warning: ") for w in warnings)
+    assert f"{decks / 'x.deck'}: a FIFO (named pipe), not a regular file" in done.stderr
+    assert f"{decks / 'shadow.deck'}: a link to a file outside the decks folder" in done.stderr
+    assert "$6$secret" not in done.stderr
+
+
 def test_serve_uses_a_real_redis_store(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ATTNLENS_CLASS_STORE", "unused")
     prepare_teaching(argparse.Namespace(class_store=redis_url, decks=None))

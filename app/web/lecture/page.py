@@ -85,10 +85,13 @@ def _teachers_class_gone(store: ClassStore, code: str) -> None:
 
 
 def _deck_errors(decks: Library) -> None:
-    if decks.errors:
-        with st.expander(f"{len(decks.errors)} deck file(s) could not be read"):
-            for message in decks.errors.values():
-                st.text(message)
+    """Each file that could not be read, by name only: why (with its path) is for whoever
+    started the server, who sees it on the terminal; never a visitor (docs/teaching.md)."""
+    if decks.unopened:
+        with st.expander(f"{len(decks.unopened)} deck file(s) cannot be opened"):
+            for message in decks.unopened.values():
+                st.text(message)  # a file name and fixed words
+            st.caption("`attnlens serve` names each one and why on its terminal as it starts.")
 
 
 def slide_at(decks: Library, here: Place) -> tuple[Deck, Slide, Built, str, str] | None:

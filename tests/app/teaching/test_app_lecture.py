@@ -87,18 +87,28 @@ def test_the_step_buttons_walk_the_causal_mask() -> None:
     assert at.query_params["step"] == "2"
 
 
-def test_a_bad_teachers_deck_is_named_and_the_others_still_load(
+def test_a_bad_teachers_deck_is_named_without_its_path_or_text_and_the_others_still_load(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    (tmp_path / "broken.deck").write_text("=== One\nfigure: nosuch\n")
-    monkeypatch.setenv("ATTNLENS_DECKS", str(tmp_path))
+    decks = tmp_path / "decks"
+    decks.mkdir()
+    (decks / "broken.deck").write_text("=== One\nfigure: nosuch\n")
+    (tmp_path / "shadow").write_text("root:$6$secret:19000:0:99999:7:::\n")
+    (decks / "shadow.deck").symlink_to(tmp_path / "shadow")
+    monkeypatch.setenv("ATTNLENS_DECKS", str(decks))
     from attnlens.app.web.lecture.resources import library
 
     library.clear()
     try:
         at = lecture(deck=DECK, slide="1")
         assert not at.exception
-        assert any("broken.deck: slide 1" in t.value and "figure" in t.value for t in at.text)
+        shown = [t.value for t in at.text]
+        assert "broken.deck: this deck cannot be opened" in shown
+        assert "shadow.deck: this deck cannot be opened" in shown
+        everything = " ".join(str(e.value) for kind in ("text", "markdown", "caption", "error")
+                              for e in at.get(kind))  # fmt: skip
+        assert str(tmp_path) not in everything and "$6$secret" not in everything
+        assert "nosuch" not in everything  # the reason is for the terminal
     finally:
         library.clear()
 

@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+import os
+import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 
 from attnlens.app.teaching.deck import (
     BUNDLED_DECKS,
+    CANNOT_OPEN,
     FIGURES,
+    MAX_BYTES,
     DeckError,
+    Library,
     parse_deck,
+    read_file,
     read_folder,
     read_library,
+    read_text,
 )
+
+T = TypeVar("T")
 
 GOOD = """title: Heads
 model: reverse
@@ -116,6 +127,8 @@ def test_a_folder_loads_its_good_decks_and_names_each_bad_one(tmp_path: Path) ->
     messages = "\n".join(library.errors.values())
     assert "bad.deck: slide 1" in messages and "field 'layer'" in messages
     assert "at most 256000" in messages and "already read from" in messages
+    shown = "\n".join(library.unopened.values())  # what a visitor sees: names, no paths
+    assert f"bad.deck: {CANNOT_OPEN}" in shown and str(tmp_path) not in shown
     missing = read_folder(tmp_path / "nowhere")
     assert not missing.decks and "does not exist" in next(iter(missing.errors.values()))
 
@@ -138,3 +151,60 @@ def test_teachers_decks_come_from_the_folders_in_the_environment(
     (tmp_path / "mine.deck").write_text(GOOD)
     monkeypatch.setenv("ATTNLENS_DECKS", str(tmp_path))
     assert set(read_library().decks) == {"section3", "mine"}
+
+
+def within(seconds: float, call: Callable[[], T]) -> T:
+    """call's result, or a failed test when it has not returned in time (a FIFO opened for
+    reading waits for a writer forever: the thread is left behind, the test run goes on)."""
+    done: list[T] = []
+    raised: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(call())
+        except BaseException as err:  # handed to the test's thread
+            raised.append(err)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"still reading after {seconds} s"
+    if raised:
+        raise raised[0]
+    return done[0]
+
+
+def test_a_fifo_or_a_link_out_of_the_folder_is_refused_unread(tmp_path: Path) -> None:
+    decks, outside = tmp_path / "decks", tmp_path / "elsewhere"
+    decks.mkdir(), outside.mkdir()
+    (decks / "good.deck").write_text(GOOD)
+    os.mkfifo(decks / "pipe.deck")
+    (outside / "shadow").write_text("root:$6$secret:19000:0:99999:7:::\n")
+    (decks / "shadow.deck").symlink_to(outside / "shadow")
+    (decks / "zero.deck").symlink_to("/dev/zero")
+    (decks / "nowhere.deck").symlink_to(outside / "missing")
+    (decks / "loop.deck").symlink_to("loop.deck")
+    (decks / "folder.deck").mkdir()
+    (decks / "inside.deck").symlink_to("good.deck")  # a link inside the folder is a deck
+    library: Library = within(10, lambda: read_folder(decks))
+    assert set(library.decks) == {"good", "inside"}
+    why = {Path(f).name: m for f, m in library.errors.items()}
+    assert "a FIFO (named pipe), not a regular file" in why["pipe.deck"]
+    assert "outside the decks folder" in why["shadow.deck"] and "outside" in why["zero.deck"]
+    assert "cannot be followed" in why["nowhere.deck"] and "loop of links" in why["loop.deck"]
+    assert "a folder, not a regular file" in why["folder.deck"]
+    assert all(str(decks / name) in m for name, m in why.items())  # the terminal: the file
+    assert not [m for m in why.values() if "$6$secret" in m]  # never its text
+    assert sorted(library.unopened.values()) == [f"{n}: {CANNOT_OPEN}" for n in sorted(why)]
+
+
+def test_a_device_is_refused_and_a_deck_is_counted_as_it_is_read(tmp_path: Path) -> None:
+    with pytest.raises(DeckError, match="/dev/zero: a character device, not a regular file"):
+        within(10, lambda: read_file(Path("/dev/zero")))
+    big = tmp_path / "big.deck"
+    big.write_text(GOOD + "x" * MAX_BYTES)
+    with pytest.raises(DeckError, match=f"more than {MAX_BYTES} bytes"):
+        read_text(big, tmp_path)
+    (tmp_path / "latin.deck").write_bytes(b"title: caf\xe9\n")
+    with pytest.raises(DeckError, match=r"latin.deck: not UTF-8 text \(byte 10\)"):
+        read_text(tmp_path / "latin.deck", tmp_path)
