@@ -166,8 +166,9 @@ class RedisStore(ClassStore):
     def _script(self, name: str, keys: list[str], args: list[Any]) -> list[Any]:
         """A write script behind GUARD: its reply, the write counted; StoreLostError if the
         store is not the one this server wrote to."""
+        token = self._token or ""  # none yet: refused as LOST, and the store's is taken then
         try:
-            reply = self._scripts[name](keys=[STORE, *keys], args=[self._token, self._count, *args])
+            reply = self._scripts[name](keys=[STORE, *keys], args=[token, self._count, *args])
         except self._errors as err:
             raise StoreUnavailableError(f"class store {self.url}: {err}") from None
         if int(reply[0]) == LOST:
