@@ -178,6 +178,7 @@ class RedisStore(ClassStore):
 
     def ping(self) -> None:
         self._call("ping")
+        self._check(now=True)  # the first: its token, and a word if it keeps nothing on disk
 
     def close(self) -> None:
         self._r.close()

@@ -125,6 +125,7 @@ class SQLiteStore(ClassStore):
         ]
         for table in ("answers", "students", "classes"):
             self._db.executemany(f"DELETE FROM {table} WHERE code = ?", [(c,) for c in old])
+        self._db.execute("DELETE FROM notices WHERE at < ?", (now - KEEP_SECONDS,))
 
     def ping(self) -> None:
         with self._locked():
@@ -146,8 +147,8 @@ class SQLiteStore(ClassStore):
             found = _identity(self.path)
         except FileNotFoundError:
             return f"The class store's file {self.path} was deleted"
-        except OSError as err:
-            return f"The class store's file {self.path} cannot be read ({err.strerror})"
+        except OSError as err:  # there, but not readable now: no reason to rebuild it
+            raise StoreUnavailableError(f"class store {self.url}: {err.strerror}") from None
         if found[:2] != self._identity[:2]:
             return f"The class store's file {self.path} was replaced by another file"
         if found[2] != MAGIC:
@@ -159,6 +160,24 @@ class SQLiteStore(ClassStore):
         server's rebuild, a backup put back), else to a new file, whatever was there moved aside;
         every class the old connection can still read (all of them, for a file deleted) is
         written into it, what it holds kept."""
+        try:
+            salvaged, aside = self._reconnect()
+        except (OSError, sqlite3.Error) as err:  # tried again at the next call
+            raise StoreUnavailableError(
+                f"class store {self.url}: cannot rebuild it ({err})"
+            ) from None
+        for code, copy in salvaged.items():
+            self._put_back(code, copy)
+        kept = f" The file found in its place was kept as {aside.name}." if aside else ""
+        read = (
+            f" The old file could still be read: its {len(salvaged)} class(es) were copied over."
+            if salvaged
+            else " Classes this server had not served since it started could not be read back."
+        )
+        return kept + read
+
+    def _reconnect(self) -> tuple[dict[str, ClassCopy], Path | None]:
+        """What the old connection still reads, and where a damaged file at the path went."""
         with self._lock:
             salvaged = self._salvage()
             with contextlib.suppress(sqlite3.Error):
@@ -175,15 +194,7 @@ class SQLiteStore(ClassStore):
                     _remove(self.path.with_name(self.path.name + suffix))
             self._db = self._connect()
             self._identity = _identity(self.path)
-        for code, copy in salvaged.items():
-            self._put_back(code, copy)
-        kept = f" The file found in its place was kept as {aside.name}." if aside else ""
-        read = (
-            f" The old file could still be read: its {len(salvaged)} class(es) were copied over."
-            if salvaged
-            else " Classes this server had not served since it started could not be read back."
-        )
-        return kept + read
+        return salvaged, aside
 
     def _salvage(self) -> dict[str, ClassCopy]:
         """Every class the open connection can still read, if what it reads is sound."""
