@@ -8,11 +8,12 @@ Server mode is set by the environment, read once per call so a test can change i
 from __future__ import annotations
 
 import os
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnlens.record.errors import InputError
+from attnlens.record.errors import InputError, clipped
 
 
 class ModelNotAllowedError(InputError):
@@ -36,15 +37,28 @@ class AccessPolicy:
         return cls(on, allowed)
 
     def check(self, name_or_path: str, bundled: set[str]) -> None:
-        """Raise ModelNotAllowedError unless this model may be loaded."""
+        """Raise ModelNotAllowedError unless this model may be loaded. The message never lists
+        the allow-list: its folders are the server's own paths, not a visitor's to read."""
         if not self.server_mode or name_or_path in bundled:
             return
+        if (control := control_character(name_or_path)) is not None:
+            raise ModelNotAllowedError(
+                f"model {clipped(name_or_path)!r} is not allowed on this server: a model name "
+                f"holds no control characters, and it has {control!r}"
+            )
         if any(_same(name_or_path, a) for a in self.allowed):
             return
         raise ModelNotAllowedError(
-            f"model {name_or_path!r} is not allowed on this server; allowed: "
-            f"{', '.join(sorted(bundled) + list(self.allowed)) or 'none'}"
+            f"model {clipped(name_or_path)!r} is not allowed on this server: it loads its bundled "
+            f"models ({', '.join(sorted(bundled)) or 'none'}), and an operator allows a folder "
+            "or hub id by adding it to ATTNLENS_ALLOWED_MODELS"
         )
+
+
+def control_character(name: str) -> str | None:
+    """The first control character in name (a NUL, a newline, ...), or None: no file or hub
+    name holds one, and the file system refuses a NUL with a bare ValueError."""
+    return next((c for c in name if unicodedata.category(c) == "Cc"), None)
 
 
 def _same(requested: str, allowed: str) -> bool:
@@ -53,5 +67,5 @@ def _same(requested: str, allowed: str) -> bool:
         return True
     try:
         return Path(requested).expanduser().resolve() == Path(allowed).expanduser().resolve()
-    except (OSError, RuntimeError):
+    except (OSError, RuntimeError, ValueError):
         return False

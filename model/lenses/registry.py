@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 from attnlens.model.budget import check_settings
-from attnlens.model.lenses.access import AccessPolicy
+from attnlens.model.lenses.access import AccessPolicy, control_character
 from attnlens.model.lenses.causal import CausalLens
 from attnlens.model.lenses.hf.names import is_hf_folder, looks_like_hub_id
 from attnlens.model.lenses.lens import Lens
@@ -147,6 +147,11 @@ def load(name_or_path: str, device: str = "auto") -> Lens:
     folder holding one, or a hub id: fetched only when the network allows)."""
     check_settings()
     check_allowed(name_or_path)
+    if (control := control_character(name_or_path)) is not None:  # the OS would say "embedded
+        raise ModelNotFoundError(  # null byte", naming neither the model nor the character
+            f"no model {clipped(name_or_path)!r}: a model name or folder holds no control "
+            f"characters, and it has {control!r}"
+        )
     if (longest := _longest_name(name_or_path)) > NAME_MAX:  # a lookup would raise ENAMETOOLONG
         raise ModelNotFoundError(
             f"no model {clipped(name_or_path)!r} ({len(name_or_path)} characters): a folder or "
@@ -158,15 +163,23 @@ def load(name_or_path: str, device: str = "auto") -> Lens:
             return _our_model(BUNDLED_DIR / name_or_path, dev, name=name_or_path)
         folder = Path(name_or_path).expanduser()
         if (folder / DESCRIPTION).is_file() and "transformer" in read_description(folder):
-            return _our_model(folder, dev)
+            return _our_model(folder.resolve(), dev)  # named as config.json says, else its name
         if name_or_path == MINILM and (minilm := minilm_folder()) is not None:
             return _hugging_face(minilm, dev, name=MINILM, description=MINILM_DESCRIPTION)
-        if is_hf_folder(folder) or (not folder.exists() and looks_like_hub_id(name_or_path)):
+        if is_hf_folder(folder):
+            return _hugging_face(_canonical(name_or_path, folder), dev)
+        if not folder.exists() and looks_like_hub_id(name_or_path):
             return _hugging_face(name_or_path, dev)
     known = ", ".join(e.name for e in bundled_models())
     raise ModelNotFoundError(
         f"no model {name_or_path!r}: not a bundled name ({known}) nor a folder holding a model"
     )
+
+
+def _canonical(typed: str, folder: Path) -> str:
+    """A Hugging Face folder's name: as typed, unless it goes through '..' or is '.', where the
+    folder it reaches is named (/allowed/m1/sub/.. loads as /allowed/m1, never as '..')."""
+    return str(folder.resolve()) if ".." in folder.parts or not folder.name else typed
 
 
 def _our_model(folder: Path, device: torch.device, name: str | None = None) -> Lens:

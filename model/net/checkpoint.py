@@ -31,6 +31,7 @@ WEIGHTS, DESCRIPTION = "model.safetensors", "config.json"
 MAX_DESCRIPTION_BYTES = 64 * 2**20  # a description with its loss curve is a few hundred KB
 FLOAT_DTYPES = ("F32", "F16", "BF16")
 ARCHITECTURES = ("encoder-decoder", "decoder")
+TEXT_FIELDS = ("name", "task", "description", "architecture")  # strings when given
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 
 
@@ -101,6 +102,11 @@ def describe(folder: Path) -> Description:
         tokenizer = tokenizer_from_dict(meta["tokenizer"])
     except (ValueError, TypeError, KeyError) as error:
         raise CheckpointError(f"{where}: {_first_line(error)}") from None
+    for key in TEXT_FIELDS:  # read as names and looked up: a list would not even hash
+        if key in meta and not isinstance(meta[key], str):
+            raise CheckpointError(
+                f"{where}: {key!r} must be a JSON string, but it is a JSON {_json_kind(meta[key])}"
+            )
     architecture = meta.get("architecture", "encoder-decoder")
     if architecture not in ARCHITECTURES:
         raise CheckpointError(

@@ -51,10 +51,11 @@ def test_in_server_mode_a_refused_folder_names_only_what_was_typed(
     monkeypatch: pytest.MonkeyPatch, tiny_model_dir: Path
 ) -> None:
     monkeypatch.setenv("ATTNLENS_SERVER_MODE", "1")
+    monkeypatch.setenv("ATTNLENS_ALLOWED_MODELS", "/srv/operators/private-model, org/private")
     at = open_on(tiny_model_dir, "training")
     (error,) = [e.value for e in at.error]
-    assert "not allowed on this server" in error
-    assert str(BUNDLED_DIR) not in error
+    assert "not allowed on this server" in error and "ATTNLENS\\_ALLOWED\\_MODELS" in error
+    assert str(BUNDLED_DIR) not in error and "private" not in error  # nor the allow-list
 
 
 def test_a_model_loaded_before_server_mode_is_not_handed_out_by_the_cache(

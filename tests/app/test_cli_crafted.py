@@ -66,7 +66,8 @@ def test_a_crafted_hugging_face_folder_is_one_line(
      ("d_ff=1e12", "above the limit of 256 MB (ATTNLENS_MAX_MODEL_MB)"),
      ("tokenizer smaller than the vocabulary", "has 7 tokens but the model's vocabulary has 13"),
      ("shape mismatch", "is 64 but the config makes it 32"),
-     ("h=0", "h must be at least 1, got 0")],
+     ("h=0", "h must be at least 1, got 0"),
+     ("task is a list", "config.json: 'task' must be a JSON string, but it is a JSON list")],
 )  # fmt: skip
 def test_refusals_name_the_value_and_the_limit(
     name: str, says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -151,6 +151,9 @@ OWN: dict[str, Edit] = {
     "d_ff=1e12": _set(("transformer", "d_ff"), 10**12),
     "max_source_len is text": _set(("max_source_len",), "many"),
     "architecture unknown": _set(("architecture",), "diffusion"),
+    "task is a list": _set(("task",), ["reverse"]),
+    "task is an object": _set(("task",), {"name": "reverse"}),
+    "name is a number": _set(("name",), 7),
     "no weights": lambda f: (f / "model.safetensors").unlink(),
     "weights are a folder": lambda f: (
         (f / "model.safetensors").unlink(),
