@@ -1,12 +1,15 @@
-"""The one step loop greedy, beam search and sampling share, on any Stepper.
+"""The one step loop greedy, beam search and sampling share when every step is recorded, on
+any Stepper.
 
-Every model, ours or Hugging Face's, decodes here: Explore's output, the Decode page, `attnlens
-decode` and evaluation all see the same tokens for the same settings.
+Every model, ours or Hugging Face's, decodes here: the Decode page, `attnlens decode` and beam
+search's task scores. Greedy chooses as `greedy.py` does (`pick` on `choice_scores`), where the
+paths that record nothing decode (a trace's output, `attnlens eval`), so all of them see the
+same tokens for the same settings.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,34 +17,15 @@ import numpy as np
 import torch
 
 from attnlens.model.decoding.beam import BeamSearch, best_possible, rank_score
-from attnlens.model.decoding.processors import Processor, TokenBan, apply
+from attnlens.model.decoding.greedy import Greedy, choice_scores
 from attnlens.model.decoding.request import DecodeSettings
 from attnlens.model.decoding.sampling import Sampling
 from attnlens.model.decoding.stepper import StepOutput, Stepper
-from attnlens.model.decoding.strategy import Greedy, Proposal, Strategy
+from attnlens.model.decoding.strategy import Proposal, Strategy
+from attnlens.model.decoding.vocabulary import Vocabulary as Vocabulary  # the lenses' import
 from attnlens.record.decode import BeamStatus, BeamStep, Candidate, Hypothesis, StepRecord
 
 MIN_CANDIDATES = 5  # top candidates recorded per live beam (at least the beam size)
-
-
-@dataclass(frozen=True)
-class Vocabulary:
-    """How the loop names tokens, where a hypothesis ends, and what may change the scores."""
-
-    names: Sequence[str]  # token id -> token string
-    eos_id: int
-    detokenize: Callable[[Sequence[int]], str]
-    banned: tuple[int, ...] = ()  # never chosen nor listed as candidates, unless forced
-    processors: tuple[Processor, ...] = ()  # after the bans (a model's generation config)
-    also_end: tuple[int, ...] = ()  # further end tokens (a config may name several)
-
-    @property
-    def ends(self) -> frozenset[int]:
-        return frozenset((self.eos_id, *self.also_end))
-
-    def process(self, ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        """The bans, then every processor, on scores (B, V) of the sequences ids (B, P + t)."""
-        return apply((TokenBan(self.banned), *self.processors), ids, scores)
 
 
 @dataclass(frozen=True)
@@ -146,9 +130,7 @@ def _scored(
     device = out.log_probs.device
     ids = torch.tensor([[*prefix, *h.ids] for h in live], dtype=torch.long, device=device)
     ranked = vocab.process(ids, out.log_probs)  # (B, V)
-    choose = ranked
-    if strategy != "beam" and out.logits is not None:
-        choose = vocab.process(ids, out.logits)  # (B, V)
+    choose = ranked if strategy == "beam" else choice_scores(out, ids, vocab)  # (B, V)
     return Scored(choose, ranked, out.log_probs)
 
 
@@ -165,31 +147,6 @@ def search(
         records.append(last.record)
     assert last is not None, "max_len ≥ 1 gives at least one step"
     return tuple(records), _hypotheses(last, settings, vocab)
-
-
-@torch.inference_mode()
-def greedy_output(
-    stepper: Stepper[Any],
-    settings: DecodeSettings,
-    source: Sequence[int] | None,
-    prefix: Sequence[int],
-    vocab: Vocabulary,
-) -> tuple[int, ...]:
-    """The ids greedy decoding gives, the end token included when one was chosen: what
-    `search` finds as its best hypothesis for these settings, by the same scoring and choice,
-    with nothing recorded (for a caller that needs the output alone, as a trace teacher-forced
-    on it does; recording each step took about a fifth of Explore's decoding)."""
-    if settings.strategy != "greedy" or settings.force:
-        raise ValueError("greedy_output takes plain greedy settings (no forced tokens)")
-    out, choice = stepper.start(source, prefix, settings.ablate), Greedy()
-    ids: tuple[int, ...] = ()
-    for _ in range(settings.max_len):
-        scored = _scored(out, (Live(ids, 0.0, 0.0, 0, 0),), prefix, vocab, "greedy", None)
-        ids = (*ids, choice.propose(scored.choose, scored.choose[:, 0], None).tokens[0])
-        if ids[-1] in vocab.ends or len(ids) == settings.max_len:
-            return ids
-        out = stepper.step(out.state, torch.tensor([ids[-1]], device=out.log_probs.device))
-    return ids
 
 
 def _advance(

@@ -13,6 +13,7 @@ from attnlens.model.decoding.stepper import StepOutput
 from attnlens.model.net.attention import KV
 from attnlens.model.net.decoder_only import DecoderOnlyTransformer
 from attnlens.model.net.masks import causal_mask
+from attnlens.model.net.tokenizer import Tokenizer
 from attnlens.model.net.transformer import HeadMask, Transformer
 
 
@@ -25,10 +26,11 @@ def rows_of(cache: list[KV] | None, index: torch.Tensor) -> list[KV] | None:
 
 @dataclass(frozen=True)
 class TransformerState:
-    """What the next step of our Transformer needs; every hypothesis shares the memory."""
+    """What the next step of our Transformer needs; the hypotheses of one source share its
+    memory (start_batch's rows each have their own)."""
 
-    memory_kv: list[KV]  # per decoder layer: the memory's keys and values, (1, h, S, d_k) ×2
-    src_mask: torch.Tensor  # (1, 1, S)
+    memory_kv: list[KV]  # per decoder layer: the memory's keys and values, (1 or B, h, S, d_k) ×2
+    src_mask: torch.Tensor  # (1 or B, 1, S)
     tokens: torch.Tensor  # (B, t + 1): every decoder input so far, the start token first
     cache: list[KV] | None  # per layer: self-attention keys/values (B, h, t + 1, d_k) ×2
     head_mask: HeadMask | None
@@ -54,10 +56,38 @@ class TransformerStepper:
             raise ValueError("our Transformer is an encoder-decoder model: it needs a source")
         src = torch.tensor([list(source)], dtype=torch.long, device=self.device)  # (1, S)
         src_mask = torch.ones(1, 1, src.size(1), dtype=torch.bool, device=self.device)  # (1, 1, S)
+        return self._begin(src, src_mask, prefix, ablate)
+
+    @torch.inference_mode()
+    def start_batch(
+        self,
+        sources: Sequence[Sequence[int]],
+        prefix: Sequence[int],
+        ablate: Sequence[HeadRef] = (),
+    ) -> StepOutput[TransformerState]:
+        """`start` for many sources side by side, B = len(sources): each row as its source alone
+        would be, its padding masked, so batched greedy decoding (`attnlens eval`) runs once."""
+        if not sources:
+            raise ValueError("start_batch needs at least one source")
+        width, device = max(len(s) for s in sources), self.device
+        rows = [[*s, *[Tokenizer.pad_id] * (width - len(s))] for s in sources]
+        src = torch.tensor(rows, dtype=torch.long, device=device)  # (B, S)
+        lengths = torch.tensor([len(s) for s in sources], device=device)  # (B,)
+        src_mask = torch.arange(width, device=device) < lengths.unsqueeze(1)  # (B, S)
+        return self._begin(src, src_mask.unsqueeze(1), prefix, ablate)  # mask (B, 1, S)
+
+    def _begin(
+        self,
+        src: torch.Tensor,
+        src_mask: torch.Tensor,
+        prefix: Sequence[int],
+        ablate: Sequence[HeadRef],
+    ) -> StepOutput[TransformerState]:
+        """§3.1: encode src (B, S) once under src_mask (B, 1, S), then feed each row prefix."""
         head_mask = self.head_mask(ablate)
-        memory = self.net.encode(src, src_mask, head_mask).memory  # (1, S, d_model)
-        first = torch.tensor([list(prefix)], dtype=torch.long, device=self.device)  # (1, P)
-        empty = first[:, :0]  # (1, 0): nothing fed yet
+        memory = self.net.encode(src, src_mask, head_mask).memory  # (B, S, d_model)
+        first = torch.tensor([list(prefix)] * src.size(0), dtype=torch.long, device=self.device)
+        empty = first[:, :0]  # (B, 0): nothing fed yet; first is (B, P)
         state = TransformerState(self.net.memory_kv(memory), src_mask, empty, None, head_mask)
         return self._feed(state, first)
 
@@ -67,9 +97,16 @@ class TransformerStepper:
         return self._feed(state, tokens.unsqueeze(1))  # (B, 1)
 
     def reorder(self, state: TransformerState, index: torch.Tensor) -> TransformerState:
-        """Follow the hypotheses index (B',) picks: rows of the prefix and of the cache."""
+        """Follow the hypotheses index (B',) picks: rows of the prefix and of the cache (and of
+        the memory, when start_batch gave each row its own source)."""
         tokens = state.tokens.index_select(0, index)
-        return replace(state, tokens=tokens, cache=rows_of(state.cache, index))
+        state = replace(state, tokens=tokens, cache=rows_of(state.cache, index))
+        if state.src_mask.size(0) == 1:  # one source, shared by every hypothesis
+            return state
+        memory_kv = [
+            (k.index_select(0, index), v.index_select(0, index)) for k, v in state.memory_kv
+        ]
+        return replace(state, memory_kv=memory_kv, src_mask=state.src_mask.index_select(0, index))
 
     def head_mask(self, ablate: Sequence[HeadRef]) -> HeadMask | None:
         """(N, h) multipliers per kind, 0 for each ablated head."""
@@ -89,7 +126,7 @@ class TransformerStepper:
             past, fed, cache = state.tokens.size(1), new, state.cache
         else:
             past, fed, cache = 0, tokens, None
-        mask = causal_mask(fed.size(1), past, self.device)  # (1, n, past + n)
+        mask = causal_mask(fed.size(1), past, fed.device)  # (1, n, past + n)
         out = self.net.decode(state.memory_kv, state.src_mask, fed, mask, cache, state.head_mask)
         log_probs = self.net.log_probs(out.hidden[:, -1])  # (B, V)
         self_attention = out.self_attention[:, :, :, -1]  # (L, B, H, t + 1)

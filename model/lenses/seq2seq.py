@@ -201,10 +201,8 @@ class Seq2SeqLens(OwnLens[Transformer]):
                             max_len=n).output_text
                 for e, n in zip(chunk, room, strict=True)
             ]  # fmt: skip
-        head_mask = TransformerStepper(self.net).head_mask(refs)
-        banned = (tok.pad_id, tok.bos_id, tok.unk_id)  # as the step loop bans them
-        sources = [e.source for e in chunk]
-        return greedy_batch(self.net, tok, sources, max(room), head_mask, banned)
+        banned = self.vocabulary().banned  # as the step loop bans them
+        return greedy_batch(self.net, tok, [e.source for e in chunk], max(room), refs, banned)
 
     @property
     def limits(self) -> ModelLimits:

@@ -10,12 +10,15 @@ from typing import Any
 import numpy as np
 import torch
 
+from attnlens.model.decoding.greedy import greedy_ids
+from attnlens.model.decoding.heads import HeadRef
+from attnlens.model.decoding.net_steppers import TransformerStepper
+from attnlens.model.decoding.vocabulary import Vocabulary
 from attnlens.model.net.decoder_only import DecoderOnlyTransformer
-from attnlens.model.net.masks import padding_mask
 from attnlens.model.net.tokenizer import CharTokenizer, Tokenizer
-from attnlens.model.net.transformer import HeadMask, Transformer
+from attnlens.model.net.transformer import Transformer
 from attnlens.model.progress import bar
-from attnlens.model.training.batch import make_batch, pad_rows, source_ids
+from attnlens.model.training.batch import make_batch, source_ids
 from attnlens.model.training.corpus import MAX_CHARS, load_corpus
 from attnlens.model.training.lm import perplexity
 from attnlens.model.training.tasks.base import Task
@@ -38,38 +41,20 @@ class Evaluation:
         return float(self.head_alignment[self.best_head])
 
 
-@torch.inference_mode()
 def greedy_batch(
     net: Transformer,
     tok: Tokenizer,
     sources: Sequence[str],
     max_new: int,
-    head_mask: HeadMask | None = None,
+    ablate: Sequence[HeadRef] = (),
     banned: Sequence[int] = (),
 ) -> list[str]:
-    """Greedy outputs for many sources at once, with the key/value cache; head_mask ablates
-    heads, banned ids are never chosen."""
-    device = next(net.parameters()).device
-    src = pad_rows([source_ids(tok, s) for s in sources], tok.pad_id).to(device)
-    src_mask = padding_mask(src, tok.pad_id)
-    memory_kv = net.memory_kv(net.encode(src, src_mask, head_mask).memory)
-    ban = torch.tensor(list(banned), dtype=torch.long, device=device)
-    ys = torch.full((len(sources), 1), tok.bos_id, dtype=torch.long, device=device)  # (B, 1)
-    cache, step_in = None, ys
-    done = torch.zeros(len(sources), dtype=torch.bool, device=device)
-    for _ in range(max_new):
-        full_mask = torch.ones(len(sources), 1, ys.size(1), dtype=torch.bool, device=device)
-        out = net.decode(memory_kv, src_mask, step_in, full_mask, cache, head_mask)
-        cache = out.cache
-        scores = net.log_probs(out.hidden[:, -1]).index_fill(-1, ban, float("-inf"))  # (B, V)
-        nxt = scores.argmax(-1)  # (B,)
-        nxt = torch.where(done, torch.full_like(nxt, tok.pad_id), nxt)
-        ys = torch.cat([ys, nxt.unsqueeze(1)], dim=1)
-        step_in = nxt.unsqueeze(1)
-        done |= nxt == tok.eos_id
-        if bool(done.all()):
-            break
-    return [tok.decode(row[1:].tolist()) for row in ys]
+    """Greedy outputs for many sources at once: the one greedy loop (`greedy_ids`) on our
+    stepper's key/value cache; ablate lists heads to zero, banned ids are never chosen."""
+    stepper, prefix = TransformerStepper(net), [tok.bos_id]
+    first = stepper.start_batch([source_ids(tok, s) for s in sources], prefix, ablate)
+    vocab = Vocabulary(tok.vocab, tok.eos_id, lambda ids: tok.decode(list(ids)), tuple(banned))
+    return [vocab.detokenize(ids) for ids in greedy_ids(stepper, first, prefix, vocab, max_new)]
 
 
 @torch.inference_mode()
