@@ -109,11 +109,11 @@ class ClassStore(ABC):
     def state(self, code: str) -> ClassState | None:
         """The class as it is now, or None for a code that names no class."""
         code = normal_code(code)
-        return self._run(lambda: self._state(code)) if code else None
+        return self._run(lambda: self._state(code), absent=_none) if code else None
 
     def is_teacher(self, code: str, key: str | None) -> bool:
         code = normal_code(code)
-        stored = self._run(lambda: self._teacher_hash(code)) if code else None
+        stored = self._run(lambda: self._teacher_hash(code), absent=_none) if code else None
         return stored is not None and key_matches(key, stored)
 
     def update(self, code: str, key: str | None, state: ClassState) -> ClassState:
@@ -149,7 +149,7 @@ class ClassStore(ABC):
         (a reload, a server restart), else a new one with a random nickname, within the class's
         limits. A made-up id is refused."""
         code = normal_code(code)
-        teacher = self._run(lambda: self._teacher_hash(code)) if code else None
+        teacher = self._run(lambda: self._teacher_hash(code), absent=_none) if code else None
         if not code or teacher is None:
             raise ClassError("no class has this join code; check it with your teacher")
         if student is not None:
@@ -178,7 +178,7 @@ class ClassStore(ABC):
         if self._run(lambda: self._removed(code, student)):
             raise ClassError("the teacher removed this student from the class")
         if valid_student_id(student):
-            member = self._run(lambda: self._member(code, student))
+            member = self._run(lambda: self._member(code, student), absent=_none)
             if member is not None:
                 return member.student
             if signed_for(student, code, teacher):
@@ -261,18 +261,25 @@ class ClassStore(ABC):
 
     # -- the server's copy, and putting a store back -------------------------------------------
 
-    def _run(self, call: Callable[[], T], write: bool = False) -> T:
+    def _run(
+        self, call: Callable[[], T], write: bool = False, absent: Callable[[T], bool] | None = None
+    ) -> T:
         """One call on the store, after checking it is still the store this server wrote to;
-        a write is checked again after, before it is acknowledged."""
-        if (why := self._check()) is not None:
-            self._recover(why)
+        a write is checked again after, before it is acknowledged. A read that finds nothing
+        (`absent`) looks again once the store is checked now and any recovery under way is
+        done: a store that lost its data is noticed before a page says "no such class"."""
+        if self._check() is not None:
+            self._recover()
         try:
             result = call()
-        except StoreLostError as lost:
-            self._recover(str(lost))
+        except StoreLostError:
+            self._recover()
             result = call()
-        if write and (why := self._written()) is not None:
-            self._recover(why)  # the copy holds this write: it is written back with the rest
+        if write and self._written() is not None:
+            self._recover()  # the copy holds this write: it is written back with the rest
+        elif absent is not None and absent(result) and self._copies:
+            self._recover()
+            result = call()
         return result
 
     def _copy_of(self, code: str) -> None:
@@ -290,12 +297,14 @@ class ClassStore(ABC):
         for code in [c for c, copy in self._copies.items() if copy.state.updated < old]:
             del self._copies[code]
 
-    def _recover(self, why: str) -> None:
-        """Make the store usable again and write back every class this server holds a copy of
-        (what is missing only: a newer answer another replica wrote stays); tell the teachers."""
+    def _recover(self) -> None:
+        """If the store is not the one this server wrote to: make it usable again and write back
+        every class this server holds a copy of (what is missing only: a newer answer another
+        replica wrote stays), and tell the teachers. One thread at a time; the others wait."""
         with self._recovering:
-            if self._check(now=True) is None:
-                return  # another thread put it back while this one waited
+            why = self._check(now=True)
+            if why is None:
+                return  # fine, or another thread put it back while this one waited
             aside = self._reset(why)
             with self._copy_lock:
                 copies = {code: copy for code, copy in self._copies.items()}
@@ -391,6 +400,10 @@ class ClassStore(ABC):
     @abstractmethod
     def close(self) -> None:
         """Let go of the file or connection."""
+
+
+def _none(value: object) -> bool:
+    return value is None
 
 
 def limit_error(state: ClassState, joined: int, from_address: int, from_browser: int) -> str:

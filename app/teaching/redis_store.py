@@ -178,7 +178,9 @@ class RedisStore(ClassStore):
 
     def ping(self) -> None:
         self._call("ping")
-        self._check(now=True)  # the first: its token, and a word if it keeps nothing on disk
+        # the first check takes the store's token (and says if Redis keeps nothing on disk); a
+        # later one finds a Redis that came back without its data, and writes it back
+        self._recover()
 
     def close(self) -> None:
         self._r.close()
