@@ -16,7 +16,12 @@ import streamlit as st
 
 from attnlens.app.teaching.board import BROWSER_POLL_MS, VersionBoard
 from attnlens.app.teaching.class_state import ClassState, Client, Student
-from attnlens.app.teaching.class_store import MAX_STUDENTS, ClassError, ClassStore
+from attnlens.app.teaching.class_store import (
+    MAX_STUDENTS,
+    ClassError,
+    ClassStore,
+    StoreUnavailableError,
+)
 from attnlens.app.teaching.names import client_key
 from attnlens.app.teaching.qr import qr_png
 from attnlens.app.web.safe_text import md
@@ -25,6 +30,7 @@ P = ParamSpec("P")
 PUBLIC_URL_ENV = "ATTNLENS_PUBLIC_URL"
 SEEN_SECONDS = 10.0  # a student's page tells the store it is still open this often
 NOTICE_SECONDS = 24 * 3600  # the store's notices a teacher's page shows
+NOTICE_EVERY_SECONDS = 5.0  # how often the teacher's page looks for new ones
 BROWSER_COOKIE = "_streamlit_xsrf"  # Streamlit's own cookie: one random token per browser
 
 
@@ -84,9 +90,11 @@ def class_settings(code: str, store: ClassStore, state: ClassState) -> None:
               args=(store, code, chosen))  # fmt: skip
 
 
+@st.fragment(run_every=NOTICE_EVERY_SECONDS)
 def store_notices(store: ClassStore) -> None:
     """What the store did on its own in the last day (a lost file written back, a damaged one
-    moved aside), until the teacher has seen it."""
+    moved aside), until the teacher has seen it; looked at every few seconds, as it happens
+    while the teacher stays on one slide."""
     shown = st.session_state.get("_lec_notices_seen", 0.0)
     notices = store.notices(since=max(shown, time.time() - NOTICE_SECONDS))
     if not notices:
@@ -138,6 +146,29 @@ def store_error() -> None:
     message = st.session_state.pop(STORE_ERROR, None)
     if message:
         st.error(md(message))
+
+
+AGAIN_SECONDS = 3.0  # while the store is away, a page asks it this often whether it is back
+AWAY_SINCE = "_lec_away_since"
+
+
+def again_when_back(err: ClassError, store: Callable[[], ClassStore]) -> None:
+    """After a page could not reach the store: redraw it whole once the store answers again, so
+    a student's page does not stay on its message (it had nothing else left to rerun it)."""
+    if isinstance(err, StoreUnavailableError):
+        st.session_state[AWAY_SINCE] = time.monotonic()
+        _ask_again(store)
+
+
+@st.fragment(run_every=AGAIN_SECONDS)
+def _ask_again(store: Callable[[], ClassStore]) -> None:
+    if time.monotonic() - st.session_state.get(AWAY_SINCE, 0.0) < AGAIN_SECONDS / 2:
+        return  # drawn with the page that just failed: the first question comes later
+    try:
+        store().ping()
+    except ClassError:
+        return
+    st.rerun(scope="app")
 
 
 def start_class(store: ClassStore, state: ClassState) -> None:

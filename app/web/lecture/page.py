@@ -53,6 +53,7 @@ def page() -> None:
         store = this_store() if code else None
         teaching = store is None or store.is_teacher(code, key)
     except ClassError as err:  # the store cannot be reached: a link with a key is the teacher's
+        panel.again_when_back(err, this_store)
         if not key:
             st.error(md(err.for_students))
             return
@@ -66,12 +67,14 @@ def page() -> None:
                 student_page(decks, store, code)
         except ClassError as err:  # the store not answering, the class full, a made-up id, …
             st.error(md(err.for_students))
+            panel.again_when_back(err, this_store)
         return
     try:
         lecturer_page(decks, store, code or None)
     except ClassError as err:  # the store cannot be reached, the class has ended, …
         st.error(md(err))
         st.button("Go on without the class", key="lec_leave", on_click=panel.end_class)
+        panel.again_when_back(err, this_store)
 
 
 def _teachers_class_gone(store: ClassStore, code: str) -> None:
