@@ -67,6 +67,10 @@ class NotTeacherError(ClassError):
     """A change asked for without the teacher's key."""
 
 
+class NotIssuedError(ClassError):
+    """A student id this class never gave out (made up, or another class's)."""
+
+
 class StoreUnavailableError(ClassError):
     """The store cannot be reached or opened (its address is in the message: teachers and the
     command line see it, students see AWAY)."""
@@ -183,7 +187,7 @@ class ClassStore(ABC):
                 return member.student
             if signed_for(student, code, teacher):
                 return None
-        raise ClassError(
+        raise NotIssuedError(
             "this link's student id (me=…) was not given out by this class: "
             "open the class's join link without it"
         )

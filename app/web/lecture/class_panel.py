@@ -213,6 +213,13 @@ def joined(store: ClassStore, code: str) -> Student:
     return student
 
 
+def forget_me() -> None:
+    """Drop the link's student id (one this class never gave out): the page joins anew."""
+    if "me" in st.query_params:
+        del st.query_params["me"]
+    st.session_state.pop("_lec_student", None)
+
+
 def this_client() -> Client:
     """The address this page came from, and that address with the browser's own token (the
     cookie Streamlit gives each browser), as the store counts joins. A page without the cookie

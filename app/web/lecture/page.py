@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 import streamlit as st
 
 from attnlens.app.teaching.class_state import ClassState
-from attnlens.app.teaching.class_store import ClassError, ClassStore, store_url
+from attnlens.app.teaching.class_store import ClassError, ClassStore, NotIssuedError, store_url
 from attnlens.app.teaching.deck import Deck, Library, Slide
 from attnlens.app.teaching.names import normal_code
 from attnlens.app.teaching.questions import Question
@@ -68,6 +68,8 @@ def page() -> None:
         except ClassError as err:  # the store not answering, the class full, a made-up id, …
             st.error(md(err.for_students))
             panel.again_when_back(err, this_store)
+            if isinstance(err, NotIssuedError):
+                st.button("Join as a new student", key="lec_join_new", on_click=panel.forget_me)
         return
     try:
         lecturer_page(decks, store, code or None)

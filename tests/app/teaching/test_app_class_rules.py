@@ -51,8 +51,9 @@ def test_a_made_up_student_link_is_refused(store_url: str) -> None:
     forged = lecture(**{"class": code, "me": "A" * 23})  # the right shape, never given out
     assert "was not given out by this class" in errors(forged) and not options(forged)
     assert open_store(store_url).roster(code).joined == 0  # it joined as a new student before
-    real = lecture(**{"class": code})
-    assert not errors(real) and options(real)
+    forged.button(key="lec_join_new").click().run()  # the way on: a new student, a new id
+    assert not errors(forged) and options(forged) and forged.query_params["me"] != "A" * 23
+    assert open_store(store_url).roster(code).joined == 1
 
 
 def test_the_teacher_sizes_locks_and_removes_and_sees_one_address(store_url: str) -> None:
