@@ -20,7 +20,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from attnlens.app.teaching.class_store import ClassError, ClassStore
+from attnlens.app.teaching.class_limits import ClassError
+from attnlens.app.teaching.class_store import ClassStore
 from attnlens.app.teaching.names import normal_code
 
 TICK_SECONDS = 0.1  # how often the board reads the versions of the classes followed here

@@ -11,26 +11,25 @@ database when the server starts is moved aside with a message, and a new one sta
 from __future__ import annotations
 
 import contextlib
-import os
 import sqlite3
 import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from attnlens.app.teaching.class_limits import ClassError, StoreUnavailableError, limit_error
 from attnlens.app.teaching.class_state import ClassCopy, ClassState, Member, Roster
-from attnlens.app.teaching.class_store import (
-    ACTIVE_SECONDS,
-    KEEP_SECONDS,
-    NOTICES,
-    ClassError,
-    ClassStore,
-    StoreUnavailableError,
-    limit_error,
-)
+from attnlens.app.teaching.class_store import ACTIVE_SECONDS, KEEP_SECONDS, NOTICES, ClassStore
 from attnlens.app.teaching.names import nickname
+from attnlens.app.teaching.sqlite_file import (
+    MAGIC,
+    identity,
+    move_aside,
+    read_class,
+    remove_file,
+    unreadable,
+)
 
-MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS classes (
     code TEXT PRIMARY KEY, teacher TEXT NOT NULL, created REAL NOT NULL,
@@ -61,10 +60,10 @@ class SQLiteStore(ClassStore):
         self._lock = threading.Lock()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            damaged = _unreadable(path)
-            aside = _move_aside(path) if damaged else None
+            damaged = unreadable(path)
+            aside = move_aside(path) if damaged else None
             self._db = self._connect()
-            self._identity = _identity(path)
+            self._identity = identity(path)
             self._notices = [
                 (float(a), str(t))
                 for a, t in self._db.execute(
@@ -144,7 +143,7 @@ class SQLiteStore(ClassStore):
 
     def _check(self, now: bool = False) -> str | None:
         try:
-            found = _identity(self.path)
+            found = identity(self.path)
         except FileNotFoundError:
             return f"The class store's file {self.path} was deleted"
         except OSError as err:  # there, but not readable now: no reason to rebuild it
@@ -187,13 +186,13 @@ class SQLiteStore(ClassStore):
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
             aside = None
-            if self.path.exists() and _unreadable(self.path):
-                aside = _move_aside(self.path, journal=False)
+            if self.path.exists() and unreadable(self.path):
+                aside = move_aside(self.path, journal=False)
             if aside is not None or not self.path.exists():
                 for suffix in ("-wal", "-shm"):  # the old file's journal: no longer anyone's
-                    _remove(self.path.with_name(self.path.name + suffix))
+                    remove_file(self.path.with_name(self.path.name + suffix))
             self._db = self._connect()
-            self._identity = _identity(self.path)
+            self._identity = identity(self.path)
         return salvaged, aside
 
     def _salvage(self) -> dict[str, ClassCopy]:
@@ -202,14 +201,14 @@ class SQLiteStore(ClassStore):
             if self._db.execute("PRAGMA quick_check").fetchone()[0] != "ok":
                 return {}
             codes = [row[0] for row in self._db.execute("SELECT code FROM classes")]
-            found = {code: _dump(self._db, code) for code in codes}
+            found = {code: read_class(self._db, code) for code in codes}
         except sqlite3.Error:
             return {}
         return {code: copy for code, copy in found.items() if copy is not None}
 
     def _dump(self, code: str) -> ClassCopy | None:
         with self._locked():
-            return _dump(self._db, code)
+            return read_class(self._db, code)
 
     def _put_back(self, code: str, copy: ClassCopy) -> None:
         now = time.time()
@@ -395,72 +394,3 @@ class SQLiteStore(ClassStore):
                 (code, question_id, student),
             ).fetchone()
         return None if row is None else int(row[0])
-
-
-def _dump(db: sqlite3.Connection, code: str) -> ClassCopy | None:
-    """The whole class as the file holds it."""
-    row = db.execute(
-        "SELECT teacher, state, version FROM classes WHERE code = ?", (code,)
-    ).fetchone()
-    if row is None:
-        return None
-    people = db.execute(
-        "SELECT id, nickname, address, browser, joined, removed FROM students WHERE code = ?",
-        (code,),
-    ).fetchall()
-    answers = db.execute(
-        "SELECT question, student, choice FROM answers WHERE code = ?", (code,)
-    ).fetchall()
-    copy = ClassCopy(str(row[0]), ClassState.from_json(row[1], int(row[2])))
-    for sid, name, address, browser, joined, removed in people:
-        if removed:
-            copy.removed.add(sid)
-        else:
-            copy.members[sid] = Member(sid, name, address, browser, joined)
-    for question, student, choice in answers:
-        copy.answers.setdefault(question, {})[student] = int(choice)
-    return copy
-
-
-def _identity(path: Path) -> tuple[int, int, bytes]:
-    """The file's device and inode, and its first 16 bytes (SQLite's magic)."""
-    with path.open("rb") as f:
-        info = os.fstat(f.fileno())
-        return info.st_dev, info.st_ino, f.read(len(MAGIC))
-
-
-def _unreadable(path: Path) -> str:
-    """Why an existing file is not a usable SQLite database ("" when it is, or is absent)."""
-    if not path.exists() or path.stat().st_size == 0:
-        return ""
-    try:
-        with path.open("rb") as f:
-            if f.read(len(MAGIC)) != MAGIC:
-                return "it does not start as a SQLite database"
-        db = sqlite3.connect(path, isolation_level=None)
-        try:
-            result = db.execute("PRAGMA quick_check").fetchone()[0]
-        finally:
-            db.close()
-    except sqlite3.DatabaseError as err:
-        if isinstance(err, sqlite3.OperationalError) and "locked" in str(err):
-            return ""  # in use by another process: not damaged
-        return str(err)
-    return "" if result == "ok" else f"damaged: {result}"
-
-
-def _move_aside(path: Path, journal: bool = True) -> Path:
-    """Rename the file (and its journal, when it is the file's own) to NAME.damaged-DATE-TIME
-    beside it."""
-    aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
-    os.replace(path, aside)
-    for suffix in ("-wal", "-shm") if journal else ():
-        extra = path.with_name(path.name + suffix)
-        if extra.exists():
-            os.replace(extra, aside.with_name(aside.name + suffix))
-    return aside
-
-
-def _remove(path: Path) -> None:
-    for extra in (path, path.with_name(path.name + "-journal")):
-        extra.unlink(missing_ok=True)

@@ -7,7 +7,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from attnlens.app.teaching.class_store import ClassError, ClassStore
+from attnlens.app.teaching.class_limits import ClassError
+from attnlens.app.teaching.class_store import ClassStore
 from attnlens.app.teaching.questions import NoQuestion, Question
 from attnlens.app.web.lecture.class_panel import reported_to_students
 from attnlens.app.web.lecture.resources import projected

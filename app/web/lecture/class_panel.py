@@ -15,13 +15,9 @@ from urllib.parse import urlsplit, urlunsplit
 import streamlit as st
 
 from attnlens.app.teaching.board import BROWSER_POLL_MS, VersionBoard
+from attnlens.app.teaching.class_limits import MAX_STUDENTS, ClassError, StoreUnavailableError
 from attnlens.app.teaching.class_state import ClassState, Client, Student
-from attnlens.app.teaching.class_store import (
-    MAX_STUDENTS,
-    ClassError,
-    ClassStore,
-    StoreUnavailableError,
-)
+from attnlens.app.teaching.class_store import ClassStore
 from attnlens.app.teaching.names import client_key
 from attnlens.app.teaching.qr import qr_png
 from attnlens.app.web.safe_text import md

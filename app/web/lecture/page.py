@@ -11,8 +11,9 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from attnlens.app.teaching.class_limits import ClassError, NotIssuedError
 from attnlens.app.teaching.class_state import ClassState
-from attnlens.app.teaching.class_store import ClassError, ClassStore, NotIssuedError, store_url
+from attnlens.app.teaching.class_store import ClassStore, store_url
 from attnlens.app.teaching.deck import Deck, Library, Slide
 from attnlens.app.teaching.names import normal_code
 from attnlens.app.teaching.questions import Question

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from attnlens.app.teaching.class_limits import AWAY, PER_BROWSER
 from attnlens.app.teaching.class_state import ClassState
-from attnlens.app.teaching.class_store import AWAY, PER_BROWSER, open_store
+from attnlens.app.teaching.class_store import open_store
 from attnlens.app.web.safe_text import md
 from helpers.apptest import APP_SCRIPT, require_bundled
 

@@ -11,14 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from attnlens.app.teaching.class_limits import PER_BROWSER, ClassError, NotTeacherError
 from attnlens.app.teaching.class_state import ClassState, Client
-from attnlens.app.teaching.class_store import (
-    PER_BROWSER,
-    ClassError,
-    ClassStore,
-    NotTeacherError,
-    open_store,
-)
+from attnlens.app.teaching.class_store import ClassStore, open_store
 from attnlens.app.teaching.names import client_key, new_student_id
 
 QUESTION = {"ask": "where", "prompt": "?", "options": ["a", "b", "c"], "answer": 1, "why": ""}

@@ -9,14 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from attnlens.app.teaching.class_limits import ClassError, NotTeacherError, StoreUnavailableError
 from attnlens.app.teaching.class_state import ClassState
-from attnlens.app.teaching.class_store import (
-    ClassError,
-    ClassStore,
-    NotTeacherError,
-    StoreUnavailableError,
-    open_store,
-)
+from attnlens.app.teaching.class_store import ClassStore, open_store
 from attnlens.app.teaching.names import CODE, normal_code
 
 QUESTION = {

@@ -7,8 +7,9 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from attnlens.app.teaching.class_limits import AWAY
 from attnlens.app.teaching.class_state import ClassState
-from attnlens.app.teaching.class_store import AWAY, open_store
+from attnlens.app.teaching.class_store import open_store
 from attnlens.app.web.safe_text import md
 
 

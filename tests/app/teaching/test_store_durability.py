@@ -10,13 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from attnlens.app.teaching.class_limits import AWAY, StoreUnavailableError
 from attnlens.app.teaching.class_state import ClassState, Created
-from attnlens.app.teaching.class_store import (
-    AWAY,
-    ClassStore,
-    StoreUnavailableError,
-    open_store,
-)
+from attnlens.app.teaching.class_store import ClassStore, open_store
 from helpers.redis_server import MISSING, REDIS_SERVER, RedisServer
 
 needs_redis = pytest.mark.skipif(REDIS_SERVER is None, reason=MISSING)

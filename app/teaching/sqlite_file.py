@@ -1,0 +1,83 @@
+"""The file under a SQLite class store: which file it is, whether a file is a sound database, a
+damaged one moved aside, and a class read whole from a connection (what a store can still read
+of a file that was deleted under it)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+from attnlens.app.teaching.class_state import ClassCopy, ClassState, Member
+
+MAGIC = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file
+
+
+def read_class(db: sqlite3.Connection, code: str) -> ClassCopy | None:
+    """The whole class as the file holds it."""
+    row = db.execute(
+        "SELECT teacher, state, version FROM classes WHERE code = ?", (code,)
+    ).fetchone()
+    if row is None:
+        return None
+    people = db.execute(
+        "SELECT id, nickname, address, browser, joined, removed FROM students WHERE code = ?",
+        (code,),
+    ).fetchall()
+    answers = db.execute(
+        "SELECT question, student, choice FROM answers WHERE code = ?", (code,)
+    ).fetchall()
+    copy = ClassCopy(str(row[0]), ClassState.from_json(row[1], int(row[2])))
+    for sid, name, address, browser, joined, removed in people:
+        if removed:
+            copy.removed.add(sid)
+        else:
+            copy.members[sid] = Member(sid, name, address, browser, joined)
+    for question, student, choice in answers:
+        copy.answers.setdefault(question, {})[student] = int(choice)
+    return copy
+
+
+def identity(path: Path) -> tuple[int, int, bytes]:
+    """The file's device and inode, and its first 16 bytes (SQLite's magic)."""
+    with path.open("rb") as f:
+        info = os.fstat(f.fileno())
+        return info.st_dev, info.st_ino, f.read(len(MAGIC))
+
+
+def unreadable(path: Path) -> str:
+    """Why an existing file is not a usable SQLite database ("" when it is, or is absent)."""
+    if not path.exists() or path.stat().st_size == 0:
+        return ""
+    try:
+        with path.open("rb") as f:
+            if f.read(len(MAGIC)) != MAGIC:
+                return "it does not start as a SQLite database"
+        db = sqlite3.connect(path, isolation_level=None)
+        try:
+            result = db.execute("PRAGMA quick_check").fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.DatabaseError as err:
+        if isinstance(err, sqlite3.OperationalError) and "locked" in str(err):
+            return ""  # in use by another process: not damaged
+        return str(err)
+    return "" if result == "ok" else f"damaged: {result}"
+
+
+def move_aside(path: Path, journal: bool = True) -> Path:
+    """Rename the file (and its journal, when it is the file's own) to NAME.damaged-DATE-TIME
+    beside it."""
+    aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+    os.replace(path, aside)
+    for suffix in ("-wal", "-shm") if journal else ():
+        extra = path.with_name(path.name + suffix)
+        if extra.exists():
+            os.replace(extra, aside.with_name(aside.name + suffix))
+    return aside
+
+
+def remove_file(path: Path) -> None:
+    for extra in (path, path.with_name(path.name + "-journal")):
+        extra.unlink(missing_ok=True)
