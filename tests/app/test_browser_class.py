@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from attnlens.app.teaching.class_limits import PER_BROWSER
 from attnlens.app.teaching.class_store import open_store
 from helpers.apptest import require_bundled
 from helpers.browser import chromium
@@ -224,3 +225,26 @@ def test_redis_killed_mid_class_and_back_empty_keeps_every_acknowledged_answer(
                 sees_result(page)
     finally:
         redis.stop()
+
+
+def test_one_browser_opening_tab_after_tab_joins_three_students(
+    browser: Any, store_url: str
+) -> None:
+    """The browser is known by Streamlit's cookie (its token, not the cookie's text, which
+    changes with every page): a fourth tab of one browser without a student link is refused,
+    a tab of another browser on the same address is not."""
+    require_bundled("translate")
+    server = Server(store_url)
+    with server.run():
+        _, code = start_class(browser, server.url, 2)
+        one = browser.new_context(viewport={"width": 412, "height": 915})
+        tabs = [one.new_page() for _ in range(PER_BROWSER + 1)]
+        for tab in tabs:
+            tab.goto(f"{server.url}/?class={code}", timeout=60_000)
+            tab.wait_for_selector("[data-testid='stAlert'], .st-key-lec_counter", timeout=60_000)
+        shown = [tab.evaluate("() => document.body.innerText") for tab in tabs]
+        assert [f"has joined this class {PER_BROWSER} times" in text for text in shown] == [
+            False
+        ] * PER_BROWSER + [True]
+        open_student(browser, server.url, code, 2)  # another browser, the same address
+        assert open_store(store_url).roster(code).joined == PER_BROWSER + 1
