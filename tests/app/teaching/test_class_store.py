@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -161,3 +162,36 @@ def test_a_sqlite_store_another_process_keeps_busy_says_so(tmp_path: Path) -> No
         other.close()
     store.seen(made.code, student.id)  # and writing once it is done
     store.close()
+
+
+def test_a_store_file_written_before_joins_were_limited_opens_with_its_classes(
+    tmp_path: Path,
+) -> None:
+    """A file with the first schema (no address, browser or removed column) gains the columns
+    and keeps its class, its students (their unsigned ids) and their answers."""
+    import json
+    import sqlite3
+
+    path = tmp_path / "old.sqlite3"
+    db = sqlite3.connect(path)
+    db.executescript(
+        "CREATE TABLE classes (code TEXT PRIMARY KEY, teacher TEXT NOT NULL, created REAL NOT "
+        "NULL, state TEXT NOT NULL, version INTEGER NOT NULL);"
+        "CREATE TABLE students (code TEXT NOT NULL, id TEXT NOT NULL, nickname TEXT NOT NULL, "
+        "joined REAL NOT NULL, seen REAL NOT NULL, PRIMARY KEY (code, id));"
+        "CREATE TABLE answers (code TEXT NOT NULL, question TEXT NOT NULL, student TEXT NOT "
+        "NULL, choice INTEGER NOT NULL, at REAL NOT NULL, PRIMARY KEY (code, question, student));"
+    )
+    state = {**json.loads(asking(ClassState("section3", 2)).to_json()), "updated": time.time()}
+    for k in ("size", "per_address", "locked"):
+        state.pop(k)  # not in a state of then
+    db.execute("INSERT INTO classes VALUES ('ABCDEF', ?, 0, ?, 3)", ("0" * 64, json.dumps(state)))
+    db.execute("INSERT INTO students VALUES ('ABCDEF', ?, 'Calm Owl', 0, 0)", ("S" * 16,))
+    db.execute("INSERT INTO answers VALUES ('ABCDEF', 'q1', ?, 2, 0)", ("S" * 16,))
+    db.commit()
+    db.close()
+    store = open_store(f"sqlite:///{path}")
+    assert store.state("ABCDEF").size == 1000  # type: ignore[union-attr]
+    assert store.join("ABCDEF", "S" * 16).nickname == "Calm Owl"  # known: an id of then
+    assert store.counts("ABCDEF", "q1", 3) == [0, 0, 1] and store.roster("ABCDEF").joined == 1
+    assert store.join("ABCDEF").id != "S" * 16 and not store.notices()
