@@ -20,7 +20,9 @@ from attnlens.record.experiment import ExperimentResult
 
 MAX_ENTRIES = 500
 FILE = "experiments.sqlite"
-VERSION = 2  # bump when an experiment's definition changes: older results are not reused
+# bump when an experiment's definition changes: older results are not reused (v3: heads are
+# named by the records' kinds, `encoder_self:0.1` where v2's pruning curves said `encoder:0.1`)
+VERSION = 3
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path | None:

@@ -8,17 +8,11 @@ from typing import Protocol, TypeVar
 import numpy as np
 import pandas as pd
 
-from attnlens.model.decoding.heads import HeadKind, HeadRef
+from attnlens.model.decoding.heads import HeadRef
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Kind, ModelInfo
 
 T = TypeVar("T")
-KIND_OF: dict[HeadKind, Kind] = {  # a head's kind (as ablated) → its attention (as recorded)
-    "encoder": "encoder_self",
-    "decoder": "decoder_self",
-    "cross": "cross",
-}
-HEAD_KIND: dict[Kind, HeadKind] = {v: k for k, v in KIND_OF.items()}
 MAX_N = 2000  # inputs an experiment takes at most: memory and minutes stay bounded
 
 
@@ -32,18 +26,18 @@ def no_progress(done: int, total: int, what: str) -> None:
     """A Progress that reports nothing."""
 
 
-def kinds_of(info: ModelInfo) -> tuple[HeadKind, ...]:
-    """The kinds of attention heads of a model's architecture."""
+def kinds_of(info: ModelInfo) -> tuple[Kind, ...]:
+    """The kinds of attention heads of a model's architecture, in the record's order."""
     if info.architecture == "encoder-decoder":
-        return ("encoder", "decoder", "cross")
-    return ("decoder",) if info.architecture == "decoder" else ("encoder",)
+        return ("encoder_self", "decoder_self", "cross")
+    return ("decoder_self",) if info.architecture == "decoder" else ("encoder_self",)
 
 
-def all_heads(info: ModelInfo, kinds: Sequence[HeadKind] | None = None) -> list[HeadRef]:
+def all_heads(info: ModelInfo, kinds: Sequence[Kind] | None = None) -> list[HeadRef]:
     """Every head of the given kinds (default: all the model has), in kind, layer, head order."""
     heads = []
     for kind in kinds or kinds_of(info):
-        layers, per_layer = info.shape(KIND_OF[kind])
+        layers, per_layer = info.shape(kind)
         heads += [
             HeadRef(kind, layer, head) for layer in range(layers) for head in range(per_layer)
         ]
@@ -51,10 +45,10 @@ def all_heads(info: ModelInfo, kinds: Sequence[HeadKind] | None = None) -> list[
 
 
 def head_table(heads: Sequence[HeadRef], **scores: Sequence[float] | np.ndarray) -> pd.DataFrame:
-    """Rows kind, layer, head (kind as the records name it) and one column per score."""
+    """Rows kind (encoder_self, decoder_self or cross), layer, head and one column per score."""
     frame = pd.DataFrame(
         {
-            "kind": [KIND_OF[h.kind] for h in heads],
+            "kind": [h.kind for h in heads],
             "layer": [h.layer for h in heads],
             "head": [h.head for h in heads],
         }

@@ -21,7 +21,6 @@ import numpy as np
 import pandas as pd
 
 from attnlens.analysis.experiments.common import (
-    KIND_OF,
     Progress,
     all_heads,
     check_n,
@@ -30,13 +29,14 @@ from attnlens.analysis.experiments.common import (
     kinds_of,
     no_progress,
 )
-from attnlens.model.decoding.heads import HeadKind, HeadRef
+from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.lenses.lens import Lens
 from attnlens.model.lenses.token_runs import Search, TokenBatch, TokenRun
 from attnlens.model.training.tasks import get_task
 from attnlens.record.errors import InputError
 from attnlens.record.example import Example
 from attnlens.record.experiment import ExperimentResult
+from attnlens.record.trace import Kind
 
 BATCH = 32  # texts per forward pass on a decoder
 LOST_POINTS = 0.01  # issue 15: heads that can go with at most 1 point of exact match lost
@@ -113,8 +113,7 @@ def confidence(runs: Sequence[TokenRun], heads: Sequence[HeadRef]) -> np.ndarray
     """Voita et al.: per head, the mean over real query positions of the largest weight."""
     out = []
     for ref in heads:
-        kind = KIND_OF[ref.kind]
-        tops = [getattr(r, kind)[:, ref.layer, ref.head].max(-1) for r in runs]  # (B, Q) each
+        tops = [getattr(r, ref.kind)[:, ref.layer, ref.head].max(-1) for r in runs]  # (B, Q) each
         flat = np.concatenate([t.ravel() for t in tops])
         out.append(float(np.nanmean(flat)))
     return np.array(out)
@@ -275,7 +274,7 @@ def _pruning_by_kind(
 ) -> pd.DataFrame:
     """Michel et al.'s per-kind curves: heads of one kind removed, least important first,
     the others kept (greedy)."""
-    kinds: list[HeadKind] = list(dict.fromkeys(h.kind for h in order))
+    kinds: list[Kind] = list(dict.fromkeys(h.kind for h in order))
     rows: list[dict[str, object]] = []
     if len(kinds) < 2:
         return pd.DataFrame(
@@ -288,7 +287,7 @@ def _pruning_by_kind(
             plan.tick(f"pruning {k} {kind} heads")
             rows.append(
                 {
-                    "kind": KIND_OF[kind],
+                    "kind": kind,
                     "heads_removed": k,
                     "fraction_pruned": k / len(mine),
                     "exact_greedy": s.exact,

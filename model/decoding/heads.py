@@ -1,28 +1,32 @@
-"""Naming attention heads to ablate: `LAYER.HEAD`, or `KIND:LAYER.HEAD` with an explicit kind."""
+"""Naming attention heads to ablate: `LAYER.HEAD`, or `KIND:LAYER.HEAD` with an explicit kind.
+
+A head's kind is its attention's kind as records name it (`encoder_self`, `decoder_self`,
+`cross`). `encoder:` and `decoder:`, the names heads had before, are still read: saved decode
+records and shared links carry them.
+"""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
 from attnlens.record.errors import InputError
+from attnlens.record.trace import KINDS, Kind
 
-HeadKind = Literal["encoder", "decoder", "cross"]
-HEAD_KINDS: tuple[HeadKind, ...] = ("encoder", "decoder", "cross")
+OLD_KINDS: dict[str, Kind] = {"encoder": "encoder_self", "decoder": "decoder_self"}  # read only
 ABLATE_HELP = (
     "LAYER.HEAD, counted from 0: on an encoder-decoder model the cross-attention head, on a "
-    "decoder-only model the decoder self-attention head; prefix encoder:, decoder: or cross: "
-    "to choose the kind (e.g. cross:1.2)"
+    "decoder-only model the decoder self-attention head; prefix encoder_self:, decoder_self: or "
+    "cross: to choose the kind (e.g. cross:1.2; the older encoder: and decoder: are read too)"
 )
-_PATTERN = re.compile(r"^(?:(?P<kind>[a-z]+):)?(?P<layer>\d+)\.(?P<head>\d+)$")
+_PATTERN = re.compile(r"^(?:(?P<kind>[a-z_]+):)?(?P<layer>\d+)\.(?P<head>\d+)$")
 
 
 @dataclass(frozen=True, order=True)
 class HeadRef:
     """One head of one kind of attention, its output zeroed when ablated (0-based)."""
 
-    kind: HeadKind
+    kind: Kind
     layer: int
     head: int
 
@@ -30,25 +34,41 @@ class HeadRef:
         return f"{self.kind}:{self.layer}.{self.head}"
 
 
-def default_kind(architecture: str) -> HeadKind:
-    """The kind a bare LAYER.HEAD means: what the generated token attends through most directly."""
-    return "cross" if architecture == "encoder-decoder" else "decoder"
+def default_kind(architecture: str) -> Kind:
+    """The kind a bare LAYER.HEAD means: what the generated token attends through most directly
+    (an encoder-only model: its own self-attention)."""
+    if architecture == "encoder-decoder":
+        return "cross"
+    return "encoder_self" if architecture == "encoder" else "decoder_self"
 
 
 def parse_head(text: str, architecture: str) -> HeadRef:
-    """`1.2`, `cross:1.2`, `encoder:0.3` or `decoder:1.0` to a HeadRef (not yet range-checked)."""
+    """`1.2`, `cross:1.2`, `encoder_self:0.3` or `decoder_self:1.0` (or the older `encoder:0.3`,
+    `decoder:1.0`) to a HeadRef (not yet range-checked)."""
     match = _PATTERN.match(text.strip())
     if match is None:
         raise InputError(
             f"head {text!r} is not LAYER.HEAD or KIND:LAYER.HEAD (e.g. 1.2, cross:1.2)"
         )
-    kind = match.group("kind") or default_kind(architecture)
-    if kind not in HEAD_KINDS:
-        raise InputError(f"head {text!r}: kind must be encoder, decoder or cross, got {kind!r}")
+    given = match.group("kind") or default_kind(architecture)
+    kind = OLD_KINDS.get(given, given)
+    if kind not in KINDS:
+        raise InputError(
+            f"head {text!r}: kind must be {', '.join(KINDS[:-1])} or {KINDS[-1]}, got {given!r}"
+        )
     return HeadRef(kind, int(match.group("layer")), int(match.group("head")))  # type: ignore[arg-type]
 
 
-def check_head(ref: HeadRef, kinds: tuple[HeadKind, ...], n_layers: int, n_heads: int) -> None:
+def head_name(text: str, architecture: str) -> str:
+    """A head's name as attnlens writes it now (`decoder:1.0` → `decoder_self:1.0`); a name
+    that does not parse is returned as given, for the caller to refuse."""
+    try:
+        return str(parse_head(text, architecture))
+    except InputError:
+        return text
+
+
+def check_head(ref: HeadRef, kinds: tuple[Kind, ...], n_layers: int, n_heads: int) -> None:
     """Refuse a head the model does not have, naming the model's limits."""
     if ref.kind not in kinds:
         raise InputError(f"head {ref}: this model has no {ref.kind} attention ({', '.join(kinds)})")

@@ -15,6 +15,7 @@ from attnlens.model.net.decoder_only import DecoderOnlyTransformer
 from attnlens.model.net.masks import causal_mask
 from attnlens.model.net.tokenizer import Tokenizer
 from attnlens.model.net.transformer import HeadMask, Transformer
+from attnlens.record.trace import KINDS
 
 
 def rows_of(cache: list[KV] | None, index: torch.Tensor) -> list[KV] | None:
@@ -113,11 +114,12 @@ class TransformerStepper:
         if not ablate:
             return None
         c = self.net.config
-        masks = {kind: torch.ones(c.N, c.h, device=self.device) for kind in ("encoder", "decoder")}
-        masks["cross"] = torch.ones(c.N, c.h, device=self.device)
+        masks = {kind: torch.ones(c.N, c.h, device=self.device) for kind in KINDS}
         for ref in ablate:
             masks[ref.kind][ref.layer, ref.head] = 0.0
-        return HeadMask(**masks)
+        return HeadMask(
+            encoder=masks["encoder_self"], decoder=masks["decoder_self"], cross=masks["cross"]
+        )
 
     def _feed(self, state: TransformerState, new: torch.Tensor) -> StepOutput[TransformerState]:
         """Run the decoder on the new positions new (B, n) and read off the last one."""
@@ -143,7 +145,7 @@ def causal_head_mask(net: DecoderOnlyTransformer, ablate: Sequence[HeadRef]) -> 
     c = net.config
     head_mask = torch.ones(c.N, c.h, device=next(net.parameters()).device)
     for ref in ablate:
-        if ref.kind != "decoder":
+        if ref.kind != "decoder_self":
             raise ValueError(f"a decoder-only model has no {ref.kind} attention to ablate")
         head_mask[ref.layer, ref.head] = 0.0
     return head_mask

@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from attnlens.model.decoding.heads import HeadKind, HeadRef, check_head, parse_head
+from attnlens.model.decoding.heads import HeadRef, check_head, parse_head
 from attnlens.record.errors import InputError
+from attnlens.record.trace import Kind
 
 StrategyName = Literal["greedy", "beam", "sample"]
 STRATEGIES: tuple[StrategyName, ...] = ("greedy", "beam", "sample")
@@ -128,7 +129,7 @@ class ModelLimits:
     vocab: Mapping[str, int]  # token string -> id
     n_layers: int
     n_heads: int
-    kinds: tuple[HeadKind, ...]  # kinds of attention the model has
+    kinds: tuple[Kind, ...]  # kinds of attention the model has
     architecture: str
     default_max_len: int | None = None  # when the request gives none; else max_len
     length_norm: LengthNorm = "gnmt"
@@ -137,9 +138,9 @@ class ModelLimits:
     generation_config: Mapping[str, Any] = field(default_factory=dict)  # applied processors
     # (layers, heads) of a kind whose sizes differ from n_layers and n_heads (a Hugging Face
     # encoder-decoder with fewer decoder layers than encoder layers)
-    shapes: Mapping[HeadKind, tuple[int, int]] = field(default_factory=dict)
+    shapes: Mapping[Kind, tuple[int, int]] = field(default_factory=dict)
 
-    def shape(self, kind: HeadKind) -> tuple[int, int]:
+    def shape(self, kind: Kind) -> tuple[int, int]:
         return self.shapes.get(kind, (self.n_layers, self.n_heads))
 
 

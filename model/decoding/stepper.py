@@ -36,9 +36,9 @@ The contract
 5. The attention returned is the attention that computed `log_probs`, the same tensors, not
    a second computation. Rows sum to 1; masked (padding, future) keys are exactly 0.
 6. Ablation: `ablate` lists heads whose attention output is zeroed for the whole run
-   (`HeadRef(kind, layer, head)`, kinds "encoder", "decoder", "cross", 0-based). The heads were
-   range-checked against the model before `start` is called; an implementation refuses with a
-   ValueError any kind it cannot ablate.
+   (`HeadRef(kind, layer, head)`, kinds "encoder_self", "decoder_self", "cross", 0-based). The
+   heads were range-checked against the model before `start` is called; an implementation
+   refuses with a ValueError any kind it cannot ablate.
 """
 
 from __future__ import annotations

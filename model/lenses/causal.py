@@ -13,7 +13,7 @@ import numpy as np
 import torch
 
 from attnlens.model.budget import check_budget, trace_bytes
-from attnlens.model.decoding.heads import HeadKind, HeadRef
+from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.decoding.net_steppers import CausalStepper, causal_head_mask
 from attnlens.model.decoding.request import ModelLimits
 from attnlens.model.lenses.lens import (
@@ -42,7 +42,7 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
 
     architecture = "decoder"
     example = "The return statement"
-    head_kinds: tuple[HeadKind, ...] = ("decoder",)
+    head_kinds: tuple[Kind, ...] = ("decoder_self",)
 
     def loaded(self) -> None:
         """Its example, and the check that it reads characters."""
@@ -127,7 +127,7 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
             )
         c, tok = self.config, self.tokenizer
         return DecodePlan(
-            ModelLimits(room, tok.index, c.N, c.h, ("decoder",), "decoder"),
+            ModelLimits(room, tok.index, c.N, c.h, self.head_kinds, "decoder"),
             lambda settings: self.run(
                 CausalStepper(self.net), settings, None, ids, tokens, warnings
             ),

@@ -15,7 +15,7 @@ from torch import nn
 
 from attnlens.model.budget import check_budget, decode_bytes, trace_bytes
 from attnlens.model.decoding.greedy import greedy_output
-from attnlens.model.decoding.heads import HeadKind, HeadRef, check_head
+from attnlens.model.decoding.heads import HeadRef, check_head
 from attnlens.model.decoding.loop import Vocabulary, search
 from attnlens.model.decoding.request import DecodeRequest, DecodeSettings, ModelLimits, resolve
 from attnlens.model.decoding.stepper import Stepper
@@ -222,7 +222,7 @@ class OwnLens(Lens, Generic[NetT]):
 
     # token-id runs for the head experiments
 
-    head_kinds: tuple[HeadKind, ...]  # the kinds of attention this architecture has
+    head_kinds: tuple[Kind, ...]  # the kinds of attention this architecture has
     prefix_ids: tuple[int, ...] = ()  # what the one sequence of token_ids starts with
     suffix_ids: tuple[int, ...] = ()  # ... and ends with
 

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from attnlens.model.budget import check_budget, trace_bytes
-from attnlens.model.decoding.heads import HeadKind, HeadRef
+from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.decoding.net_steppers import TransformerStepper
 from attnlens.model.decoding.request import ModelLimits
 from attnlens.model.lenses.lens import (
@@ -43,7 +43,7 @@ class Seq2SeqLens(OwnLens[Transformer]):
     """One of the bundled encoder-decoder models (§3), traced by return value."""
 
     architecture = "encoder-decoder"
-    head_kinds: tuple[HeadKind, ...] = ("encoder", "decoder", "cross")
+    head_kinds: tuple[Kind, ...] = ("encoder_self", "decoder_self", "cross")
     experiment_batch = 128  # examples per forward pass in task_scores
 
     def loaded(self) -> None:
@@ -208,9 +208,8 @@ class Seq2SeqLens(OwnLens[Transformer]):
     def limits(self) -> ModelLimits:
         """What decoding may ask of this model: outputs up to max_tokens, every kind of head."""
         c = self.config
-        kinds: tuple[HeadKind, ...] = ("encoder", "decoder", "cross")
         arch = self.info.architecture
-        return ModelLimits(self.max_tokens, self.tokenizer.index, c.N, c.h, kinds, arch)
+        return ModelLimits(self.max_tokens, self.tokenizer.index, c.N, c.h, self.head_kinds, arch)
 
     @torch.inference_mode()
     def forward(

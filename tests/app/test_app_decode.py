@@ -118,11 +118,11 @@ def test_ablating_heads_of_a_hugging_face_model_re_decodes() -> None:
 
     at = open_on(tiny_hf("gpt2"), "decode", text="the cat sat", view="what-if")
     assert not at.exception and not at.error
-    assert "decoder:1.1" in at.multiselect(key="w_ablate").options
-    at.multiselect(key="w_ablate").select("decoder:1.1").run()
+    assert "decoder_self:1.1" in at.multiselect(key="w_ablate").options
+    at.multiselect(key="w_ablate").select("decoder_self:1.1").run()
     assert not at.exception and not at.error
     assert any(t.value.startswith("After:") for t in at.text)
-    assert at.query_params["ablate"] == "decoder:1.1"  # a shared link replays it
+    assert at.query_params["ablate"] == "decoder_self:1.1"  # a shared link replays it
 
 
 def test_a_model_whose_heads_cannot_be_ablated_says_why_and_decodes_without(
@@ -135,7 +135,7 @@ def test_a_model_whose_heads_cannot_be_ablated_says_why_and_decodes_without(
     tok = tokenizer("llama")  # OLMo: a decoder attnlens reads, its W^O not in ablation.py's list
     T.OlmoForCausalLM(T.OlmoConfig(**{**ROTARY_DECODER, **_ids(tok)})).save_pretrained(tmp_path)
     tok.save_pretrained(tmp_path)
-    at = open_on(tmp_path, "decode", text="the cat sat", ablate="decoder:1.1")
+    at = open_on(tmp_path, "decode", text="the cat sat", ablate="decoder_self:1.1")
     assert not at.exception and not at.error
     box = at.multiselect(key="w_ablate")
     assert box.disabled and not box.options and "olmo" in str(box.help)
@@ -235,6 +235,18 @@ def test_a_shared_link_carries_the_settings_forced_token_and_ablated_heads(
     assert (forced[0].value, forced[1].value) == (1, "h")
     assert again.multiselect(key="w_ablate").value == ["cross:0.0"]
     assert [t.value for t in again.text if t.value.startswith("After:")] == after
+
+
+def test_a_link_naming_heads_the_older_way_replays_the_same_run(tiny_model_dir: Path) -> None:
+    """Links shared before the kinds took the records' names say `decoder:1.0`."""
+    new = open_page(tiny_model_dir, view="what-if", ablate="decoder_self:1.0")
+    old = open_page(tiny_model_dir, view="what-if", ablate="decoder:1.0")
+    for at in (new, old):
+        assert not at.exception and not at.error
+        assert at.multiselect(key="w_ablate").value == ["decoder_self:1.0"]
+        assert at.query_params["ablate"] == "decoder_self:1.0"  # the link now says it the new way
+    after = [[t.value for t in at.text if t.value.startswith("After:")] for at in (new, old)]
+    assert after[0] and after[0] == after[1]
 
 
 def test_only_the_open_view_is_drawn_and_the_url_keeps_it(tiny_model_dir: Path) -> None:

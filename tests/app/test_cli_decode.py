@@ -22,7 +22,7 @@ def test_decode_prints_a_record_with_every_flag_recorded(
 ) -> None:
     args = ["decode", str(tiny_model_dir), "abc", "--strategy", "beam", "--beam-size", "3"]
     args += ["--max-len", "9", "--length-penalty", "0.6", "--force", "0=h", "2= "]
-    args += ["--ablate", "1.1", "encoder:0.0", "--device", "cpu"]
+    args += ["--ablate", "1.1", "encoder_self:0.0", "--device", "cpu"]
     code, out, err = run(args, capsys)
     assert code == 0, err
     rec = DecodeRun.from_json(out)
@@ -32,9 +32,21 @@ def test_decode_prints_a_record_with_every_flag_recorded(
         "beam_size": 3,
         "length_penalty": 0.6,
         "force": {0: "h", 2: " "},
-        "ablate": ["cross:1.1", "encoder:0.0"],
+        "ablate": ["cross:1.1", "encoder_self:0.0"],
     }
     assert rec.output_tokens[0] == "h" and len(rec.steps) <= 9
+
+
+def test_the_older_kind_names_of_ablate_give_the_same_run(
+    tiny_model_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    base = ["decode", str(tiny_model_dir), "abc", "--device", "cpu", "--ablate"]
+    code, new, err = run([*base, "decoder_self:1.0", "encoder_self:0.1"], capsys)
+    assert code == 0, err
+    code, old, err = run([*base, "decoder:1.0", "encoder:0.1"], capsys)
+    assert code == 0, err
+    assert old == new  # the record names the heads the new way either way
+    assert DecodeRun.from_json(old).params["ablate"] == ["decoder_self:1.0", "encoder_self:0.1"]
 
 
 def test_decode_sample_flags_and_out_file(
@@ -89,3 +101,4 @@ def test_help_documents_the_ablation_syntax(capsys: pytest.CaptureFixture[str]) 
         main(["decode", "--help"])
     text = " ".join(capsys.readouterr().out.split())
     assert "LAYER.HEAD" in text and "cross:1.2" in text and "decoder-only" in text
+    assert "encoder_self:, decoder_self: or cross:" in text and "encoder: and decoder:" in text

@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from attnlens.analysis.experiments.cache import MAX_ENTRIES, ResultCache, cache_dir, cache_key
+from attnlens.analysis.experiments.cache import (
+    MAX_ENTRIES,
+    VERSION,
+    ResultCache,
+    cache_dir,
+    cache_key,
+)
 from attnlens.analysis.experiments.catalog import run_experiment
 from attnlens.model.lenses.registry import load
 from attnlens.record.experiment import ExperimentResult
@@ -70,3 +76,24 @@ def test_a_second_run_is_read_back_and_new_weights_are_recomputed(
     weights.write_bytes(bytes(blob))
     assert not run_experiment(load(str(copy), device="cpu"), "induction", 4, 0, cache=cache).cached
     assert cache_key("a", "f", {"n": 1}) != cache_key("a", "f", {"n": 2})
+
+
+def test_a_result_from_before_the_kinds_took_the_records_names_is_computed_again(
+    hand_lm_dir: Path, tmp_path: Path
+) -> None:
+    """Cache v2 kept pruning curves naming heads `decoder:0.1`; v3 names them `decoder_self:0.1`,
+    and a v2 entry is never handed back."""
+    cache = ResultCache(tmp_path / "cache")
+    lens = load(str(hand_lm_dir), device="cpu")
+    key = cache_key("importance", lens.fingerprint(), {"n": 2, "seed": 0})
+    assert key.startswith(f"v{VERSION}|") and VERSION >= 3
+    curve = pd.DataFrame({"heads_removed": [0, 1], "removed": ["", "decoder:0.1"]})
+    stale = ExperimentResult("importance", lens.name, {"n": 2, "seed": 0}, small(0).heads,
+                             tables={"pruning": curve})  # fmt: skip
+    cache.put(key.replace(f"v{VERSION}|", "v2|", 1), stale)  # as v2 stored it
+    fresh = run_experiment(lens, "importance", 2, 0, cache=cache)
+    assert not fresh.cached
+    removed = fresh.result.tables["pruning"]["removed"].iloc[1:]
+    assert len(removed) == 4 and all(name.startswith("decoder_self:") for name in removed)
+    assert set(fresh.result.heads["kind"]) == {"decoder_self"}
+    assert run_experiment(lens, "importance", 2, 0, cache=cache).cached  # v3's own is kept

@@ -63,18 +63,18 @@ def d_head(model: T.PreTrainedModel) -> int:
 
 
 VALUES: dict[str, dict[str, str]] = {  # model_type → kind → the value projection of a layer
-    "gpt2": {"decoder": "transformer.h.{layer}.attn.c_attn"},  # Conv1D (d, 3d): q, k, v
-    "bert": {"encoder": "encoder.layer.{layer}.attention.self.value"},
-    "distilbert": {"encoder": "transformer.layer.{layer}.attention.v_lin"},
-    "llama": {"decoder": "model.layers.{layer}.self_attn.v_proj"},
+    "gpt2": {"decoder_self": "transformer.h.{layer}.attn.c_attn"},  # Conv1D (d, 3d): q, k, v
+    "bert": {"encoder_self": "encoder.layer.{layer}.attention.self.value"},
+    "distilbert": {"encoder_self": "transformer.layer.{layer}.attention.v_lin"},
+    "llama": {"decoder_self": "model.layers.{layer}.self_attn.v_proj"},
     "bart": {
-        "encoder": "model.encoder.layers.{layer}.self_attn.v_proj",
-        "decoder": "model.decoder.layers.{layer}.self_attn.v_proj",
+        "encoder_self": "model.encoder.layers.{layer}.self_attn.v_proj",
+        "decoder_self": "model.decoder.layers.{layer}.self_attn.v_proj",
         "cross": "model.decoder.layers.{layer}.encoder_attn.v_proj",
     },
     "t5": {
-        "encoder": "encoder.block.{layer}.layer.0.SelfAttention.v",
-        "decoder": "decoder.block.{layer}.layer.0.SelfAttention.v",
+        "encoder_self": "encoder.block.{layer}.layer.0.SelfAttention.v",
+        "decoder_self": "decoder.block.{layer}.layer.0.SelfAttention.v",
         "cross": "decoder.block.{layer}.layer.1.EncDecAttention.v",
     },
 }

@@ -9,9 +9,11 @@ from typing import Any
 
 import streamlit as st
 
+from attnlens.analysis.experiments.common import kinds_of
 from attnlens.app.web import urlstate
 from attnlens.app.web.pickers import memo
 from attnlens.app.web.safe_text import md
+from attnlens.model.decoding.heads import HeadRef, head_name
 from attnlens.model.decoding.request import (
     DEFAULT_STRATEGY,
     STRATEGIES,
@@ -140,13 +142,11 @@ def decoded(lens: Lens, text: str, slot: str, **kwargs: Any) -> DecodeRun | None
 
 def head_names(lens: Lens) -> list[str]:
     """Every head that can be ablated, as `KIND:LAYER.HEAD` (each kind its own stack's)."""
-    kinds = {"encoder-decoder": ("encoder", "decoder", "cross"), "decoder": ("decoder",)}
-    shapes = {"encoder": "encoder_self", "decoder": "decoder_self", "cross": "cross"}
     return [
-        f"{kind}:{layer}.{head}"
-        for kind in kinds.get(lens.info.architecture, ("encoder",))
-        for layer in range(lens.info.shape(shapes[kind])[0])  # type: ignore[arg-type]
-        for head in range(lens.info.shape(shapes[kind])[1])  # type: ignore[arg-type]
+        str(HeadRef(kind, layer, head))
+        for kind in kinds_of(lens.info)
+        for layer in range(lens.info.shape(kind)[0])
+        for head in range(lens.info.shape(kind)[1])
     ]
 
 
@@ -165,7 +165,8 @@ def what_if(lens: Lens, n_steps: int) -> tuple[dict[int, str] | None, list[str] 
     urlstate.prepare("w_ablate", "ablate", [], None)
     if not isinstance(st.session_state.get("w_ablate"), list):
         st.session_state["w_ablate"] = []
-    asked = st.session_state["w_ablate"]
+    arch = lens.info.architecture  # a link from before the kinds were renamed says decoder:1.0
+    asked = [head_name(str(h), arch) for h in st.session_state["w_ablate"]]
     st.session_state["w_ablate"] = [h for h in asked if h in names]
     if reason is not None and asked:
         st.info(md(f"Not ablated ({', '.join(map(str, asked))}): {reason}"))

@@ -30,55 +30,49 @@ from transformers import PreTrainedModel
 from transformers.pytorch_utils import Conv1D
 
 from attnlens.model.budget import RECORD_VAR, RecordTooLargeError, budget_bytes
-from attnlens.model.decoding.heads import HeadKind, HeadRef, check_head
+from attnlens.model.decoding.heads import HeadRef, check_head
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Kind, ModelInfo
 
 
-def _each(paths: dict[HeadKind, str], *model_types: str) -> dict[str, dict[HeadKind, str]]:
+def _each(paths: dict[Kind, str], *model_types: str) -> dict[str, dict[Kind, str]]:
     return {model_type: paths for model_type in model_types}
 
 
-_BART: dict[HeadKind, str] = {
-    "encoder": "encoder.layers.{layer}.self_attn.out_proj",
-    "decoder": "decoder.layers.{layer}.self_attn.out_proj",
+_BART: dict[Kind, str] = {
+    "encoder_self": "encoder.layers.{layer}.self_attn.out_proj",
+    "decoder_self": "decoder.layers.{layer}.self_attn.out_proj",
     "cross": "decoder.layers.{layer}.encoder_attn.out_proj",
 }
 # model_type → kind → the output projection of each layer, as a module path ending (the path
 # before it depends on the head class: BertModel's encoder.layer.0… is bert.encoder.layer.0…
 # in BertForMaskedLM). Each is checked on a tiny model of that architecture in the tests.
-OUTPUT_PROJECTIONS: dict[str, dict[HeadKind, str]] = {
-    **_each({"encoder": "encoder.layer.{layer}.attention.output.dense"}, "bert", "roberta",
+OUTPUT_PROJECTIONS: dict[str, dict[Kind, str]] = {
+    **_each({"encoder_self": "encoder.layer.{layer}.attention.output.dense"}, "bert", "roberta",
             "xlm-roberta", "electra", "roformer", "deberta", "deberta-v2"),
-    "distilbert": {"encoder": "transformer.layer.{layer}.attention.out_lin"},
-    "mpnet": {"encoder": "encoder.layer.{layer}.attention.attn.o"},
-    "modernbert": {"encoder": "layers.{layer}.attn.Wo"},
-    **_each({"decoder": "h.{layer}.attn.c_proj"}, "gpt2", "gpt_bigcode"),
-    "gpt_neo": {"decoder": "h.{layer}.attn.attention.out_proj"},
-    **_each({"decoder": "h.{layer}.attn.out_proj"}, "gptj", "codegen"),
-    "gpt_neox": {"decoder": "layers.{layer}.attention.dense"},
-    **_each({"decoder": "h.{layer}.self_attention.dense"}, "bloom", "falcon"),
-    "mpt": {"decoder": "blocks.{layer}.attn.out_proj"},
-    "ctrl": {"decoder": "h.{layer}.multi_head_attention.dense"},
-    "opt": {"decoder": "decoder.layers.{layer}.self_attn.out_proj"},
-    **_each({"decoder": "layers.{layer}.self_attn.out_proj"}, "biogpt", "xglm"),
-    **_each({"decoder": "layers.{layer}.self_attn.o_proj"}, "llama", "mistral", "qwen2",
+    "distilbert": {"encoder_self": "transformer.layer.{layer}.attention.out_lin"},
+    "mpnet": {"encoder_self": "encoder.layer.{layer}.attention.attn.o"},
+    "modernbert": {"encoder_self": "layers.{layer}.attn.Wo"},
+    **_each({"decoder_self": "h.{layer}.attn.c_proj"}, "gpt2", "gpt_bigcode"),
+    "gpt_neo": {"decoder_self": "h.{layer}.attn.attention.out_proj"},
+    **_each({"decoder_self": "h.{layer}.attn.out_proj"}, "gptj", "codegen"),
+    "gpt_neox": {"decoder_self": "layers.{layer}.attention.dense"},
+    **_each({"decoder_self": "h.{layer}.self_attention.dense"}, "bloom", "falcon"),
+    "mpt": {"decoder_self": "blocks.{layer}.attn.out_proj"},
+    "ctrl": {"decoder_self": "h.{layer}.multi_head_attention.dense"},
+    "opt": {"decoder_self": "decoder.layers.{layer}.self_attn.out_proj"},
+    **_each({"decoder_self": "layers.{layer}.self_attn.out_proj"}, "biogpt", "xglm"),
+    **_each({"decoder_self": "layers.{layer}.self_attn.o_proj"}, "llama", "mistral", "qwen2",
             "qwen3", "gemma", "gemma2", "starcoder2"),
-    "phi": {"decoder": "layers.{layer}.self_attn.dense"},
+    "phi": {"decoder_self": "layers.{layer}.self_attn.dense"},
     **_each(_BART, "bart", "mbart", "marian", "pegasus", "m2m_100", "blenderbot-small"),
     "t5": {
-        "encoder": "encoder.block.{layer}.layer.0.SelfAttention.o",
-        "decoder": "decoder.block.{layer}.layer.0.SelfAttention.o",
+        "encoder_self": "encoder.block.{layer}.layer.0.SelfAttention.o",
+        "decoder_self": "decoder.block.{layer}.layer.0.SelfAttention.o",
         "cross": "decoder.block.{layer}.layer.1.EncDecAttention.o",
     },
 }  # fmt: skip
 SHARED_LAYERS = {"albert": "ALBERT"}  # one set of weights serves every layer
-
-_RECORDED: dict[HeadKind, Kind] = {  # a head's kind → its attention, as recorded
-    "encoder": "encoder_self",
-    "decoder": "decoder_self",
-    "cross": "cross",
-}
 
 
 def weight_of(module: nn.Module) -> torch.Tensor:
@@ -113,7 +107,7 @@ class OutputProjections:
 
     name: str
     info: ModelInfo
-    found: Mapping[tuple[HeadKind, int], Projection]
+    found: Mapping[tuple[Kind, int], Projection]
     reason: str | None = None
 
     def without(self, model: PreTrainedModel, heads: Sequence[HeadRef]) -> PreTrainedModel:
@@ -133,18 +127,18 @@ class OutputProjections:
             module.weight = proj.zeroed(weight_of(module), ablated)
         return twin
 
-    def _by_layer(self, heads: Sequence[HeadRef]) -> dict[tuple[HeadKind, int], list[int]]:
+    def _by_layer(self, heads: Sequence[HeadRef]) -> dict[tuple[Kind, int], list[int]]:
         """The ablated heads grouped by (kind, layer), each checked against the model."""
         kinds = _kinds(self.info)
-        grouped: dict[tuple[HeadKind, int], list[int]] = {}
+        grouped: dict[tuple[Kind, int], list[int]] = {}
         for ref in heads:  # each kind its own stack's sizes (distilbart: 12 × 16, 3 × 16)
-            sizes = self.info.shape(_RECORDED[ref.kind]) if ref.kind in kinds else (0, 0)
+            sizes = self.info.shape(ref.kind) if ref.kind in kinds else (0, 0)
             check_head(ref, kinds, *sizes)
             grouped.setdefault((ref.kind, ref.layer), []).append(ref.head)
         return grouped
 
     def _check_size(
-        self, model: PreTrainedModel, by_layer: Mapping[tuple[HeadKind, int], object]
+        self, model: PreTrainedModel, by_layer: Mapping[tuple[Kind, int], object]
     ) -> None:
         """Refuse, naming the sizes, when the new projection weights pass the memory budget."""
         needed = 0
@@ -179,11 +173,11 @@ def output_projections(
             f"{', '.join(sorted(OUTPUT_PROJECTIONS))})"
         ))  # fmt: skip
     modules = dict(model.named_modules())
-    found: dict[tuple[HeadKind, int], Projection] = {}
+    found: dict[tuple[Kind, int], Projection] = {}
     for kind in _kinds(info):
         if kind not in paths:
             return OutputProjections(name, info, {}, f"{model_type} has no {kind} attention")
-        layers, heads = info.shape(_RECORDED[kind])
+        layers, heads = info.shape(kind)
         for layer in range(layers):
             located = _locate(modules, paths[kind].format(layer=layer), heads, model_type)
             if isinstance(located, str):
@@ -192,10 +186,10 @@ def output_projections(
     return OutputProjections(name, info, found, _shared_between_layers(modules, found))
 
 
-def _kinds(info: ModelInfo) -> tuple[HeadKind, ...]:
+def _kinds(info: ModelInfo) -> tuple[Kind, ...]:
     if info.architecture == "encoder-decoder":
-        return ("encoder", "decoder", "cross")
-    return ("decoder",) if info.architecture == "decoder" else ("encoder",)
+        return ("encoder_self", "decoder_self", "cross")
+    return ("decoder_self",) if info.architecture == "decoder" else ("encoder_self",)
 
 
 def _locate(
@@ -219,7 +213,7 @@ def _locate(
 
 
 def _shared_between_layers(
-    modules: Mapping[str, nn.Module], found: Mapping[tuple[HeadKind, int], Projection]
+    modules: Mapping[str, nn.Module], found: Mapping[tuple[Kind, int], Projection]
 ) -> str | None:
     """Why not, when two layers' projections are one module (weights shared between layers)."""
     seen: dict[int, str] = {}

@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 
 from attnlens.model.budget import check_budget, decode_bytes, trace_bytes
-from attnlens.model.decoding.heads import HeadKind, HeadRef
+from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.decoding.loop import Vocabulary, search
 from attnlens.model.decoding.request import DecodeSettings, ModelLimits
 from attnlens.model.lenses.hf import batch as batches
@@ -58,7 +58,7 @@ from attnlens.model.lenses.token_runs import TokenBatch, TokenRun, TokenSpace
 from attnlens.model.training.corpus import load_corpus
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError
-from attnlens.record.trace import Trace
+from attnlens.record.trace import Kind, Trace
 
 MIN_DEFAULT_NEW = 16  # without a length in the generation config: twice the input, at least this
 
@@ -286,8 +286,10 @@ class HFLens(Lens):
         return src.ids, (start_id(self.model, self.tokenizer),), src
 
     def _limits(self, room: int, wanted: int) -> ModelLimits:
-        kinds: tuple[HeadKind, ...] = (
-            ("encoder", "decoder", "cross") if self.kind == "encoder-decoder" else ("decoder",)
+        kinds: tuple[Kind, ...] = (
+            ("encoder_self", "decoder_self", "cross")
+            if self.kind == "encoder-decoder"
+            else ("decoder_self",)
         )
         generation = self.generation
         return ModelLimits(
@@ -296,7 +298,7 @@ class HFLens(Lens):
             default_length_penalty=_length_penalty(generation),
             early_stopping=getattr(generation, "early_stopping", False) or False,
             generation_config=applied_settings(generation),
-            shapes={"decoder": self.info.shape("decoder_self"), "cross": self.info.shape("cross")},
+            shapes={kind: self.info.shape(kind) for kind in ("decoder_self", "cross")},
         )  # fmt: skip
 
     # token-id runs for the head experiments; heads ablated in a private copy (ablation.py)

@@ -25,7 +25,7 @@ def test_a_silent_head_has_importance_zero_and_an_exact_head_confidence_one(
     assert abs(result.score("importance", "decoder_self", *PREVIOUS)) > 1e-4
     curve = result.tables["pruning"]
     assert curve["loglik"].iloc[0] == pytest.approx(result.summary["loglik"])
-    silent = {f"decoder:{layer}.{head}" for layer, head in SILENT}
+    silent = {f"decoder_self:{layer}.{head}" for layer, head in SILENT}
     steps = [k for k in range(1, len(curve)) if curve["removed"].iloc[k] in silent]
     assert len(steps) == 2  # removing a silent head leaves the score as it was
     for k in steps:
@@ -58,7 +58,10 @@ def test_task_model_importance_has_exact_drops_and_curves_per_kind(hand_reverse:
         assert result.score("exact_drop", kind, layer, head) == 0.0
     curve, by_kind = result.tables["pruning"], result.tables["pruning_by_kind"]
     assert len(curve) == 1 + 3 * 2 * 2 and curve["exact_beam"].notna().all()  # kinds×layers×heads
-    assert set(by_kind["kind"]) == {"encoder_self", "decoder_self", "cross"}
+    kinds = {"encoder_self", "decoder_self", "cross"}  # as the records name them, everywhere
+    assert set(result.heads["kind"]) == set(by_kind["kind"]) == kinds
+    assert {name.split(":")[0] for name in curve["removed"].iloc[1:]} == kinds
+    assert set(result.summary["exact_all_of_kind_removed"]) == kinds  # type: ignore[arg-type]
     assert result.summary["prunable_greedy"] == prunable(curve, "exact_greedy")
 
 
@@ -81,7 +84,7 @@ def test_ablating_a_head_the_model_lacks_names_the_limits(hand_lm: Lens) -> None
     from attnlens.model.lenses.token_runs import TokenBatch
 
     with pytest.raises(InputError, match="does not exist"):
-        hand_lm.run_tokens(TokenBatch([hand_lm.token_ids("abc")]), [HeadRef("decoder", 5, 0)])
+        hand_lm.run_tokens(TokenBatch([hand_lm.token_ids("abc")]), [HeadRef("decoder_self", 5, 0)])
     with pytest.raises(InputError, match="no cross attention"):
         hand_lm.run_tokens(TokenBatch([hand_lm.token_ids("abc")]), [HeadRef("cross", 0, 0)])
     assert np.isfinite(hand_lm.run_tokens(TokenBatch([hand_lm.token_ids("abc")])).logprobs).all()
@@ -128,7 +131,7 @@ def test_a_hugging_face_decoders_importance_is_the_log_likelihood_its_head_carri
 
     base = loglik(loud("gpt2")[1])
     assert result.summary["loglik"] == pytest.approx(base, abs=1e-5)
-    heads = [HeadRef("decoder", layer, head) for layer in range(2) for head in range(2)]
+    heads = [HeadRef("decoder_self", layer, head) for layer in range(2) for head in range(2)]
     for ref, silent in zip(heads, _silenced_models("gpt2", heads), strict=True):
         want = base - loglik(silent)
         assert result.score("importance", "decoder_self", ref.layer, ref.head) == pytest.approx(
@@ -137,11 +140,11 @@ def test_a_hugging_face_decoders_importance_is_the_log_likelihood_its_head_carri
     assert result.heads["importance"].abs().max() > 1e-2  # the heads matter: a real test
     silent_all = loud("gpt2")[1]
     for layer in range(2):
-        silent_all = values_zeroed(silent_all, "decoder", layer, [0, 1])
+        silent_all = values_zeroed(silent_all, "decoder_self", layer, [0, 1])
     assert result.summary["loglik_all_removed"] == pytest.approx(loglik(silent_all), abs=1e-5)
     curve = result.tables["pruning"]
     first = curve["removed"].iloc[1]
-    row = result.heads[[f"decoder:{r.layer}.{r.head}" == first for r in heads]]
+    row = result.heads[[str(r) == first for r in heads]]
     assert curve["loglik"].iloc[1] == pytest.approx(base - float(row["importance"].iloc[0]))
 
 
@@ -161,7 +164,7 @@ def test_a_hugging_face_encoders_importance_is_the_output_similarity_it_costs() 
             return [model(input_ids=torch.tensor([r])).last_hidden_state[0].numpy() for r in ids]  # type: ignore[operator]
 
     whole = hidden(loud("bert")[1])
-    heads = [HeadRef("encoder", layer, head) for layer in range(2) for head in range(2)]
+    heads = [HeadRef("encoder_self", layer, head) for layer in range(2) for head in range(2)]
     for ref, silent in zip(heads, _silenced_models("bert", heads), strict=True):
         kept = np.concatenate([cosine(a, b) for a, b in zip(hidden(silent), whole, strict=True)])
         got = result.score("importance", "encoder_self", ref.layer, ref.head)

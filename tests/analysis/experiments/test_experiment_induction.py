@@ -64,6 +64,7 @@ def test_the_hand_built_previous_token_head_scores_one_through_the_lens(hand_lm:
     ablated = result.score("second_copy_loss_ablated", "decoder_self", *PREVIOUS)
     assert abs(ablated - base) > 1e-3
     assert set(result.heads.columns) >= {"layer", "head", "induction", "previous_token"}
+    assert result.heads["kind"].unique().tolist() == ["decoder_self"]  # as the records say
 
 
 def test_sequences_are_a_block_of_distinct_tokens_twice(hand_lm: Lens) -> None:

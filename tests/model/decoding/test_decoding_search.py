@@ -146,8 +146,10 @@ def test_sampling_runs_form_a_single_path(lens: Seq2SeqLens) -> None:
 
 def test_ablation_changes_the_decoding_and_is_recorded(lens: Seq2SeqLens) -> None:
     plain = lens.decode("abcabc", strategy="beam", beam_size=2)
-    ablated = lens.decode("abcabc", strategy="beam", beam_size=2, ablate=["1.0", "decoder:0.1"])
-    assert ablated.params["ablate"] == ["cross:1.0", "decoder:0.1"]
+    ablated = lens.decode(
+        "abcabc", strategy="beam", beam_size=2, ablate=["1.0", "decoder_self:0.1"]
+    )
+    assert ablated.params["ablate"] == ["cross:1.0", "decoder_self:0.1"]
     assert ablated.steps[0].beams[0].logprob != plain.steps[0].beams[0].logprob
     replay = lens.decode("abcabc", strategy="beam", **ablated.params)
     assert replay.equals(ablated)

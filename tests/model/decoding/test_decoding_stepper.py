@@ -32,7 +32,7 @@ SETTINGS = [
     DecodeSettings("beam", max_len=12, beam_size=3, length_penalty=1.0),
     DecodeSettings("sample", max_len=12, temperature=1.5, top_p=0.9, seed=3),
     DecodeSettings(
-        "beam", max_len=12, beam_size=2, force=((2, 5),), ablate=(HeadRef("decoder", 1, 0),)
+        "beam", max_len=12, beam_size=2, force=((2, 5),), ablate=(HeadRef("decoder_self", 1, 0),)
     ),
 ]
 

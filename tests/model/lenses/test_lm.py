@@ -81,7 +81,7 @@ def test_beam_of_one_is_greedy_and_ablation_is_decoder_only(lm: CausalLens) -> N
     )
     assert greedy.output_tokens == beam.output_tokens and greedy.score == pytest.approx(beam.score)
     ablated = lm.decode("ab", max_len=6, ablate=["1.0"])
-    assert ablated.params["ablate"] == ["decoder:1.0"]
+    assert ablated.params["ablate"] == ["decoder_self:1.0"]
     assert ablated.score != pytest.approx(greedy.score)  # layer 1 head 0 no longer contributes
     with pytest.raises(InputError):
         lm.decode("ab", ablate=["cross:0.0"])

@@ -56,10 +56,10 @@ def test_an_encoder_decoders_batch_equals_the_teacher_forced_trace(tiny_model_di
 def test_ablating_a_head_zeroes_it_as_decoding_does(lm: Lens) -> None:
     ids = lm.token_ids("abc")
     plain = lm.run_tokens(TokenBatch([ids]))
-    ablated = lm.run_tokens(TokenBatch([ids]), [HeadRef("decoder", 0, 1)])
+    ablated = lm.run_tokens(TokenBatch([ids]), [HeadRef("decoder_self", 0, 1)])
     assert plain.logprobs is not None and ablated.logprobs is not None
     assert not np.allclose(plain.logprobs, ablated.logprobs)
-    run = lm.decode("abc", ablate=["decoder:0.1"], max_len=1)
+    run = lm.decode("abc", ablate=["decoder_self:0.1"], max_len=1)
     step = run.steps[0].beams[0]
     top = int(ablated.top[0, -1]) if ablated.top is not None else -1
     assert lm.token_space().names[top] == step.token  # the step loop chose the same token
@@ -84,11 +84,11 @@ def test_a_hugging_face_decoder_runs_and_ablates_its_heads() -> None:
     assert tr.decoder_self is not None and run.decoder_self is not None
     np.testing.assert_allclose(run.decoder_self[0, :, :, :T, :T], tr.decoder_self, atol=1e-5)
     assert lens.why_no_ablation() is None  # W^O's share of the head zeroed (hf/ablation.py)
-    ablated = lens.run_tokens(TokenBatch([lens.token_ids(text)]), [HeadRef("decoder", 0, 0)])
+    ablated = lens.run_tokens(TokenBatch([lens.token_ids(text)]), [HeadRef("decoder_self", 0, 0)])
     assert run.logprobs is not None and ablated.logprobs is not None
     assert not np.array_equal(ablated.logprobs[0, : T - 1], run.logprobs[0, : T - 1])
     with pytest.raises(InputError, match="does not exist"):
-        lens.run_tokens(TokenBatch([lens.token_ids(text)]), [HeadRef("decoder", 0, 7)])
+        lens.run_tokens(TokenBatch([lens.token_ids(text)]), [HeadRef("decoder_self", 0, 7)])
     assert lens.fingerprint() == lens.fingerprint() and lens.fingerprint().startswith("tiny-gpt2@")
 
 

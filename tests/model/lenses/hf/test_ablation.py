@@ -15,10 +15,11 @@ import pytest
 import torch
 import transformers as T
 
-from attnlens.model.decoding.heads import HeadKind, HeadRef
+from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.lenses.hf.lens import HFLens
 from attnlens.model.lenses.token_runs import TokenBatch, TokenRun
 from attnlens.record.errors import InputError
+from attnlens.record.trace import Kind
 from helpers.hf_zoo import ZOO, camembert_folder, zoo_folder
 from helpers.silenced import loud, values_zeroed
 
@@ -79,17 +80,18 @@ def check_equal(run: TokenRun, model: T.PreTrainedModel, the_lens: HFLens, b: To
 
 
 CASES = [  # (source, heads ablated, (kind, layer, value heads zeroed in the reference))
-    ("gpt2", ["decoder:1.0"], ("decoder", 1, [0])),
-    ("gpt2", ["decoder:0.1"], ("decoder", 0, [1])),
-    ("bert", ["encoder:0.1"], ("encoder", 0, [1])),
-    ("zoo-distilbert", ["encoder:0.0"], ("encoder", 0, [0])),
-    ("llama", ["decoder:0.1"], ("decoder", 0, [1])),
-    ("zoo-llama", ["decoder:0.0", "decoder:0.1"], ("decoder", 0, [0])),  # one shared value head
-    ("bart", ["encoder:1.1"], ("encoder", 1, [1])),
-    ("bart", ["decoder:0.0"], ("decoder", 0, [0])),
+    ("gpt2", ["decoder_self:1.0"], ("decoder_self", 1, [0])),
+    ("gpt2", ["decoder_self:0.1"], ("decoder_self", 0, [1])),
+    ("bert", ["encoder_self:0.1"], ("encoder_self", 0, [1])),
+    ("zoo-distilbert", ["encoder_self:0.0"], ("encoder_self", 0, [0])),
+    ("llama", ["decoder_self:0.1"], ("decoder_self", 0, [1])),
+    # zoo-llama's two query heads share one value head
+    ("zoo-llama", ["decoder_self:0.0", "decoder_self:0.1"], ("decoder_self", 0, [0])),
+    ("bart", ["encoder_self:1.1"], ("encoder_self", 1, [1])),
+    ("bart", ["decoder_self:0.0"], ("decoder_self", 0, [0])),
     ("bart", ["cross:0.1"], ("cross", 0, [1])),
-    ("t5", ["encoder:0.0"], ("encoder", 0, [0])),
-    ("t5", ["decoder:1.1"], ("decoder", 1, [1])),
+    ("t5", ["encoder_self:0.0"], ("encoder_self", 0, [0])),
+    ("t5", ["decoder_self:1.1"], ("decoder_self", 1, [1])),
     ("t5", ["cross:1.0"], ("cross", 1, [0])),
 ]
 
@@ -110,7 +112,7 @@ def test_zeroing_w_o_equals_silencing_the_heads_values(
     assert np.nanmax(np.abs(getattr(run, output) - getattr(plain, output))) > EFFECT
 
 
-def _parts(name: str) -> tuple[HeadKind, int, int]:
+def _parts(name: str) -> tuple[Kind, int, int]:
     kind, rest = name.split(":")
     layer, head = rest.split(".")
     return kind, int(layer), int(head)  # type: ignore[return-value]
@@ -118,7 +120,7 @@ def _parts(name: str) -> tuple[HeadKind, int, int]:
 
 def test_decoding_with_a_head_ablated_is_greedy_on_the_silenced_model() -> None:
     for source, head, (kind, layer, value_heads) in (
-        ("gpt2", "decoder:1.1", ("decoder", 1, [1])),
+        ("gpt2", "decoder_self:1.1", ("decoder_self", 1, [1])),
         ("bart", "cross:1.0", ("cross", 1, [0])),
     ):
         the_lens, model = lens(source), loud(source)[1]
@@ -149,8 +151,9 @@ def _next_logprobs(
     return torch.log_softmax(out.logits[0, -1], -1)
 
 
-def _stack(kind: HeadKind) -> str:
-    return "encoder_self" if kind == "encoder" else "decoder_self"
+def _stack(kind: Kind) -> Kind:
+    """The self-attention of the stack a head of this kind sits in."""
+    return "encoder_self" if kind == "encoder_self" else "decoder_self"
 
 
 @pytest.mark.slow
@@ -164,8 +167,8 @@ def test_each_architectures_projection_sits_between_its_layer_and_the_next(name:
     assert reason is None
     b = batch(the_lens)
     plain = the_lens.run_tokens(b)
-    kinds: tuple[HeadKind, ...] = {"encoder": ("encoder",), "decoder": ("decoder",)}.get(
-        the_lens.kind, ("encoder", "decoder", "cross")
+    kinds: tuple[Kind, ...] = {"encoder": ("encoder_self",), "decoder": ("decoder_self",)}.get(
+        the_lens.kind, ("encoder_self", "decoder_self", "cross")
     )
     for kind in kinds:
         run = the_lens.run_tokens(b, [HeadRef(kind, 0, 0)])
@@ -191,13 +194,13 @@ def test_an_architecture_whose_projection_is_not_known_says_so_and_is_not_guesse
     reason = camembert.why_no_ablation()
     assert reason is not None and "camembert" in reason and "output projection" in reason
     ids = list(camembert.token_ids("hello world"))
-    with pytest.raises(InputError, match=r"cannot ablate encoder:0\.1: attnlens does not know"):
-        camembert.run_tokens(TokenBatch([ids]), [HeadRef("encoder", 0, 1)])
+    with pytest.raises(InputError, match=r"cannot ablate encoder_self:0\.1: attnlens does not"):
+        camembert.run_tokens(TokenBatch([ids]), [HeadRef("encoder_self", 0, 1)])
 
 
 def test_a_head_the_model_lacks_is_refused_with_its_stacks_limits() -> None:
     ids = list(lens("gpt2").token_ids("hello world"))
     with pytest.raises(InputError, match="does not exist: the model has layers 0-1"):
-        lens("gpt2").run_tokens(TokenBatch([ids]), [HeadRef("decoder", 2, 0)])
+        lens("gpt2").run_tokens(TokenBatch([ids]), [HeadRef("decoder_self", 2, 0)])
     with pytest.raises(InputError, match="no cross attention"):
         lens("gpt2").run_tokens(TokenBatch([ids]), [HeadRef("cross", 0, 0)])

@@ -47,7 +47,7 @@ def test_ablated_runs_and_decodes_leave_the_shared_model_as_it_was() -> None:
     before = weights(lens.model)
     batch = TokenBatch([lens.token_ids(t) for t in TEXTS])
     plain = lens.run_tokens(batch)
-    every_head = [HeadRef("decoder", layer, head) for layer in range(2) for head in range(2)]
+    every_head = [HeadRef("decoder_self", layer, head) for layer in range(2) for head in range(2)]
     ablated = lens.run_tokens(batch, every_head)
     lens.decode(TEXTS[0], strategy="beam", beam_size=3, max_len=4, ablate=["1.0", "0.1"])
     assert_unchanged(lens.model, before)
@@ -59,7 +59,7 @@ def test_ablated_runs_and_decodes_leave_the_shared_model_as_it_was() -> None:
 def test_runs_without_ablation_beside_ablated_ones_give_what_they_give_alone() -> None:
     lens = gpt2()
     before = weights(lens.model)
-    heads = [HeadRef("decoder", layer, head) for layer in range(2) for head in range(2)]
+    heads = [HeadRef("decoder_self", layer, head) for layer in range(2) for head in range(2)]
     batch = TokenBatch([lens.token_ids(t) for t in TEXTS])
     work = [("plain", None), *[("ablated", h) for h in heads]] * 4
     trace_alone = lens.trace(TEXTS[0]).to_json()
@@ -85,8 +85,8 @@ def test_a_model_held_in_a_notebook_comes_back_unchanged_after_ablation() -> Non
     before = weights(model)
     training = [m.training for m in model.modules()]
     lens = attnlens.wrap(model, tok)
-    run = lens.decode("the cat sat", max_len=3, ablate=["cross:0.1", "encoder:1.0"])
-    assert run.params["ablate"] == ["cross:0.1", "encoder:1.0"]
+    run = lens.decode("the cat sat", max_len=3, ablate=["cross:0.1", "encoder_self:1.0"])
+    assert run.params["ablate"] == ["cross:0.1", "encoder_self:1.0"]
     assert_unchanged(model, before)
     assert [m.training for m in model.modules()] == training
 
@@ -98,7 +98,7 @@ def test_a_copy_larger_than_the_budget_is_refused_naming_its_size(
     ids = lens.token_ids("hi")  # a short batch passes the record budget; the copy does not
     monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", "0.0005")  # 524 bytes; W^O is 16 × 16 × 4
     with pytest.raises(RecordTooLargeError) as caught:
-        lens.run_tokens(TokenBatch([ids]), [HeadRef("decoder", 0, 0)])
+        lens.run_tokens(TokenBatch([ids]), [HeadRef("decoder_self", 0, 0)])
     message = str(caught.value)
     assert "output projections, 0.000977 MB" in message and "limit of 0.0005 MB" in message
     assert "ATTNLENS_MAX_RECORD_MB" in message

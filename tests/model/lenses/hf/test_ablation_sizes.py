@@ -29,8 +29,10 @@ def bart(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
 def test_each_kind_of_head_is_checked_against_its_own_layers(bart: Path) -> None:
     lens = attnlens.load(str(bart), device="cpu")
     encoder, decoder = lens.info.shape("encoder_self")[0], lens.info.shape("cross")[0]
-    deeper, shallower = ("encoder", "cross") if encoder > decoder else ("cross", "encoder")
+    deeper, shallower = (
+        ("encoder_self", "cross") if encoder > decoder else ("cross", "encoder_self")
+    )
     with pytest.raises(InputError, match=rf"{shallower}:1\.0 does not exist: .* layers 0-0"):
         lens.decode("ab", max_len=3, ablate=[f"{shallower}:1.0"])
-    run = lens.decode("ab", max_len=3, ablate=[f"{deeper}:1.0", "decoder:0.1"])
+    run = lens.decode("ab", max_len=3, ablate=[f"{deeper}:1.0", "decoder_self:0.1"])
     assert len(run.to_frame()) > 0
