@@ -32,15 +32,3 @@ def forced_proposal(log_probs: torch.Tensor, scores: torch.Tensor, token: int) -
     logprobs = log_probs[:, token]  # (B,)
     order = (scores + logprobs).argsort(descending=True, stable=True)  # (B,)
     return Proposal(order.tolist(), [token] * len(order))
-
-
-class Greedy:
-    """Take the most probable next token."""
-
-    def propose(
-        self, log_probs: torch.Tensor, scores: torch.Tensor, forced: int | None
-    ) -> Proposal:
-        """The argmax of the single live hypothesis (or the forced token)."""
-        if forced is not None:
-            return forced_proposal(log_probs, scores, forced)
-        return Proposal([0], [int(log_probs[0].argmax(dim=-1))])
