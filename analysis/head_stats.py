@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from attnlens.record.picking import attention_of, true_source_hits
+from attnlens.record.picking import attention_of, earlier_matches, true_source_hits
 from attnlens.record.trace import Kind, Trace
 
 END_TOKENS = frozenset({"</s>", "<eos>", "[SEP]", "<|endoftext|>"})
@@ -106,16 +106,3 @@ def _tag(shares: np.ndarray, threshold: float) -> str:
         return ""
     best = int(np.nanargmax(shares))
     return TAGS[SHARES[best]] if shares[best] >= threshold else ""
-
-
-def earlier_matches(tokens: Sequence[str]) -> list[tuple[int, int]]:
-    """(q, j) for every position q whose token occurred before, at j (the latest such j with
-    j + 1 < q): an induction head at q looks at j + 1."""
-    last: dict[str, int] = {}
-    pairs = []
-    for q, tok in enumerate(tokens):
-        j = last.get(tok)
-        if j is not None and j + 1 < q:
-            pairs.append((q, j))
-        last[tok] = q
-    return pairs

@@ -18,6 +18,7 @@ from bench import (
     decode_speed,
     exports,
     load_check,
+    long_inputs,
     memory_load,
     servers,
     viz_speed,
@@ -84,6 +85,9 @@ def main(argv: list[str] | None = None) -> None:
     class_capacity.main(["--sizes", "5", "10"] if args.quick else [])
     section("memory: N sessions on minilm at 510 tokens (issue 17)")
     memory_load.main([])
+    section("every head at long inputs: attnlens' trace against the sdpa forward (issue 35)")
+    long_targets = long_inputs.main(["--quick"] if args.quick else [])
+    print(table(long_targets))
     section(f"targets of issue 20 (make bench, {time.perf_counter() - started:.0f} s)")
     held = load_check.largest_held(swept)
     targets = [

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import zipfile
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import IO, Any
 
 import numpy as np
@@ -126,15 +126,26 @@ def write_chunks(chunks: Iterable[str], handle: IO[str]) -> None:
         handle.write(piece)
 
 
-def write_npz(arrays: Mapping[str, np.ndarray], meta: Mapping[str, Any], handle: IO[bytes]) -> None:
+def write_npz(
+    arrays: Mapping[str, np.ndarray],
+    meta: Mapping[str, Any],
+    handle: IO[bytes],
+    stored: Callable[[str], bool] = lambda name: False,
+) -> None:
     """Arrays (and a JSON 'meta' entry) as a compressed .npz written straight into handle: one
     array at a time, compressed as it goes (what np.savez_compressed writes, without holding
-    the archive in memory)."""
+    the archive in memory). Entries `stored` names are kept uncompressed: deflate gains nothing
+    on dense float data such as queries and keys and would take longer than making them."""
     with zipfile.ZipFile(handle, mode="w", compression=zipfile.ZIP_DEFLATED) as archive:
         entries = {"meta": np.array(json.dumps(dict(meta))), **arrays}
         for name, array in entries.items():
-            with archive.open(f"{name}.npy", mode="w", force_zip64=True) as member:
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=NPZ_TIME)
+            info.compress_type = zipfile.ZIP_STORED if stored(name) else zipfile.ZIP_DEFLATED
+            with archive.open(info, mode="w", force_zip64=True) as member:
                 np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+
+
+NPZ_TIME = (1980, 1, 1, 0, 0, 0)  # what np.savez writes: the file's bytes follow its content
 
 
 NPZ_ENTRY_BYTES = 1024  # the most one entry adds around its data: .npy header, zip headers

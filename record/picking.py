@@ -59,3 +59,16 @@ def true_source_hits(weights: np.ndarray, reference: Sequence[int]) -> np.ndarra
     argmax = weights[:, :, : len(reference)].argmax(-1)  # (L, H, R)
     counts: np.ndarray = (argmax == np.asarray(reference, dtype=int)).sum(-1)
     return counts
+
+
+def earlier_matches(tokens: Sequence[object]) -> list[tuple[int, int]]:
+    """(q, j) for every position q whose token occurred before, at j (the latest such j with
+    j + 1 < q): an induction head at q looks at j + 1."""
+    last: dict[object, int] = {}
+    pairs = []
+    for q, tok in enumerate(tokens):
+        j = last.get(tok)
+        if j is not None and j + 1 < q:
+            pairs.append((q, j))
+        last[tok] = q
+    return pairs

@@ -12,6 +12,7 @@ from typing import IO, Any, Literal
 import numpy as np
 import pandas as pd
 
+from attnlens.record import scores as kept
 from attnlens.record.export import (
     NUMBER_CHARS,
     csv_cell_bytes,
@@ -27,6 +28,25 @@ SCHEMA = "attnlens.trace/1"
 KINDS = ("encoder_self", "decoder_self", "cross")
 Kind = Literal["encoder_self", "decoder_self", "cross"]
 Architecture = Literal["encoder-decoder", "encoder", "decoder"]
+
+
+def self_kind(architecture: str) -> Kind:
+    """A decoder-only model's decoder self-attention, any other model's encoder's."""
+    return "decoder_self" if architecture == "decoder" else "encoder_self"
+
+
+def default_kind(architecture: str) -> Kind:
+    """The one kind that stands for a model where none is named (the view a page opens on, a
+    bare LAYER.HEAD): cross-attention where there is one, what the output looks at through;
+    otherwise the model's own self-attention."""
+    return "cross" if architecture == "encoder-decoder" else self_kind(architecture)
+
+
+ARCHITECTURE_KINDS: dict[str, tuple[Kind, ...]] = {
+    "encoder-decoder": ("encoder_self", "decoder_self", "cross"),
+    "encoder": ("encoder_self",),
+    "decoder": ("decoder_self",),
+}
 FRAME_PIECE_ROWS = 1 << 14  # rows per piece of the long table: a few MB, whatever the record
 PositionalScheme = Literal["sinusoidal", "learned", "rotary", "alibi", "relative", "none"]
 
@@ -43,6 +63,22 @@ class ModelInfo:
     d_model: int
     decoder_layers: int | None = None  # None: the same as n_layers
     decoder_heads: int | None = None  # None: the same as n_heads
+
+    @property
+    def kinds(self) -> tuple[Kind, ...]:
+        """The kinds of attention this architecture has, in the record's order."""
+        return ARCHITECTURE_KINDS[self.architecture]
+
+    @property
+    def self_kind(self) -> Kind:
+        """The self-attention of the stack that reads the text: a decoder-only model's
+        decoder, any other model's encoder."""
+        return self_kind(self.architecture)
+
+    @property
+    def default_kind(self) -> Kind:
+        """The kind a view opens on, and a bare LAYER.HEAD names (default_kind)."""
+        return default_kind(self.architecture)
 
     def shape(self, kind: Kind) -> tuple[int, int]:
         """(layers, heads) of one kind of attention."""
@@ -81,6 +117,12 @@ class Trace:
     # the kind's mask above is then their union. None or absent: every layer applies that mask.
     layer_masks: dict[str, np.ndarray] | None = None
     src_segments: tuple[int, ...] | None = None  # (S,) 0 = first text of a pair, 1 = second
+    # kind → its layers' queries, keys and row log-sum-exps, kept instead of that kind's
+    # weights (long inputs; record/scores.py): any head is exact on demand
+    scores: dict[str, tuple[kept.LayerScores, ...]] | None = None
+    # kind → every head's overview and statistics, computed at trace time from its exact
+    # weights (record/scores.py's Summary); kinds kept as scores have one
+    summaries: dict[str, kept.Summary] | None = None
 
     def __post_init__(self) -> None:
         if self.layer_masks is not None:
@@ -91,7 +133,26 @@ class Trace:
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
         value: np.ndarray | None = getattr(self, kind)
+        if value is None and self.scores and kind in self.scores:
+            return kept.dense(self.scores[kind])  # T² of every head: ask head() where it is long
         return value
+
+    def head(
+        self,
+        kind: Kind,
+        layer: int,
+        head: int,
+        rows: slice = slice(None),
+        cols: slice = slice(None),
+    ) -> np.ndarray:
+        """(r, c) float32: one head's weights, or a tile of them, exact from whichever the
+        record holds (the weights, or what they were computed from)."""
+        if self.scores and kind in self.scores and getattr(self, kind) is None:
+            return self.scores[kind][layer].weights(head, rows, cols)
+        weights = self.attention(kind)
+        if weights is None:
+            raise ValueError(f"{self.model.name} records no {kind} attention")
+        return np.asarray(weights[layer, head, rows, cols])
 
     def mask(self, kind: Kind, layer: int | None = None) -> np.ndarray | None:
         """The (Q, K) boolean mask of one kind, True where attention was allowed: the mask
@@ -103,6 +164,9 @@ class Trace:
                 raise ValueError(f"layer {layer} is outside 0..{per_layer.shape[0] - 1}")
             return np.asarray(per_layer[layer])
         value: np.ndarray | None = getattr(self, f"{kind}_mask")
+        if value is None and self.scores and kind in self.scores:
+            layers = self.scores[kind]
+            return kept.union_mask(layers if layer is None else (layers[layer],))
         return value
 
     def tokens(self, kind: Kind) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -127,7 +191,8 @@ class Trace:
     @property
     def kinds(self) -> tuple[Kind, ...]:
         """The kinds of attention this record holds."""
-        return tuple(k for k in KINDS if getattr(self, k) is not None)  # type: ignore[misc]
+        held = {k for k in KINDS if getattr(self, k) is not None} | set(self.scores or {})
+        return tuple(k for k in KINDS if k in held)  # type: ignore[misc]
 
     def to_dict(self) -> dict[str, Any]:
         """The attnlens.trace/1 JSON object."""
@@ -164,6 +229,10 @@ class Trace:
             out["layer_masks"] = dict(self.layer_masks)
         if self.src_segments is not None:
             out["src_segments"] = list(self.src_segments)
+        if self.scores:
+            out["scores"] = kept.tree(self.scores)
+        if self.summaries:
+            out["summaries"] = kept.summary_tree(self.summaries)
         return out
 
     def to_json(self, indent: int | None = None) -> str:
@@ -202,7 +271,7 @@ class Trace:
 
     def write_npz(self, handle: IO[bytes]) -> None:
         """What to_npz returns, written into an open binary file one array at a time."""
-        write_npz(*self._npz_parts(), handle)
+        write_npz(*self._npz_parts(), handle, stored=lambda name: name.startswith("scores."))
 
     def npz_bound(self) -> int:
         """At most how many bytes write_npz writes, counted without writing it (so a front
@@ -212,7 +281,14 @@ class Trace:
     def _npz_parts(self) -> tuple[dict[str, np.ndarray], dict[str, Any]]:
         arrays = {k: v for k, v in self._arrays().items() if v is not None}
         arrays.update({f"layer_mask.{k}": v for k, v in (self.layer_masks or {}).items()})
+        arrays.update(kept.npz_arrays(self.scores or {}))
         meta = {k: v for k, v in self.json_tree().items() if k not in _NOT_META}
+        if self.scores:
+            meta["scores"] = kept.tree(self.scores, with_arrays=False)
+        arrays.update({f"summary.{kind}.{field}": value
+                       for kind, fields in kept.summary_tree(self.summaries or {}).items()
+                       for field, value in fields.items()})  # fmt: skip
+        meta.pop("summaries", None)
         return arrays, meta
 
     @classmethod
@@ -221,12 +297,20 @@ class Trace:
             meta = json.loads(str(z["meta"]))
             arrays = {k: z[k] if k in z else None for k in cls._array_names()}
             layer_masks = {k: z[f"layer_mask.{k}"] for k in KINDS if f"layer_mask.{k}" in z}
+            described = meta.pop("scores", None)
+            scores = kept.from_parts(described, z) if described else None
+            summaries = _summaries_in(z)
         return cls(
             model=ModelInfo(**meta["model"]),
             src_tokens=tuple(meta["src_tokens"]),
             tgt_tokens=tuple(meta["tgt_tokens"]),
             warnings=tuple(meta.get("warnings", ())),
-            **{**_optional_in(meta), "layer_masks": layer_masks or None},
+            **{
+                **_optional_in(meta),
+                "layer_masks": layer_masks or None,
+                "scores": scores,
+                "summaries": summaries,
+            },
             **arrays,
         )
 
@@ -250,10 +334,9 @@ class Trace:
         """to_frame's rows in order, as tables of at most about `rows` rows each (a whole
         query row at least), so a writer never holds the whole table."""
         for k in self.kinds if kind is None else (kind,):
-            weights = self.attention(k)
-            if weights is None:
+            if k not in self.kinds:
                 continue
-            L, H, Q, K = weights.shape
+            L, H, Q, K = self._shape(k)
             step = max(1, rows // max(1, K))
             for lay in range(L) if layer is None else (layer,):
                 for hd in range(H) if head is None else (head,):
@@ -273,10 +356,9 @@ class Trace:
         writing it (so a front end can refuse a file too large before making it)."""
         total = len(",".join(FRAME_COLUMNS)) + 1
         for k in self.kinds if kind is None else (kind,):
-            weights = self.attention(k)
-            if weights is None:
+            if k not in self.kinds:
                 continue
-            L, H, Q, K = weights.shape
+            L, H, Q, K = self._shape(k)
             layers = range(L) if layer is None else range(layer, layer + 1)
             heads = range(H) if head is None else range(head, head + 1)
             pairs = len(layers) * len(heads)
@@ -292,8 +374,7 @@ class Trace:
 
     def _block(self, kind: Kind, layer: int, head: int, start: int, stop: int) -> pd.DataFrame:
         """Query rows start..stop-1 of one head in long format."""
-        weights = self.attention(kind)
-        assert weights is not None
+        weights = self.head(kind, layer, head, slice(start, stop))  # (stop - start, K)
         K = weights.shape[-1]
         query, key = (a.ravel() for a in np.indices((stop - start, K)))
         query = query + start
@@ -308,7 +389,7 @@ class Trace:
                 "key": key.astype(np.int64),
                 "query_token": np.asarray(q_tokens, dtype=object)[query],
                 "key_token": np.asarray(k_tokens, dtype=object)[key],
-                "weight": weights[layer, head, start:stop].ravel(),
+                "weight": weights.ravel(),
             }
         )
 
@@ -333,6 +414,12 @@ class Trace:
     def _array_names() -> tuple[str, ...]:
         return (*KINDS, *(f"{k}_mask" for k in KINDS), "positional_encoding", "tgt_logprobs")
 
+    def _shape(self, kind: Kind) -> tuple[int, ...]:
+        """(L, H, Q, K) of one kind, without building the weights of a scores record."""
+        if self.scores and kind in self.scores:
+            return (len(self.scores[kind]), *self.scores[kind][0].shape)
+        return tuple(getattr(self, kind).shape)
+
     def _arrays(self) -> dict[str, np.ndarray | None]:
         return {k: getattr(self, k) for k in self._array_names()}
 
@@ -343,7 +430,7 @@ class Trace:
         tgt = self.tgt_shown if self.tgt_shown is not None else self.tgt_tokens
         rows += [("source", token_line(src))] if src else []
         rows += [("decoder", token_line(tgt))] if tgt else []
-        shapes = [f"{k} {'×'.join(str(n) for n in getattr(self, k).shape)}" for k in self.kinds]
+        shapes = [f"{k} {'×'.join(str(n) for n in self._shape(k))}" for k in self.kinds]
         rows += [("attention", ", ".join(shapes) or "none")]
         rows += [("warning", w) for w in self.warnings[:HTML_ITEMS]]
         return html_table("attnlens Trace", rows)
@@ -380,7 +467,19 @@ def _optional_in(data: dict[str, Any]) -> dict[str, Any]:
         "tgt_shown": None if shown.get("tgt") is None else tuple(shown["tgt"]),
         "layer_masks": {k: np.asarray(v, dtype=np.bool_) for k, v in layer_masks.items()} or None,
         "src_segments": None if segments is None else tuple(int(i) for i in segments),
+        "scores": kept.from_parts(data["scores"]) if data.get("scores") else None,
+        "summaries": kept.summaries_from(data["summaries"]) if data.get("summaries") else None,
     }
+
+
+def _summaries_in(z: Any) -> dict[str, kept.Summary] | None:
+    """The summaries of an NPZ's `summary.KIND.FIELD` entries, if it has any."""
+    tree: dict[str, dict[str, Any]] = {}
+    for name in z.files:
+        if name.startswith("summary."):
+            _, kind, part = name.split(".")
+            tree.setdefault(kind, {})[part] = z[name]
+    return kept.summaries_from(tree) or None
 
 
 HTML_ITEMS = 24  # a notebook summary lists at most this many tokens (or warnings)

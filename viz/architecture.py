@@ -168,7 +168,7 @@ def architecture_diagram(
     _arrows(drawing, boxes)
     _io_labels(drawing, boxes, source, target)
     _missing_stack(drawing, info)
-    heads = info.shape("decoder_self" if info.architecture == "decoder" else "encoder_self")[1]
+    heads = info.shape(info.self_kind)[1]
     return go.Figure(
         layout={
             "title": {

@@ -7,9 +7,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from attnlens.analysis.head_stats import earlier_matches
 from attnlens.record.experiment import ExperimentResult
-from attnlens.record.picking import attention_of, check_head, check_layer
+from attnlens.record.picking import attention_of, check_head, check_layer, earlier_matches
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.labels import position_labels
 

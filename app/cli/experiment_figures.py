@@ -9,7 +9,6 @@ from attnlens.analysis.experiments.catalog import explain_input
 from attnlens.analysis.experiments.induction import two_heads
 from attnlens.model.lenses.lens import Lens
 from attnlens.record.experiment import ExperimentResult
-from attnlens.record.trace import Kind
 from attnlens.viz.alignment_view import alignment_chart
 from attnlens.viz.explanation_view import explanation_view
 from attnlens.viz.importance_view import importance_chart, pruning_curve
@@ -19,7 +18,7 @@ from attnlens.viz.induction_view import induction_heads_view
 def experiment_figure(lens: Lens, result: ExperimentResult, text: str) -> go.Figure:
     """The experiment's figure; text is the input shown where the figure shows one."""
     if result.experiment == "induction":
-        kind: Kind = "decoder_self" if lens.info.architecture == "decoder" else "encoder_self"
+        kind = lens.info.self_kind
         prev, ind = two_heads(result)
         return induction_heads_view(lens.trace(text), prev, ind, kind)
     if result.experiment == "importance":

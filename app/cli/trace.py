@@ -11,6 +11,7 @@ from typing import Any
 import attnlens
 from attnlens.app.cli.output import binary_out, text_out
 from attnlens.app.cli.trace_args import add_trace_inputs, trace_of
+from attnlens.model.lenses.lens import RECORD_MODES
 from attnlens.record.export import write_chunks, write_json
 
 
@@ -21,6 +22,14 @@ def add_trace_parser(sub: Any) -> None:
     trace.add_argument("--target", help="teacher-force this target (encoder-decoder models)")
     add_trace_inputs(trace)
     trace.add_argument("--format", choices=("json", "csv", "npz"), default="json")
+    trace.add_argument(
+        "--record",
+        choices=RECORD_MODES,
+        default="auto",
+        help="weights: every head's weights; scores: what they were computed from (queries, "
+        "keys, each row's log-sum-exp), which grows with the input's length, not its square; "
+        "auto (default): the weights where they fit ATTNLENS_MAX_RECORD_MB, else the scores",
+    )
     trace.add_argument("--out", type=Path, help="write here instead of standard output")
     trace.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: auto)")
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import attnlens
+from attnlens.model.lenses.lens import check_mode
 from attnlens.record.decode import DecodeRun
 from attnlens.record.trace import Trace
 
@@ -28,7 +29,10 @@ def add_trace_inputs(parser: Any) -> None:
 def trace_of(lens: attnlens.Lens, args: argparse.Namespace) -> Trace:
     """The trace the flags ask for."""
     tokens = None if args.target_tokens is None else target_tokens(args.target_tokens)
-    return lens.trace(args.text, target=args.target, target_tokens=tokens, pair=args.pair)
+    record = check_mode(getattr(args, "record", "weights"))  # trace asks; plot draws weights
+    return lens.trace(
+        args.text, target=args.target, target_tokens=tokens, pair=args.pair, record=record
+    )
 
 
 def target_tokens(value: str) -> list[str]:

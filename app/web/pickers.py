@@ -56,7 +56,7 @@ def text_input(lens: attnlens.Lens) -> str:
 
 def target_input(lens: attnlens.Lens) -> str | None:
     """The optional teacher-forcing target of an encoder-decoder model (None: its own output)."""
-    if lens.info.architecture != "encoder-decoder":
+    if not lens.capabilities.takes_target:
         return None
     return _optional_text(
         "Target (optional: teacher forcing; empty = the model's own greedy output)",
@@ -68,7 +68,7 @@ def target_input(lens: attnlens.Lens) -> str | None:
 def pair_input(lens: attnlens.Lens) -> str | None:
     """The optional second text of a sentence pair, for models that read pairs (BERT's
     sentence B: its own segment ids); None for one text."""
-    if not lens.reads_pairs:
+    if not lens.capabilities.reads_pairs:
         return None
     return _optional_text(
         "Second text (optional: a sentence pair, read with its own segment ids as sentence B)",
@@ -112,7 +112,8 @@ def traced(
 def kind_picker(tr: Trace, where: st.delta_generator.DeltaGenerator | None = None) -> Kind:
     """Which attention: encoder self, decoder self or cross (those the record holds)."""
     kinds = list(tr.kinds)
-    urlstate.prepare("w_kind", "kind", kinds[-1], None, kinds)
+    default = tr.model.default_kind if tr.model.default_kind in kinds else kinds[-1]
+    urlstate.prepare("w_kind", "kind", default, None, kinds)
     kind: Kind = (where or st).selectbox(
         "Attention", kinds, key="w_kind", format_func=KIND_LABELS.__getitem__
     )

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from attnlens.record.errors import InputError
-from attnlens.record.trace import KINDS, Kind
+from attnlens.record.trace import KINDS, Kind, default_kind
 
 OLD_KINDS: dict[str, Kind] = {"encoder": "encoder_self", "decoder": "decoder_self"}  # read only
 ABLATE_HELP = (
@@ -32,14 +32,6 @@ class HeadRef:
 
     def __str__(self) -> str:
         return f"{self.kind}:{self.layer}.{self.head}"
-
-
-def default_kind(architecture: str) -> Kind:
-    """The kind a bare LAYER.HEAD means: what the generated token attends through most directly
-    (an encoder-only model: its own self-attention)."""
-    if architecture == "encoder-decoder":
-        return "cross"
-    return "encoder_self" if architecture == "encoder" else "decoder_self"
 
 
 def parse_head(text: str, architecture: str) -> HeadRef:

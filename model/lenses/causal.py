@@ -18,6 +18,7 @@ from attnlens.model.decoding.net_steppers import CausalStepper, causal_head_mask
 from attnlens.model.decoding.request import ModelLimits
 from attnlens.model.lenses.lens import (
     DecodePlan,
+    RecordMode,
     check_target,
     check_text,
     ids_of_tokens,
@@ -78,9 +79,20 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
         *,
         target_tokens: Sequence[str] | None = None,
         pair: str | None = None,
+        record: RecordMode = "weights",
     ) -> Trace:
         """TEXT (then target, as text or tokens) on the decoder side; tgt_logprobs of each
-        next character."""
+        next character.
+        record: `scores` keeps each layer's Q, K and log-sum-exp instead of its weights."""
+        return self.recorded(self._trace(text, target, target_tokens, pair), record)
+
+    def _trace(
+        self,
+        text: str,
+        target: str | None,
+        target_tokens: Sequence[str] | None,
+        pair: str | None,
+    ) -> Trace:
         given = check_target(target, target_tokens)
         refuse_pair(pair, self.name, "join the two texts in one")
         ids, tokens, warnings = self.prompt(text, target)
@@ -132,6 +144,11 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
                 CausalStepper(self.net), settings, None, ids, tokens, warnings
             ),
         )
+
+    @property
+    def evaluates(self) -> bool:  # type: ignore[override]
+        """lm is measured by perplexity; induction by its experiment instead."""
+        return self.meta.get("task") != "induction"
 
     def evaluate(self, n: int, seed: int, suite: str = "held-out") -> Report:
         if self.meta.get("task") == "induction":

@@ -1,7 +1,8 @@
-"""The contract every loaded model keeps, whatever its origin (README, "Python").
+"""The contract every loaded model keeps, whatever its origin (docs/python.md).
 
-Front ends ask the lens what the model can do; they never test its class or reach inside it.
-A capability a model lacks answers with an InputError whose message says so, fit to show.
+Front ends ask the lens what the model can do (`lens.capabilities`, plain data) instead of
+catching errors; they never test its class or reach inside it. A capability a model lacks still
+answers with an InputError whose message says so, fit to show, when it is called anyway.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.decoding.request import (
@@ -32,12 +33,47 @@ if TYPE_CHECKING:
     from attnlens.model.training.snapshots import Snapshot, SnapshotScore
 
 
+RecordMode = Literal["weights", "scores", "auto"]
+RECORD_MODES: tuple[RecordMode, ...] = ("weights", "scores", "auto")
+
+
+def check_mode(record: object) -> RecordMode:
+    """Which record a trace keeps: every head's `weights`; the `scores` they were computed
+    from (record/scores.py: grows with T, any head exact on demand); or `auto`, the weights
+    where they fit the record budget and the scores past it."""
+    if record not in RECORD_MODES:
+        raise InputError(f"record must be one of {', '.join(RECORD_MODES)}, got {record!r}")
+    return record  # type: ignore[return-value]
+
+
 @dataclass(frozen=True)
 class DecodePlan:
     """Decoding prepared for one input: what the settings are checked against, and the run."""
 
     limits: ModelLimits
     run: Callable[[DecodeSettings], DecodeRun]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a model can do, as plain data: the pages and commands ask this, not the model's
+    class or architecture, and never find out by catching an error."""
+
+    kinds: tuple[Kind, ...]  # the attention it records, in the record's order
+    default_kind: Kind  # the kind a view opens on (ModelInfo.default_kind)
+    decodes: bool  # writes text: greedy, beam search, sampling (not an encoder-only model)
+    takes_target: bool  # an encoder-decoder: trace can be teacher-forced on a target
+    reads_pairs: bool  # trace takes a sentence pair (BERT-style segment ids)
+    task: str | None  # one of our tasks: references, true sources, task scores, alignment
+    evaluates: bool  # `evaluate` measures it again (our task models and lm)
+    snapshots: bool  # checkpoints from along training (the Training page)
+    step_by_step: bool  # `head_projections`: one head's Q, K and V (our own models)
+    token_runs: bool  # the head experiments can run it on token ids
+    why_no_ablation: str | None  # None: heads can be ablated; otherwise why not, fit to show
+
+    @property
+    def ablates(self) -> bool:
+        return self.why_no_ablation is None
 
 
 class Lens(ABC):
@@ -53,6 +89,28 @@ class Lens(ABC):
         return self.info.name
 
     @property
+    def capabilities(self) -> Capabilities:
+        """What this model can do (see Capabilities); computed on demand, nothing stored."""
+        info = self.info
+        return Capabilities(
+            kinds=info.kinds,
+            default_kind=info.default_kind,
+            decodes=info.architecture != "encoder",
+            takes_target=info.architecture == "encoder-decoder",
+            reads_pairs=self.reads_pairs,
+            task=self.task_name,
+            evaluates=self.evaluates,
+            snapshots=bool(self.snapshots()),
+            step_by_step=self.step_by_step,
+            token_runs=self.token_runs,
+            why_no_ablation=self.why_no_ablation(),
+        )
+
+    evaluates: bool = False  # whether `evaluate` answers (a subclass that measures says so)
+    step_by_step: bool = False  # whether `head_projections` answers
+    token_runs: bool = False  # whether `token_space`, `token_ids` and `run_tokens` answer
+
+    @property
     @abstractmethod
     def max_tokens(self) -> int:
         """The longest input, in tokens, this model accepts."""
@@ -65,6 +123,7 @@ class Lens(ABC):
         *,
         target_tokens: Sequence[str] | None = None,
         pair: str | None = None,
+        record: RecordMode = "weights",
     ) -> Trace:
         """Run the model on text (teacher-forced on target when given) and record attention.
         Without a target, an encoder-decoder is teacher-forced on its own greedy output, as
@@ -74,6 +133,7 @@ class Lens(ABC):
         trailing end token is the last prediction), read back exactly where re-tokenizing
         the output text would not give the same tokens. pair: the second text of a sentence
         pair, with its own segment ids (encoder models that read pairs, such as BERT).
+        record: which record is kept (`check_mode`: weights, scores or auto).
         """
 
     def decode(

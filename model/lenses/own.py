@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -19,7 +20,7 @@ from attnlens.model.decoding.heads import HeadRef, check_head
 from attnlens.model.decoding.loop import Vocabulary, search
 from attnlens.model.decoding.request import DecodeRequest, DecodeSettings, ModelLimits, resolve
 from attnlens.model.decoding.stepper import Stepper
-from attnlens.model.lenses.lens import Lens, forced_past_end
+from attnlens.model.lenses.lens import Lens, RecordMode, check_mode, forced_past_end
 from attnlens.model.lenses.token_runs import TokenSpace
 from attnlens.model.net import checkpoint
 from attnlens.model.net.attention import QKV
@@ -36,6 +37,7 @@ from attnlens.model.training.snapshots import Snapshot, SnapshotScore
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError, quoted
 from attnlens.record.projections import HeadProjections
+from attnlens.record.scores import LayerScores, MaskRule
 from attnlens.record.trace import KINDS, Architecture, Kind, ModelInfo, Trace
 
 NetT = TypeVar("NetT", bound=nn.Module)
@@ -46,6 +48,9 @@ READS_LIKE = ("task", "max_source_len")
 
 class OwnLens(Lens, Generic[NetT]):
     """One of attnlens' own models, saved by `attnlens train` as config.json + safetensors."""
+
+    step_by_step = True  # our layers give one head's Q, K and V
+    token_runs = True
 
     architecture: Architecture
 
@@ -187,6 +192,31 @@ class OwnLens(Lens, Generic[NetT]):
             numpy_of(qkv.v[0, head]),
             mask,
         )  # fmt: skip
+
+    def recorded(self, trace: Trace, record: RecordMode) -> Trace:
+        """The trace as `record` asks. Our models' weights always fit the budget, so `auto`
+        keeps them; `scores` keeps what each layer computed them from instead: its Q and K,
+        its mask as a rule and each row's log-sum-exp (record/scores.py)."""
+        if check_mode(record) != "scores":
+            return trace
+        stacks = {
+            kind: tuple(self._layer_scores(trace, kind, lay) for lay in range(self.layers(kind)))
+            for kind in trace.kinds
+        }
+        gone = {k: None for k in KINDS} | {f"{k}_mask": None for k in KINDS}
+        return replace(trace, **gone, scores=stacks)  # type: ignore[arg-type]
+
+    def layers(self, kind: Kind) -> int:
+        return self.info.shape(kind)[0]
+
+    def _layer_scores(self, trace: Trace, kind: Kind, layer: int) -> LayerScores:
+        """One layer's scores from its own Q and K (§3.2.1: QKᵀ/√d_k under the mask)."""
+        qkv, mask = self.attention_inputs(trace, kind, layer)
+        q, k = numpy_of(qkv.q[0]), numpy_of(qkv.k[0])  # (h, Q, d_k), (h, K, d_k)
+        scores = torch.matmul(qkv.q[0], qkv.k[0].transpose(-2, -1)) / np.sqrt(q.shape[-1])
+        scores = scores.masked_fill(~torch.as_tensor(mask), float("-inf"))  # (h, Q, K)
+        lse = numpy_of(torch.logsumexp(scores, dim=-1))  # (h, Q)
+        return LayerScores(q, k, lse, 1 / float(np.sqrt(q.shape[-1])), MaskRule.of(mask))
 
     @abstractmethod
     def attention_inputs(self, trace: Trace, kind: Kind, layer: int) -> tuple[QKV, np.ndarray]:

@@ -13,6 +13,7 @@ from attnlens.model.decoding.net_steppers import TransformerStepper
 from attnlens.model.decoding.request import ModelLimits
 from attnlens.model.lenses.lens import (
     DecodePlan,
+    RecordMode,
     check_target,
     check_text,
     ids_of_tokens,
@@ -89,9 +90,20 @@ class Seq2SeqLens(OwnLens[Transformer]):
         *,
         target_tokens: Sequence[str] | None = None,
         pair: str | None = None,
+        record: RecordMode = "weights",
     ) -> Trace:
         """Teacher-forced on target (text or tokens); without one, on the model's own greedy
-        output."""
+        output.
+        record: `scores` keeps each layer's Q, K and log-sum-exp instead of its weights."""
+        return self.recorded(self._trace(text, target, target_tokens, pair), record)
+
+    def _trace(
+        self,
+        text: str,
+        target: str | None,
+        target_tokens: Sequence[str] | None,
+        pair: str | None,
+    ) -> Trace:
         given = check_target(target, target_tokens)
         refuse_pair(pair, self.name, "join the two texts in one")
         src, src_tokens, warnings = self.source_ids(text)
@@ -130,6 +142,10 @@ class Seq2SeqLens(OwnLens[Transformer]):
 
     def reference(self, text: str) -> Example | None:
         return None if self.task is None else self.task.reference(text)
+
+    @property
+    def evaluates(self) -> bool:  # type: ignore[override]
+        return self.task is not None
 
     def evaluate(self, n: int, seed: int, suite: str = "held-out") -> Report:
         if self.task is None:

@@ -8,9 +8,9 @@ import pandas as pd
 import pytest
 
 from attnlens.analysis.agreement import case_correlations, correlation_table
-from attnlens.analysis.head_stats import earlier_matches
 from attnlens.record.erasure import ErasureCase
 from attnlens.record.experiment import ExperimentResult
+from attnlens.record.picking import earlier_matches
 from attnlens.viz.alignment_view import alignment_chart
 from attnlens.viz.explanation_view import explanation_view
 from attnlens.viz.importance_view import importance_chart, pruning_curve

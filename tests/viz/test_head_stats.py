@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from attnlens.analysis import head_statistics
-from attnlens.analysis.head_stats import earlier_matches
+from attnlens.record.picking import earlier_matches
 from attnlens.record.trace import Trace
 from attnlens.viz import head_stats_chart
 

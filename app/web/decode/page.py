@@ -30,7 +30,7 @@ def page() -> None:
     lens = page_start("decode", "Decode")
     if lens is None:
         return
-    if lens.info.architecture == "encoder":
+    if not lens.capabilities.decodes:
         st.info(md(
             f"{lens.info.name} is an encoder-only model: it reads a text but writes none, so "
             "there is nothing to decode. Its attention is on Explore, Inside the Transformer, "
@@ -210,7 +210,7 @@ def versus(lens: Lens, text: str, kwargs: dict[str, Any]) -> None:
         col.text(run.output_text)
     show.figure(viz.compare_runs(runs), "versus_chart", "side-by-side")
     show.table(steps_viz.runs_table(runs), "versus", "side-by-side")
-    if lens.info.architecture == "encoder-decoder":
+    if "cross" in lens.capabilities.kinds:
         looked_at(runs, *lens.info.shape("cross"))
     else:
         st.caption(md(

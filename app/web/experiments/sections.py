@@ -23,7 +23,7 @@ from attnlens.app.web.downloads import button, text_writer
 from attnlens.app.web.pickers import memo
 from attnlens.app.web.safe_text import md
 from attnlens.model.lenses.lens import Lens
-from attnlens.record.trace import Kind, Trace
+from attnlens.record.trace import Trace
 from attnlens.viz.alignment_view import alignment_chart
 from attnlens.viz.explanation_view import explanation_view
 from attnlens.viz.importance_view import importance_chart, pruning_curve
@@ -98,7 +98,7 @@ def _shown(value: object) -> str:
 def induction_figures(lens: Lens, outcome: Outcome, trace: Trace, key: str) -> None:
     """The two heads on the current input, and every head by its two scores."""
     r = outcome.result
-    kind: Kind = "decoder_self" if lens.info.architecture == "decoder" else "encoder_self"
+    kind = lens.info.self_kind
     prev, ind = two_heads(r)
     s = r.summary
     met = s.get("targets_met")
@@ -130,7 +130,7 @@ def induction_figures(lens: Lens, outcome: Outcome, trace: Trace, key: str) -> N
 
 def induction_section(lens: Lens, trace: Trace) -> None:
     """Heads page: the model's induction heads beside its previous-token heads, on this input."""
-    if lens.info.architecture == "encoder-decoder":
+    if "cross" in lens.capabilities.kinds:  # induction reads one sequence
         return
     st.header("Induction heads")
     st.caption(
@@ -141,7 +141,7 @@ def induction_section(lens: Lens, trace: Trace) -> None:
     n, seed = 100, 0
     outcome = cached_or_none(lens, "induction", n, seed)
     if outcome is None:  # a decoder is measured at once (seconds); others on request
-        decoder = lens.info.architecture == "decoder"
+        decoder = lens.info.self_kind == "decoder_self"
         if decoder or st.button("Find induction heads", key="w_find_induction"):
             outcome = run_with_progress(lens, "induction", n, seed)
     if outcome is not None:

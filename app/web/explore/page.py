@@ -38,7 +38,7 @@ def page() -> None:
 def traced_view(started: Started) -> None:
     lens, tr = started.lens, started.trace
     output = lens.text_of(tr.tgt_tokens[1:])
-    if started.target is None and lens.info.architecture == "encoder-decoder":
+    if started.target is None and lens.capabilities.takes_target:
         st.text("Output: " + output)
     head_view(tr, true_alignment(started))
 

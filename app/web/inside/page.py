@@ -51,11 +51,10 @@ def sdpa(lens: Lens, tr: Trace) -> None:
     st.header("Masks for this input (§3.2.3)")
     show.figure(viz.masks_view(tr, kind), "masks", f"masks-{kind}")
     st.header(f"Scaled dot-product attention, layer {layer} head {head} (§3.2.1)")
-    try:
-        proj = lens.head_projections(tr, kind, layer, head)
-    except ValueError as err:
-        st.info(md(err))
+    if not lens.capabilities.step_by_step:
+        st.info(md(f"Step-by-step attention needs one of attnlens' own models, not {lens.name}."))
         return
+    proj = lens.head_projections(tr, kind, layer, head)
     steps = attention_steps(proj.q, proj.k, proj.v, proj.mask)
     recorded = tr.attention(kind)
     assert recorded is not None

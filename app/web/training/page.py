@@ -18,7 +18,7 @@ def page() -> None:
     lens = page_start("training", "Training")
     if lens is None:
         return
-    found = lens.snapshots()
+    found = lens.snapshots() if lens.capabilities.snapshots else []
     if not found:
         st.info(
             md(

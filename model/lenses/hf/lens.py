@@ -9,7 +9,7 @@ same greedy output.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import torch
@@ -37,6 +37,7 @@ from attnlens.model.lenses.hf.processors import (
     refuse,
     refused_settings,
 )
+from attnlens.model.lenses.hf.recording import Widths, scores_bytes, traced, weights_bytes
 from attnlens.model.lenses.hf.stepper import HFStepper
 from attnlens.model.lenses.hf.tokens import display_tokens
 from attnlens.model.lenses.hf.tracing import (
@@ -48,6 +49,8 @@ from attnlens.model.lenses.hf.tracing import (
 from attnlens.model.lenses.lens import (
     DecodePlan,
     Lens,
+    RecordMode,
+    check_mode,
     check_target,
     check_text,
     forced_past_end,
@@ -66,6 +69,8 @@ MIN_DEFAULT_NEW = 16  # without a length in the generation config: twice the inp
 class HFLens(Lens):
     """A Hugging Face model (local folder or hub id) with eager attention, traced by return
     value. Shared between threads: nothing changes after construction."""
+
+    token_runs = True
 
     def __init__(
         self,
@@ -126,11 +131,14 @@ class HFLens(Lens):
         *,
         target_tokens: Sequence[str] | None = None,
         pair: str | None = None,
+        record: RecordMode = "weights",
     ) -> Trace:
         """Teacher-forced on target (text or tokens); an encoder-decoder without one, on its
         own greedy output (the Decode page's greedy run, processors of its generation config
-        included). A sentence pair goes to an encoder-only model with its segment ids."""
+        included). A sentence pair goes to an encoder-only model with its segment ids. record:
+        which record is kept (model/lenses/hf/recording.py: weights, scores or auto)."""
         name, limit = self.info.name, self.max_tokens
+        mode = check_mode(record)
         check_text(text)
         given = check_target(target, target_tokens)
         if pair is not None:
@@ -139,20 +147,25 @@ class HFLens(Lens):
             if target is not None or given is not None:
                 raise InputError(f"{name} is an encoder-only model: it takes no target")
             src = encode_source(self.tokenizer, text, limit, name, pair)
-            self._check_trace_budget(len(src.ids), 0)
-            return encoder_trace(self.runner, src)
+            return self._traced(lambda k: encoder_trace(self.runner, src, k), mode, len(src.ids))
         refuse_pair(pair, name, f"it is a {self.kind} model: join the two texts in one")
         if self.kind == "decoder":
-            return self._decoder_trace(text, target, given)
+            return self._decoder_trace(text, target, given, mode)
         src = encode_source(self.tokenizer, text, limit, name)
         if given is not None:
             dec, next_ids = self._given(given)
         else:
             dec, next_ids = self._greedy(text) if target is None else self._forced(target)
-        self._check_trace_budget(len(src.ids), len(dec.ids))
-        return seq2seq_trace(self.runner, src, dec, next_ids)
+        return self._traced(
+            lambda k: seq2seq_trace(self.runner, src, dec, next_ids, k),
+            mode,
+            len(src.ids),
+            len(dec.ids),
+        )
 
-    def _decoder_trace(self, text: str, target: str | None, given: Sequence[str] | None) -> Trace:
+    def _decoder_trace(
+        self, text: str, target: str | None, given: Sequence[str] | None, mode: RecordMode
+    ) -> Trace:
         """A decoder-only model's trace: the prompt, then the target as text or tokens."""
         name, limit = self.info.name, self.max_tokens
         prompt = encode_prompt(self.tokenizer, text, target, limit, name)
@@ -165,17 +178,20 @@ class HFLens(Lens):
                     f"text with target has {len(prompt.ids)} tokens but {name} takes at most "
                     f"{limit}"
                 )
-        self._check_trace_budget(0, len(prompt.ids))
-        return decoder_trace(self.runner, prompt, end)
+        run = lambda k: decoder_trace(self.runner, prompt, end, k)  # noqa: E731
+        return self._traced(run, mode, 0, len(prompt.ids))
 
-    def _check_trace_budget(self, S: int, T: int) -> None:
-        """Encoder self-attention (S²) on the encoder's shape, decoder self and cross
-        (T² + T·S) on the decoder's."""
-        L, H = self.info.shape("encoder_self")
-        dL, dH = self.info.shape("decoder_self")
-        encoder = trace_bytes(L, H, S, 0)
-        decoder = trace_bytes(dL, dH, S, T) - trace_bytes(dL, dH, S, 0)
-        check_budget(encoder + decoder, "trace")
+    def _traced(self, run: Callable[[bool], Trace], mode: RecordMode, S: int, T: int = 0) -> Trace:
+        """run(scores) within the record budget; the longest input that fits is counted on
+        the side the text is on (the source, or a decoder-only model's prompt)."""
+        widths, info = Widths.of(self.model.config, self.info), self.info
+        on_source = S > 0
+
+        def sized(scores: bool, n: int) -> int:
+            s, t = (n, T) if on_source else (S, n)
+            return scores_bytes(info, widths, s, t) if scores else weights_bytes(info, s, t)
+
+        return traced(run, mode, sized, S if on_source else T, self.max_tokens)
 
     def _split_end(self, tokens: Sequence[str], end: int | None) -> tuple[list[int], int | None]:
         """Token strings to ids; a trailing end token is the last prediction, not an input."""

@@ -3,19 +3,30 @@ output_attentions tensors, with the masks, positions and tokens as the model app
 
 from __future__ import annotations
 
+import copy
 import inspect
+import itertools
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from attnlens.model.lenses.hf.capture import CAPTURE, UnexpressibleError
+from attnlens.model.lenses.hf.eager import configs_of
 from attnlens.model.lenses.hf.encoding import Encoded, is_byte_level
 from attnlens.model.lenses.hf.mapping import next_token_logprobs, stack_attention
 from attnlens.model.lenses.hf.positions import Positions
 from attnlens.model.lenses.hf.tokens import display_tokens
 from attnlens.model.lenses.hf.windows import StackRules, stack_rules, unexplained_zeros
+from attnlens.model.lenses.summaries import summarise
+from attnlens.record.picking import earlier_matches
+from attnlens.record.scores import LayerScores
 from attnlens.record.trace import Architecture, Kind, ModelInfo, Trace
+
+NOT_REGISTERED = "its attention code does not go through transformers' attention functions"
+Recorded = dict[Kind, Any]  # kind → (L, H, Q, K) weights, or a tuple of LayerScores
 
 
 @dataclass(frozen=True)
@@ -70,13 +81,20 @@ def _record(
     run: Runner,
     src: Encoded | None,
     tgt: Encoded | None,
-    attention: dict[Kind, np.ndarray | None],
+    recorded: Recorded,
     logprobs: np.ndarray | None,
     warnings: list[str],
 ) -> Trace:
-    """A Trace of what one pass computed: masks per kind, positions, readable tokens."""
+    """A Trace of what one pass computed: masks per kind, positions, readable tokens. A kind
+    recorded as LayerScores keeps them instead of its weights (its masks are their rules)."""
     S, T = len(src.ids) if src else 0, len(tgt.ids) if tgt else 0
     sizes = {"encoder_self": (S, S), "decoder_self": (T, T), "cross": (T, S)}
+    scores: dict[str, tuple[LayerScores, ...]] = {
+        k: v for k, v in recorded.items() if isinstance(v, tuple)
+    }
+    attention: dict[Kind, np.ndarray | None] = {
+        k: v for k, v in recorded.items() if not isinstance(v, tuple)
+    }
     masks: dict[Kind, Masks] = {
         kind: run.masks(kind, weights, *sizes[kind])
         for kind, weights in attention.items()
@@ -111,7 +129,17 @@ def _record(
         tgt_shown=run.shown(tgt.tokens) if tgt else None,
         layer_masks={k: m.layers for k, m in masks.items() if m.layers is not None} or None,
         src_segments=src.segments if src else None,
+        scores=scores or None,
+        summaries={k: summarise(v, _matches(k, src, tgt)) for k, v in scores.items()} or None,
     )
+
+
+def _matches(kind: str, src: Encoded | None, tgt: Encoded | None) -> list[tuple[int, int]]:
+    """The (query, key) pairs of the induction statistic: self-attention only."""
+    if kind == "cross":
+        return []
+    tokens = (src if kind == "encoder_self" else tgt).ids  # type: ignore[union-attr]
+    return [(q, j + 1) for q, j in earlier_matches(tokens)]
 
 
 def _token_types(run: Runner, src: Encoded) -> tuple[dict[str, torch.Tensor], list[str]]:
@@ -126,50 +154,84 @@ def _token_types(run: Runner, src: Encoded) -> tuple[dict[str, torch.Tensor], li
     return {"token_type_ids": run.ids(src.token_types)}, []
 
 
+def capture_twin(model: PreTrainedModel) -> PreTrainedModel:
+    """A private copy of model whose attention goes through CAPTURE (record/scores.py): new
+    modules and configs, every tensor shared, so the model every session uses is never
+    switched; UnexpressibleError where its attention does not go through transformers' registry."""
+    shared = itertools.chain(model.parameters(), model.buffers())
+    twin = copy.deepcopy(model, {id(t): t for t in shared})  # new modules, same tensors
+    try:
+        twin.set_attn_implementation(CAPTURE)
+    except (ValueError, ImportError, AttributeError) as error:
+        raise UnexpressibleError(f"{NOT_REGISTERED} ({str(error).splitlines()[0]})") from None
+    if any(c._attn_implementation != CAPTURE for c in configs_of(twin)):
+        raise UnexpressibleError(NOT_REGISTERED)
+    return twin
+
+
+def stacked(per_layer: Any, scores: bool) -> Any:
+    """A kind's layers as recorded: the weights stacked, or (scores) the LayerScores."""
+    if not scores:
+        return stack_attention(per_layer)
+    if not per_layer or not all(isinstance(x, LayerScores) for x in per_layer):
+        raise UnexpressibleError(NOT_REGISTERED)
+    return tuple(per_layer)
+
+
+def forward(run: Runner, scores: bool, **inputs: Any) -> Any:
+    """The model's output with its attention: the weights (eager), or (scores) what the
+    kernel computed them from."""
+    model = capture_twin(run.model) if scores else run.model
+    return model(**inputs, output_attentions=True)
+
+
 @torch.inference_mode()
-def encoder_trace(run: Runner, src: Encoded) -> Trace:
+def encoder_trace(run: Runner, src: Encoded, scores: bool = False) -> Trace:
     """Encoder-only: TEXT (and a pair's second text) on the source side, self-attention."""
     input_ids = run.ids(src.ids)  # (1, S)
     mask = torch.ones_like(input_ids)  # (1, S): one unpadded sequence
     types, warnings = _token_types(run, src)
-    out = run.model(input_ids=input_ids, attention_mask=mask, output_attentions=True, **types)
-    attention: dict[Kind, np.ndarray | None] = {"encoder_self": stack_attention(out.attentions)}
-    return _record(run, src, None, attention, None, warnings)
+    out = forward(run, scores, input_ids=input_ids, attention_mask=mask, **types)
+    recorded: Recorded = {"encoder_self": stacked(out.attentions, scores)}
+    return _record(run, src, None, recorded, None, warnings)
 
 
 @torch.inference_mode()
-def decoder_trace(run: Runner, tgt: Encoded, eos: int | None) -> Trace:
+def decoder_trace(run: Runner, tgt: Encoded, eos: int | None, scores: bool = False) -> Trace:
     """Decoder-only: TEXT on the decoder side, causal self-attention, next-token log-probs."""
     input_ids = run.ids(tgt.ids)  # (1, T)
     mask = torch.ones_like(input_ids)  # (1, T)
-    out = run.model(input_ids=input_ids, attention_mask=mask, output_attentions=True)
+    out = forward(run, scores, input_ids=input_ids, attention_mask=mask)
     warnings, logprobs = [], None
     if eos is None:
         warnings.append("the model names no end token: tgt_logprobs not computed")
     else:
         logprobs = next_token_logprobs(out.logits, (*tgt.ids[1:], eos))  # (T,)
-    attention: dict[Kind, np.ndarray | None] = {"decoder_self": stack_attention(out.attentions)}
-    return _record(run, None, tgt, attention, logprobs, warnings)
+    recorded: Recorded = {"decoder_self": stacked(out.attentions, scores)}
+    return _record(run, None, tgt, recorded, logprobs, warnings)
 
 
 @torch.inference_mode()
-def seq2seq_trace(run: Runner, src: Encoded, dec: Encoded, next_ids: tuple[int, ...]) -> Trace:
+def seq2seq_trace(
+    run: Runner, src: Encoded, dec: Encoded, next_ids: tuple[int, ...], scores: bool = False
+) -> Trace:
     """Encoder-decoder, teacher-forced: dec holds the decoder inputs (start token first)."""
     input_ids, decoder_ids = run.ids(src.ids), run.ids(dec.ids)  # (1, S), (1, T)
-    out = run.model(
+    out = forward(
+        run,
+        scores,
         input_ids=input_ids,
         attention_mask=torch.ones_like(input_ids),
         decoder_input_ids=decoder_ids,
-        output_attentions=True,
         use_cache=False,
     )
-    attention: dict[Kind, np.ndarray | None] = {
-        "encoder_self": stack_attention(out.encoder_attentions),  # (L, H, S, S)
-        "decoder_self": stack_attention(out.decoder_attentions),  # (L', H', T, T)
-        "cross": stack_attention(out.cross_attentions),  # (L', H', T, S)
+    recorded: Recorded = {
+        "encoder_self": stacked(out.encoder_attentions, scores),  # (L, H, S, S)
+        "decoder_self": stacked(out.decoder_attentions, scores),  # (L', H', T, T)
+        "cross": stacked(out.cross_attentions, scores),  # (L', H', T, S)
     }
     logprobs = next_token_logprobs(out.logits, next_ids)  # (T,)
-    return _record(run, src, dec, attention, logprobs, [])
+    return _record(run, src, dec, recorded, logprobs, [])
 
 
 def runner_for(

@@ -1,0 +1,213 @@
+"""Every head at long inputs (issue 35): attnlens' trace against the plain sdpa forward pass of
+the same Hugging Face model, in the same run, each in a process of its own (its peak RSS).
+
+    .venv/bin/python -m bench.long_inputs [--quick]
+
+The models are built here with random weights and a local tokenizer (one token a word): the
+real layers, heads, key/value heads, positions and windows, the hidden size and vocabulary
+shrunk for the CPU (printed with each shape). One torch thread for every measurement. Both
+processes import the same libraries (transformers, attnlens), so the peak RSS compared is what
+the forward pass and the trace add to them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.targets import Target, load_average, table
+
+VOCAB = 4096  # shrunk: the embeddings are not what is measured
+
+
+@dataclass(frozen=True)
+class Shape:
+    name: str
+    family: str  # gpt2, llama or mistral
+    layers: int
+    heads: int
+    kv_heads: int
+    hidden: int  # shrunk from the real model's
+    real_hidden: int
+    window: int | None = None
+
+    def config(self, positions: int) -> Any:
+        import transformers as T
+
+        if self.family == "gpt2":
+            return T.GPT2Config(vocab_size=VOCAB, n_positions=positions, n_embd=self.hidden,
+                                n_layer=self.layers, n_head=self.heads, bos_token_id=0,
+                                eos_token_id=1)  # fmt: skip
+        common = dict(vocab_size=VOCAB, hidden_size=self.hidden, intermediate_size=2 * self.hidden,
+                      num_hidden_layers=self.layers, num_attention_heads=self.heads,
+                      num_key_value_heads=self.kv_heads, max_position_embeddings=positions,
+                      bos_token_id=0, eos_token_id=1)  # fmt: skip
+        if self.family == "mistral":
+            return T.MistralConfig(**common, sliding_window=self.window)
+        return T.LlamaConfig(**common)
+
+
+GPT2 = Shape("GPT-2 small (12×12)", "gpt2", 12, 12, 12, 192, 768)
+LLAMA = Shape("Llama-3.2-1B (16 layers, 32 q / 8 kv heads)", "llama", 16, 32, 8, 512, 2048)
+MISTRAL = Shape("Mistral-like, window 1,024 (8×32, 8 kv)", "mistral", 8, 32, 8, 512, 4096, 1024)
+
+
+def build(shape: Shape, positions: int, folder: Path) -> Path:
+    """The model with random weights and a word-level tokenizer, saved as a folder."""
+    import torch
+    import transformers as T
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    torch.manual_seed(0)
+    model_class = T.GPT2LMHeadModel if shape.family == "gpt2" else T.AutoModelForCausalLM
+    config = shape.config(positions)
+    model = model_class(config) if shape.family == "gpt2" else model_class.from_config(config)
+    model.eval().save_pretrained(folder)
+    words = {"<s>": 0, "</s>": 1, **{f"w{i}": i + 2 for i in range(VOCAB - 2)}}
+    tok = Tokenizer(models.WordLevel(words, unk_token="</s>"))
+    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+    fast = T.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>")
+    fast.save_pretrained(folder)
+    return folder
+
+
+def text_of(n: int) -> str:
+    """n words, so n tokens (a decoder's start token is not added by this tokenizer)."""
+    return " ".join(f"w{(i * 7919) % (VOCAB - 2)}" for i in range(n))
+
+
+def measure(kind: str, folder: str, n: int) -> dict[str, float]:
+    """One measurement in this process: the sdpa forward, or attnlens' trace."""
+    import torch
+
+    torch.set_num_threads(1)
+    if kind == "sdpa":
+        import transformers as T
+
+        import attnlens.model.lenses.hf.lens  # noqa: F401  the same libraries as the trace's
+
+        model = T.AutoModelForCausalLM.from_pretrained(folder, attn_implementation="sdpa").eval()
+        ids = torch.tensor([[(i * 7919) % (VOCAB - 2) + 2 for i in range(n)]])
+        started = time.process_time()
+        with torch.inference_mode():
+            model(input_ids=ids)
+        return {"cpu": time.process_time() - started, "rss": _peak_mb()}
+    return _trace(folder, n)
+
+
+def _trace(folder: str, n: int) -> dict[str, float]:
+    from attnlens.model.lenses.hf.lens import HFLens
+    from attnlens.record.scores import stack_nbytes
+
+    lens = HFLens(Path(folder), __import__("torch").device("cpu"))
+    started = time.process_time()
+    tr = lens.trace(text_of(n - 1), record="auto")  # the start token makes n
+    cpu, rss = time.process_time() - started, _peak_mb()  # the peak of the trace itself
+    stored = sum(stack_nbytes(v) for v in (tr.scores or {}).values())
+    out: dict[str, float] = {"cpu": cpu, "rss": rss, "stored": stored / 2**20}
+    out["scores"] = float(tr.scores is not None)
+    kind = tr.kinds[0]
+    t0 = time.perf_counter()
+    tr.head(kind, 0, 0)
+    out["head"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    tr.head(kind, 0, 0, slice(n // 2, n // 2 + 256), slice(n // 2 - 256, n // 2))
+    out["tile"] = time.perf_counter() - t0
+    with tempfile.TemporaryFile() as handle:  # a file, as the CLI writes it: not held in memory
+        t0 = time.process_time()
+        tr.write_npz(handle)
+        out["npz"], out["npz_mb"] = time.process_time() - t0, handle.tell() / 2**20
+    return out
+
+
+def _peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def run(kind: str, folder: Path, n: int) -> dict[str, float]:
+    """measure() in a fresh process, so its peak RSS is its own."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bench.long_inputs", "--measure", kind, str(folder), str(n)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if done.returncode:
+        return {"error": 1.0, "why": done.stderr.strip().splitlines()[-1]}  # type: ignore[dict-item]
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+CASES = ((GPT2, 1024), (LLAMA, 2048), (LLAMA, 8192), (MISTRAL, 4096))
+
+
+def main(argv: list[str] | None = None) -> list[Target]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="the shorter cases only")
+    parser.add_argument(
+        "--measure", nargs=3, metavar=("KIND", "FOLDER", "N"), help=argparse.SUPPRESS
+    )
+    args = parser.parse_args(argv)
+    if args.measure:
+        kind, folder, n = args.measure
+        print(json.dumps(measure(kind, folder, int(n))))
+        return []
+    cases = CASES[:2] if args.quick else CASES
+    print(f"hidden size and vocabulary shrunk for the CPU ({VOCAB} words); {load_average()}")
+    rows, targets = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for shape, n in cases:
+            folder = build(shape, n + 64, Path(tmp) / f"{shape.family}-{n}")
+            sdpa, ours = run("sdpa", folder, n), run("trace", folder, n)
+            rows.append((shape, n, sdpa, ours))
+            targets += case_targets(shape, n, sdpa, ours)
+    print(rows_table(rows))
+    return targets
+
+
+def case_targets(
+    shape: Shape, n: int, sdpa: dict[str, float], ours: dict[str, float]
+) -> list[Target]:
+    if "error" in sdpa or "error" in ours:
+        return [Target(f"{shape.family} × {n}: ran", 1.0, 0.0, unit="n")]
+    cpu_limit = {1024: 1.3, 2048: 1.5, 4096: 2.0, 8192: 2.0}[n]
+    name = f"{shape.family} × {n:,}"
+    out = [Target(f"{name}: trace CPU vs sdpa forward", ours["cpu"], cpu_limit, sdpa["cpu"])]
+    rss_limit = (sdpa["rss"] + 1.2 * ours["stored"]) / sdpa["rss"]
+    if shape.family == "gpt2":
+        rss_limit = 1.5
+    out.append(
+        Target(f"{name}: peak RSS vs sdpa's (MB)", ours["rss"], rss_limit, sdpa["rss"], unit="n")
+    )
+    if n == 8192:
+        out += [Target(f"{name}: one head's exact map", ours["head"], 1.0),
+                Target(f"{name}: an exact 256 × 256 tile", ours["tile"], 0.05)]  # fmt: skip
+    out.append(Target(f"{name}: NPZ export vs trace", ours["npz"], 0.5, ours["cpu"]))
+    return out
+
+
+def rows_table(rows: list[tuple[Shape, int, dict[str, float], dict[str, float]]]) -> str:
+    lines = [f"{'shape × tokens':<52} {'sdpa CPU':>9} {'sdpa RSS':>9} {'trace CPU':>10} "
+             f"{'trace RSS':>10} {'stored':>9} {'record':>7} {'NPZ':>8}"]  # fmt: skip
+    for shape, n, sdpa, ours in rows:
+        label = f"{shape.name} × {n:,} (hidden {shape.hidden}, real {shape.real_hidden})"
+        if "error" in sdpa or "error" in ours:
+            lines.append(f"{label:<52} failed: {sdpa.get('why') or ours.get('why')}")
+            continue
+        kept = "scores" if ours["scores"] else "weights"
+        lines.append(
+            f"{label:<52} {sdpa['cpu']:>8.1f}s {sdpa['rss']:>7.0f}MB {ours['cpu']:>9.1f}s "
+            f"{ours['rss']:>8.0f}MB {ours['stored']:>7.0f}MB {kept:>7} {ours['npz_mb']:>6.0f}MB"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    found = main()
+    if found:
+        print(table(found))

@@ -1,0 +1,178 @@
+"""Attention recorded from the kernel a Hugging Face model really runs, by value.
+
+transformers calls a model's attention through its attention-function registry
+(AttentionInterface) with the queries and keys exactly as the kernel reads them: after rotary
+embeddings, keys at their grouped width. CAPTURE is such a function: it runs scaled dot-product
+attention for the layer's output (on the CPU the very flash kernel `sdpa` dispatches to, which
+also returns each row's log-sum-exp) and hands back, in the weights slot that
+`output_attentions` carries, a LayerScores record (attnlens.record.scores) from which every
+head's weights are exact on demand. No hook, no module attribute, nothing kept between calls:
+the registry entry is a pure function, and the model's own implementation is put back after.
+
+What the record cannot express (ALiBi or a relative-position bias folded into the scores,
+logit soft-capping, learned sink logits, a mask that is neither causal nor a sliding window)
+raises UnexpressibleError, and the lens records that model's eager weights instead, saying why.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+from torch import nn
+from transformers import AttentionInterface
+from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
+
+from attnlens.record.scores import LayerScores, MaskRule
+
+CAPTURE = "attnlens_capture"
+EXTRAS = {  # keyword arguments that change the scores, and what they are
+    "softcap": "it caps its logits (soft-capping)",
+    "s_aux": "it adds learned sink logits",
+    "sinks": "it adds learned sink logits",
+    "position_bias": "it adds a relative-position bias",
+}
+MASK_ROWS = 1024  # rows of the mask compared with a rule at a time
+
+
+class UnexpressibleError(Exception):
+    """The layer's scores hold something a LayerScores record cannot state exactly."""
+
+
+def capture_attention(
+    module: nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    dropout: float = 0.0,
+    scaling: float | None = None,
+    is_causal: bool | None = None,
+    **kwargs: object,
+) -> tuple[torch.Tensor, LayerScores]:
+    """The layer's output (B, Q, H, d) and what its weights were computed from."""
+    extra = [name for name in EXTRAS if kwargs.get(name) is not None]
+    if extra:
+        raise UnexpressibleError(EXTRAS[extra[0]])
+    if query.size(0) != 1 or dropout:
+        raise UnexpressibleError("it ran a batch, or with dropout")
+    Q, K, d = query.size(2), key.size(2), query.size(3)
+    scale = float(scaling) if scaling is not None else 1 / math.sqrt(d)
+    causal = bool(getattr(module, "is_causal", False) if is_causal is None else is_causal)
+    rule = mask_rule(attention_mask, Q, K, causal, kwargs.get("sliding_window"))
+    out, lse = _kernel(query, key, value, attention_mask, scale, rule)  # (1, H, Q, d), (1, H, Q)
+    scores = LayerScores(
+        q=_numpy(query[0]), k=_numpy(key[0]), lse=_numpy(lse[0]), scale=scale, mask=rule
+    )
+    return out.transpose(1, 2).contiguous(), scores
+
+
+def _numpy(x: torch.Tensor) -> np.ndarray:
+    return x.detach().float().cpu().numpy().copy()
+
+
+def mask_rule(mask: torch.Tensor | None, Q: int, K: int, causal: bool, window: object) -> MaskRule:
+    """The rule the kernel's mask follows: none, causal, or a sliding window; what sdpa
+    applies without a mask is causal only for a causal module reading more than one row."""
+    offset = K - Q
+    if mask is None:
+        if causal and Q > 1 and offset:
+            raise UnexpressibleError("it reads a cache")
+        return MaskRule(causal=causal and Q > 1, offset=offset)
+    allowed = _allowed(mask, Q, K)
+    candidates = [MaskRule(False, None, offset), MaskRule(True, None, offset)]
+    if isinstance(window, int) and window > 0:
+        candidates += [MaskRule(True, w, offset) for w in (window, window + 1)]
+    for rule in candidates:
+        if _follows(allowed, rule):
+            return rule
+    raise UnexpressibleError("its mask is neither causal nor a sliding window")
+
+
+def _allowed(mask: torch.Tensor, Q: int, K: int) -> torch.Tensor:
+    """(Q, K) bool of a (1, 1, Q, K) boolean or additive mask; a mask that differs between
+    heads, or adds anything but 0 and -inf (a bias folded in), is not a mask."""
+    if mask.dim() != 4 or mask.size(0) != 1 or mask.size(1) != 1:
+        raise UnexpressibleError("its mask differs between heads")
+    m = mask[0, 0, :Q, :K]
+    if m.dtype == torch.bool:
+        return m
+    blocked = m <= torch.finfo(m.dtype).min / 2
+    if not bool(((m == 0) | blocked).all()):
+        raise UnexpressibleError("it adds a bias to its scores (ALiBi, say)")
+    return ~blocked
+
+
+def _follows(allowed: torch.Tensor, rule: MaskRule) -> bool:
+    """Whether the mask is exactly the rule, compared a block of rows at a time."""
+    Q, K = allowed.shape
+    cols = np.arange(K)
+    for start in range(0, Q, MASK_ROWS):
+        rows = np.arange(start, min(start + MASK_ROWS, Q))
+        want = rule.allowed(rows, cols)
+        got = allowed[start : start + MASK_ROWS].cpu().numpy()
+        if not (got.all() if want is None else np.array_equal(got, want)):
+            return False
+    return True
+
+
+def _kernel(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor | None,
+    scale: float,
+    rule: MaskRule,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Scaled dot-product attention and each row's log-sum-exp: (1, H, Q, d), (1, H, Q)."""
+    group = q.size(1) // k.size(1)
+    k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)  # (1, H, K, d)
+    additive = None
+    if mask is not None:
+        m = mask[:, :, : q.size(2), : k.size(2)]
+        additive = m if m.dtype == q.dtype else _additive(m, q.dtype)
+    if q.device.type == "cpu" and q.dtype == torch.float32:
+        causal = mask is None and rule.causal and rule.offset == 0
+        flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+        out, lse = flash(q, k, v, 0.0, causal, attn_mask=additive, scale=scale)
+        return out, lse
+    return _math(q, k, v, additive, scale, rule)
+
+
+def _additive(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    if mask.dtype == torch.bool:
+        return torch.zeros(mask.shape, dtype=dtype, device=mask.device).masked_fill(
+            ~mask, float("-inf")
+        )
+    return mask.to(dtype)
+
+
+def _math(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    additive: torch.Tensor | None,
+    scale: float,
+    rule: MaskRule,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Off the CPU's flash kernel: sdpa's output, and the log-sum-exp a block of rows at a time
+    (one block of scores at once)."""
+    causal = additive is None and rule.causal and rule.offset == 0
+    out = torch.nn.functional.scaled_dot_product_attention(
+        q, k, v, attn_mask=additive, is_causal=causal, scale=scale
+    )  # (1, H, Q, d)
+    lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)  # (1, H, Q)
+    cols = np.arange(k.size(2))
+    for start in range(0, q.size(2), MASK_ROWS):
+        rows = np.arange(start, min(start + MASK_ROWS, q.size(2)))
+        s = (q[:, :, rows].float() @ k.float().transpose(-1, -2)) * scale  # (1, H, r, K)
+        ok = rule.allowed(rows, cols)
+        if ok is not None:
+            s = s.masked_fill(~torch.as_tensor(ok, device=q.device), float("-inf"))
+        lse[:, :, rows] = torch.logsumexp(s, dim=-1)
+    return out, lse
+
+
+AttentionInterface.register(CAPTURE, capture_attention)
+ALL_MASK_ATTENTION_FUNCTIONS.register(CAPTURE, sdpa_mask)

@@ -1,0 +1,96 @@
+"""A trace that keeps scores instead of weights (docs/python.md, "Long inputs"): on our own
+models from each layer's Q and K; the budget counts what is kept and a refusal names the longest
+input that fits; `auto` keeps the weights where they fit and the scores past them."""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import pytest
+import torch
+
+from attnlens.model.budget import RecordTooLargeError
+from attnlens.model.lenses import summaries
+from attnlens.model.lenses.hf.lens import HFLens
+from attnlens.model.lenses.hf.recording import weights_bytes
+from attnlens.model.lenses.registry import load
+from attnlens.record.errors import InputError
+from attnlens.record.trace import Trace
+from helpers.hf_zoo import zoo_folder
+
+
+@functools.cache
+def zoo(name: str) -> HFLens:
+    return HFLens(zoo_folder(name), torch.device("cpu"), name=name)
+
+
+def words(n: int) -> str:
+    return " ".join((["the", "cat", "sat", "on", "a", "mat"] * n)[:n])
+
+
+@pytest.mark.parametrize("name", ["reverse", "translate", "lm"])
+def test_our_models_keep_each_layers_q_and_k_and_recompute_their_weights(name: str) -> None:
+    lens = load(name, "cpu")
+    weights, scores = lens.trace(lens.example), lens.trace(lens.example, record="scores")
+    assert scores.scores is not None and scores.kinds == weights.kinds
+    for kind in weights.kinds:
+        assert getattr(scores, kind) is None
+        assert np.abs(scores.attention(kind) - weights.attention(kind)).max() <= 1e-5
+        assert np.array_equal(scores.mask(kind), weights.mask(kind))
+    back = Trace.from_npz(scores.to_npz())
+    assert np.array_equal(back.head("decoder_self", 0, 1), scores.head("decoder_self", 0, 1))
+    assert lens.trace(lens.example, record="auto").equals(weights)  # our weights always fit
+
+
+def test_a_record_mode_that_does_not_exist_is_refused() -> None:
+    with pytest.raises(
+        InputError, match="record must be one of weights, scores, auto, got 'dense'"
+    ):
+        load("reverse", "cpu").trace("abc", record="dense")  # type: ignore[arg-type]
+
+
+def _tokens(lens: HFLens, n: int) -> str:
+    """A text the zoo's tokenizer reads as n tokens (the start token counted)."""
+    for m in range(n, 0, -1):
+        text = words(m)
+        try:
+            if len(lens.token_ids(text)) == n:
+                return text
+        except InputError:  # longer than the model takes
+            continue
+    raise AssertionError(f"no text of {n} tokens")
+
+
+@pytest.fixture
+def small_overview(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Overviews of 4 × 4 blocks: at the zoo's few dozen tokens a 128 × 128 overview is the
+    whole map again, bigger than the weights; at the lengths scores are for, it is not."""
+    monkeypatch.setattr(summaries, "OVERVIEW", 4)
+
+
+@pytest.mark.usefixtures("small_overview")
+def test_auto_keeps_weights_that_fit_and_scores_past_them(monkeypatch: pytest.MonkeyPatch) -> None:
+    llama = zoo("llama")
+    budget = weights_bytes(llama.info, 0, 23)  # the weights of 23 tokens, and not one more
+    monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", str(budget / 2**20))
+    short, long = _tokens(llama, 8), _tokens(llama, 35)
+    assert llama.trace(short, record="auto").scores is None
+    kept = llama.trace(long, record="auto")
+    assert kept.scores is not None and kept.decoder_self is None
+    with pytest.raises(RecordTooLargeError, match="the longest input that fits is 23 tokens"):
+        llama.trace(long, record="weights")
+    llama.trace(_tokens(llama, 23), record="weights")  # the longest that fits, fits
+    with pytest.raises(RecordTooLargeError):
+        llama.trace(_tokens(llama, 25), record="weights")  # (no text reads as 24)
+
+
+@pytest.mark.usefixtures("small_overview")
+def test_what_cannot_be_kept_as_scores_is_refused_with_why_when_its_weights_do_not_fit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    bloom = zoo("bloom")
+    monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", str(weights_bytes(bloom.info, 0, 24) / 2**20))
+    with pytest.raises(RecordTooLargeError, match="not as scores: its attention code") as refused:
+        bloom.trace(_tokens(bloom, 28), record="scores")
+    assert "record='scores'" not in str(refused.value)  # no advice that cannot work
