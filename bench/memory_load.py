@@ -10,8 +10,8 @@ Targets: peak ≤ idle + N × budget (the idle server holds the model's weights;
 ATTNLENS_MAX_RECORD_MB), and back within 10% of idle after the sessions close. Idle is the
 server after one session that drew the page and downloaded each file once: the first download
 of each kind costs memory once per process (about 10 MB on minilm: the writers' modules and
-tables; 40 MB before `attnlens serve` set the allocators, README), not per session; the idle
-level before it is printed too.
+tables; 40 MB before `attnlens serve` set the allocators, docs/deploying.md), not per
+session; the idle level before it is printed too.
 
     .venv/bin/python -m bench.memory_load [--sessions 1 2 4] [--settle 20] [--skip-cli]
 """

@@ -1,5 +1,5 @@
 """An example of a task with a known answer: what the task models are trained on and measured
-against, and what `Lens.reference` gives for a typed text (README, "Python")."""
+against, and what `Lens.reference` gives for a typed text (docs/python.md)."""
 
 from __future__ import annotations
 

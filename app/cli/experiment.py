@@ -1,4 +1,4 @@
-"""`attnlens experiment NAME MODEL`: one of the head experiments (README, "Experiments") as a
+"""`attnlens experiment NAME MODEL`: one of the head experiments (docs/experiments.md) as a
 table, or `--json` as one attnlens.experiment/1 object; a progress bar on standard error."""
 
 from __future__ import annotations

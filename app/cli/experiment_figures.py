@@ -1,4 +1,4 @@
-"""The figure of each experiment, for the command line's --figure and the README's pictures
+"""The figure of each experiment, for the command line's --figure and the docs' pictures
 (the app draws the same functions on its pages)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The `attnlens` command line (README, "Command line"): bad input exits 2 with one line, no
+"""The `attnlens` command line (docs/cli.md): bad input exits 2 with one line, no
 traceback."""
 
 from __future__ import annotations

@@ -23,7 +23,7 @@ SELF_KINDS: tuple[Kind, ...] = ("encoder_self", "decoder_self")
 
 
 def add_plot_parser(sub: Any) -> None:
-    """The `plot` subcommand (README, "Command line")."""
+    """The `plot` subcommand (docs/cli.md)."""
     p = sub.add_parser("plot", help="draw one view of TEXT's attention to a file")
     p.add_argument("model", metavar="MODEL")
     p.add_argument("text", metavar="TEXT")

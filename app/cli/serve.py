@@ -1,5 +1,5 @@
-"""`attnlens serve`: the app, started as Streamlit with the server's settings (README, "Deploying
-for a class")."""
+"""`attnlens serve`: the app, started as Streamlit with the server's settings
+(docs/deploying.md)."""
 
 from __future__ import annotations
 
@@ -52,8 +52,8 @@ STREAMLIT_OPTIONS = (
 )
 
 # Allocator settings `attnlens serve` gives the server unless the environment sets them
-# already, so that memory a closed tab freed goes back to the system (README, "Deploying for a
-# class"). glibc raises its mmap threshold to each large block freed (up to 32 MiB: a trace's
+# already, so that memory a closed tab freed goes back to the system (docs/deploying.md).
+# glibc raises its mmap threshold to each large block freed (up to 32 MiB: a trace's
 # attention at 510 tokens is 12 MB a layer) and then keeps up to twice that free at the top of
 # every thread's arena, where malloc_trim does not reach: after 4 sessions that downloaded, the
 # arenas of its threads kept 20-24 MB each. A fixed threshold keeps glibc trimming the top

@@ -1,4 +1,4 @@
-"""`attnlens train RECIPE`: a bundled model's recipe trained from scratch (README, "Models")."""
+"""`attnlens train RECIPE`: a bundled model's recipe trained from scratch (docs/models.md)."""
 
 from __future__ import annotations
 

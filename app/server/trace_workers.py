@@ -1,5 +1,5 @@
 """Traces of the bundled models run in worker processes, off the server's GIL (one by default on
-two cores or more, ATTNLENS_TRACE_WORKERS; README, "Deploying for a class").
+two cores or more, ATTNLENS_TRACE_WORKERS; docs/deploying.md).
 
 With a class typing into one server, the limit is Python's GIL, not the cores: at 16 sessions
 on 2 cores the server used 1.2 cores and every keystroke's CPU doubled while threads queued

@@ -1,4 +1,4 @@
-"""Decks: a lecture as a small text file, one block per slide (README, "Write a deck").
+"""Decks: a lecture as a small text file, one block per slide (docs/teaching.md, "Write a deck").
 
     title: My lecture            <- the deck's own fields, before the first slide
     model: translate
@@ -282,7 +282,7 @@ def _slide(number: int, block: Block, where: str) -> Slide:
 
 
 def slide_fields() -> tuple[str, ...]:
-    """Every field a slide may set (the README lists them)."""
+    """Every field a slide may set (docs/teaching.md lists them)."""
     return tuple(f.name for f in fields(Slide) if f.name in SLIDE_FIELDS)
 
 

@@ -1,7 +1,7 @@
 """Figures the browser draws itself from a compact payload: our own HTML, CSS and JavaScript
 (app/web/static/), mounted in the page by Streamlit's components v2 (no iframe), the page's theme
 read from Streamlit's CSS variables. On Explore they draw what a Plotly figure of thousands of
-SVG elements cost the browser a few hundred ms a keystroke to draw (README, Speed)."""
+SVG elements cost the browser a few hundred ms a keystroke to draw (docs/speed.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The models shared by every session, loaded once per process, and the one this session uses.
 
-The server's settings for speed (README, "Deploying for a class"):
+The server's settings for speed (docs/deploying.md):
 
 - one torch intra-op thread per request (ATTNLENS_TORCH_THREADS): requests already run side
   by side in threads, and on a small machine a second torch thread per request only fights

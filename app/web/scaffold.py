@@ -48,7 +48,7 @@ def traced_page(
     """page_start (and the model's description, with caption), then the text boxes and `body`
     drawn from their trace. A new text reruns the boxes and `body` alone, a fragment: the
     sidebar, the navigation and the title are not sent again (on Explore at 8 tokens the page
-    around the figure cost more than the figure: README, Speed). On a projector the boxes are
+    around the figure cost more than the figure: docs/speed.md). On a projector the boxes are
     in the sidebar, where a fragment cannot draw, and the page reruns whole."""
     lens = page_start(url_path, title)
     if lens is None:

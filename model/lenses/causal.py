@@ -1,6 +1,6 @@
 """The lens of our decoder-only character language model (`lm`).
 
-TEXT goes on the decoder side after the start token (README, "The attnlens.trace/1 record");
+TEXT goes on the decoder side after the start token (docs/python.md, the trace record);
 decoding continues it.
 """
 

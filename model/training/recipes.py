@@ -56,7 +56,7 @@ _INDUCTION_VOCAB = len(CharTokenizer(INDUCTION_CHARS))
 RECIPES: dict[str, Recipe] = {
     "reverse": _task("reverse", seed=0, steps=6000),
     # 3 layers: 2 drop ~2% of duplicates. After 10000 steps 96.5% of strings with one long run
-    # came out right; a second stage with more of them lifts that (README, Models).
+    # came out right; a second stage with more of them lifts that (docs/models.md).
     "sort": replace(
         _task("sort", seed=1, steps=10000, N=3),
         train=TrainConfig(
@@ -76,7 +76,7 @@ RECIPES: dict[str, Recipe] = {
         TrainConfig(steps=4000, batch_size=32, warmup=400, label_smoothing=0.0, eval_every=500),
     ),
     # 2 layers: the fewest an induction head needs (layer 0 marks each position with the token
-    # before it, layer 1 looks for that mark). The lm's network, FFN included (README). No
+    # before it, layer 1 looks for that mark). The lm's network, FFN included (docs/models.md). No
     # label smoothing or dropout: the copy losses and the heads' sharpness are measured.
     "induction": Recipe(
         "induction",

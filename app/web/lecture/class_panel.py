@@ -1,5 +1,5 @@
 """A class on screen: the teacher's join code, link and QR code; the student's joining and
-following (README, "Teaching with attnlens")."""
+following (docs/teaching.md)."""
 
 from __future__ import annotations
 
