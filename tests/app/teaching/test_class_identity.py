@@ -6,27 +6,14 @@ one script holding the join link filled the class (996 students from one address
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
 
 from attnlens.app.teaching.class_limits import PER_BROWSER, ClassError, NotTeacherError
 from attnlens.app.teaching.class_state import ClassState, Client
-from attnlens.app.teaching.class_store import ClassStore, open_store
+from attnlens.app.teaching.class_store import ClassStore
 from attnlens.app.teaching.names import client_key, new_student_id
 
 QUESTION = {"ask": "where", "prompt": "?", "options": ["a", "b", "c"], "answer": 1, "why": ""}
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ClassStore]:
-    if request.param == "sqlite":
-        opened = open_store(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
-    else:
-        opened = open_store(request.getfixturevalue("redis_url"))
-    yield opened
-    opened.close()
 
 
 def browser(address: str, cookie: str) -> Client:

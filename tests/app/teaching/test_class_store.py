@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,16 +28,6 @@ QUESTION = {
     "step": None,
     "scores": [],
 }
-
-
-@pytest.fixture(params=["sqlite", "redis"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[ClassStore]:
-    if request.param == "sqlite":
-        opened = open_store(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
-    else:
-        opened = open_store(request.getfixturevalue("redis_url"))
-    yield opened
-    opened.close()
 
 
 def asking(state: ClassState, qid: str = "q1") -> ClassState:
