@@ -4,6 +4,9 @@ induction heads of a decoder."""
 
 from __future__ import annotations
 
+import re
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +116,84 @@ def test_importance_and_pruning_run_on_a_hugging_face_model(kind: str, score: st
     assert len(heads) == 4 and heads["importance"].notna().all()
     notes = " ".join(i.value for i in at.info)
     assert ("cosine similarity" in notes) == (kind == "bert") and "only Voita" not in notes
+
+
+def plain(text: str) -> str:
+    """Text as a visitor reads it (md's escapes and word joiners gone)."""
+    return text.replace("\\", "").replace("\u2060", "")
+
+
+@pytest.fixture
+def on_a_server(monkeypatch: pytest.MonkeyPatch, hand_lm_dir: Path) -> Path:
+    """Server mode (ATTNLENS_SERVER_MODE=1) with the hand-built decoder allowed."""
+    monkeypatch.setenv("ATTNLENS_SERVER_MODE", "1")
+    monkeypatch.setenv("ATTNLENS_ALLOWED_MODELS", str(hand_lm_dir))
+    return hand_lm_dir
+
+
+def test_on_a_server_n_over_the_bound_is_refused_in_one_line_before_any_run(
+    on_a_server: Path,
+) -> None:
+    at = open_on(on_a_server, "experiments", experiment="induction")
+    at.number_input(key="w_n_induction").set_value(500).run()
+    assert not at.exception and not at.error
+    lines = [plain(i.value) for i in at.info]
+    assert any("n=500" in line and "at most 100" in line for line in lines), lines
+    assert all(b.key != "w_run_experiment" for b in at.button)
+
+
+def test_off_a_server_n_is_not_bounded(hand_lm_dir: Path) -> None:
+    at = open_on(hand_lm_dir, "experiments", experiment="induction")
+    at.number_input(key="w_n_induction").set_value(500).run()
+    assert any("press Run" in i.value for i in at.info)
+
+
+def test_on_a_server_a_cached_result_is_shown_whatever_its_n(
+    on_a_server: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ATTNLENS_SERVER_MODE")
+    run(on_a_server, "induction", 4, text="abcabc")  # cached off the server
+    monkeypatch.setenv("ATTNLENS_SERVER_MODE", "1")
+    monkeypatch.setenv("ATTNLENS_EXPERIMENT_MAX_N", "2")
+    again = open_on(on_a_server, "experiments", experiment="induction", text="abcabc")
+    again.number_input(key="w_n_induction").set_value(4).run()
+    assert "read from the cache" in captions(again) and not again.exception
+    assert not any("at most 2" in plain(i.value) for i in again.info)
+
+
+def test_on_a_server_a_session_starts_one_experiment_per_interval(on_a_server: Path) -> None:
+    at = run(on_a_server, "induction", 4, text="abcabc")
+    assert "computed in" in captions(at)
+    at.number_input(key="w_n_induction").set_value(3).run()
+    at.button(key="w_run_experiment").click().run()
+    lines = [plain(i.value) for i in at.info]
+    assert any("every 60 s" in line and "can start in" in line for line in lines), lines
+    assert "computed in" not in captions(at)
+
+
+def test_on_a_server_a_second_experiment_waits_its_turn_and_is_told_its_place(
+    on_a_server: Path,
+) -> None:
+    from attnlens.app.web.experiments.turns import experiment_queue
+
+    queue = experiment_queue()  # the server's one line, as the page finds it
+    held, seen = queue.join(), []  # another visitor's experiment runs
+
+    def let_go_once_queued() -> None:
+        deadline = time.monotonic() + 60
+        while queue.waiting() == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        seen.append(queue.waiting())
+        time.sleep(1.2)  # the page shows its place meanwhile
+        queue.leave(held)
+
+    helper = threading.Thread(target=let_go_once_queued)
+    helper.start()
+    try:
+        at = run(on_a_server, "induction", 4, text="abcabc")
+    finally:
+        queue.leave(held)
+        helper.join()
+    assert seen == [1]  # it waited behind the running one, then ran
+    assert re.search(r"Waited \d+ s for a turn \(1 ahead\)", plain(captions(at))), captions(at)
+    assert "computed in" in captions(at) and queue.waiting() == 0

@@ -9,7 +9,8 @@ import streamlit as st
 from attnlens.analysis.experiments.catalog import DEFAULT_N, NAMES, TITLES, why_not
 from attnlens.analysis.experiments.common import MAX_N
 from attnlens.app.web import urlstate
-from attnlens.app.web.experiments.sections import cached_or_none, result_view, run_with_progress
+from attnlens.app.web.experiments.sections import cached_or_none, result_view
+from attnlens.app.web.experiments.turns import n_refusal, run_in_turn
 from attnlens.app.web.pickers import text_input, traced
 from attnlens.app.web.safe_text import md
 from attnlens.app.web.scaffold import page_start
@@ -49,10 +50,13 @@ def page() -> None:
     seed = int(cols[1].number_input("Seed", 0, 2**31 - 1, 0, key="w_exp_seed"))
     text = text_input(lens) if name in ("induction", "explanation") else lens.example
     outcome = cached_or_none(lens, name, n, seed)
+    if outcome is None and (too_many := n_refusal(n)) is not None:
+        st.info(md(too_many))  # a server's bound; a cached result is shown whatever its n
+        return
     if outcome is None:
         cols[2].write("")
         if cols[2].button("Run", key="w_run_experiment", type="primary"):
-            outcome = run_with_progress(lens, name, n, seed)
+            outcome = run_in_turn(lens, name, n, seed)
         else:
             st.info(md(f"Not run yet on {lens.name} with n={n}, seed {seed}: press Run."))
     if outcome is None:
