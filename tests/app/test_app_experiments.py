@@ -4,9 +4,11 @@ induction heads of a decoder."""
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -171,13 +173,14 @@ def test_on_a_server_a_session_starts_one_experiment_per_interval(on_a_server: P
     assert "computed in" not in captions(at)
 
 
-def test_on_a_server_a_second_experiment_waits_its_turn_and_is_told_its_place(
-    on_a_server: Path,
-) -> None:
+@contextlib.contextmanager
+def another_run_for_a_while(seen: list[int]) -> Iterator[None]:
+    """Another visitor's experiment holds the server's one turn until the page has joined the
+    line (seen gets how many waited then) and a second more, then ends."""
     from attnlens.app.web.experiments.turns import experiment_queue
 
     queue = experiment_queue()  # the server's one line, as the page finds it
-    held, seen = queue.join(), []  # another visitor's experiment runs
+    held = queue.join()
 
     def let_go_once_queued() -> None:
         deadline = time.monotonic() + 60
@@ -190,10 +193,29 @@ def test_on_a_server_a_second_experiment_waits_its_turn_and_is_told_its_place(
     helper = threading.Thread(target=let_go_once_queued)
     helper.start()
     try:
-        at = run(on_a_server, "induction", 4, text="abcabc")
+        yield
     finally:
         queue.leave(held)
         helper.join()
+    assert queue.waiting() == 0
+
+
+def test_on_a_server_a_second_experiment_waits_its_turn_and_is_told_its_place(
+    on_a_server: Path,
+) -> None:
+    seen: list[int] = []
+    with another_run_for_a_while(seen):
+        at = run(on_a_server, "induction", 4, text="abcabc")
     assert seen == [1]  # it waited behind the running one, then ran
     assert re.search(r"Waited \d+ s for a turn \(1 ahead\)", plain(captions(at))), captions(at)
-    assert "computed in" in captions(at) and queue.waiting() == 0
+    assert "computed in" in captions(at)
+
+
+def test_on_a_server_the_heads_pages_induction_heads_wait_their_turn_too(
+    on_a_server: Path,
+) -> None:
+    seen: list[int] = []
+    with another_run_for_a_while(seen):
+        at = open_on(on_a_server, "heads", text="abcdabcd")
+    assert seen == [1] and not at.exception and not at.error
+    assert any("look back one after the match" in t for t in titles(at))

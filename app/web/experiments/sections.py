@@ -10,16 +10,11 @@ import pandas as pd
 import streamlit as st
 
 from attnlens.analysis.agreement import paper_table
-from attnlens.analysis.experiments.catalog import (
-    TITLES,
-    Outcome,
-    explain_input,
-    peek,
-    run_experiment,
-)
+from attnlens.analysis.experiments.catalog import Outcome, explain_input, peek
 from attnlens.analysis.experiments.induction import TARGET_RATIO, TARGET_SCORE, two_heads
 from attnlens.app.web import show
 from attnlens.app.web.downloads import button, text_writer
+from attnlens.app.web.experiments.turns import run_in_turn
 from attnlens.app.web.pickers import memo
 from attnlens.app.web.safe_text import md
 from attnlens.model.lenses.lens import Lens
@@ -39,24 +34,6 @@ def cached_or_none(lens: Lens, name: str, n: int, seed: int) -> Outcome | None:
         return peek(lens, name, n, seed)
     except ValueError:
         return None
-
-
-def run_with_progress(lens: Lens, name: str, n: int, seed: int) -> Outcome | None:
-    """Run the experiment under a progress bar; its message in place of bad input."""
-    bar = st.progress(0.0, text=f"{TITLES[name]}: starting")
-
-    def progress(done: int, total: int, what: str) -> None:
-        bar.progress(min(1.0, done / max(total, 1)), text=md(f"{what} ({done} of {total})"))
-
-    try:
-        outcome = run_experiment(lens, name, n, seed, progress)
-    except ValueError as err:
-        bar.empty()
-        st.info(md(err))
-        return None
-    bar.empty()
-    st.session_state["_experiment_outcome"] = ((lens.fingerprint(), name, n, seed), outcome)
-    return outcome
 
 
 def provenance(outcome: Outcome) -> None:
@@ -143,7 +120,7 @@ def induction_section(lens: Lens, trace: Trace) -> None:
     if outcome is None:  # a decoder is measured at once (seconds); others on request
         decoder = lens.info.self_kind == "decoder_self"
         if decoder or st.button("Find induction heads", key="w_find_induction"):
-            outcome = run_with_progress(lens, "induction", n, seed)
+            outcome = run_in_turn(lens, "induction", n, seed)
     if outcome is not None:
         induction_figures(lens, outcome, trace, "heads_induction")
 

@@ -1,7 +1,8 @@
 """An experiment run from the page, within what a public server allows (ATTNLENS_SERVER_MODE,
 docs/deploying.md "Experiments on a server"): n bounded, one run at a time per server process with
 the waiting visitor's place shown, one start per session per interval. Anywhere else it runs at
-once, as before. The logic is app/server/experiment_turns.py; this is its Streamlit side."""
+once, as before. The Experiments page and the Heads page's induction heads both run through here.
+The logic is app/server/experiment_turns.py; this is its Streamlit side."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ from attnlens.app.server.experiment_turns import (
     ServerLimits,
     waiting_line,
 )
-from attnlens.app.web.experiments.sections import run_with_progress
 from attnlens.app.web.safe_text import md
 from attnlens.model.lenses.access import AccessPolicy
 from attnlens.model.lenses.lens import Lens
@@ -39,6 +39,24 @@ def n_refusal(n: int) -> str | None:
     """Why this server will not run n inputs (one line), None if it will."""
     limits = server_limits()
     return None if limits is None else limits.n_refusal(n)
+
+
+def run_with_progress(lens: Lens, name: str, n: int, seed: int) -> Outcome | None:
+    """Run the experiment under a progress bar; its message in place of bad input."""
+    bar = st.progress(0.0, text=f"{TITLES[name]}: starting")
+
+    def progress(done: int, total: int, what: str) -> None:
+        bar.progress(min(1.0, done / max(total, 1)), text=md(f"{what} ({done} of {total})"))
+
+    try:
+        outcome = run_experiment(lens, name, n, seed, progress)
+    except ValueError as err:
+        bar.empty()
+        st.info(md(err))
+        return None
+    bar.empty()
+    st.session_state["_experiment_outcome"] = ((lens.fingerprint(), name, n, seed), outcome)
+    return outcome
 
 
 def run_in_turn(lens: Lens, name: str, n: int, seed: int) -> Outcome | None:
