@@ -28,9 +28,7 @@ def no_progress(done: int, total: int, what: str) -> None:
 
 def kinds_of(info: ModelInfo) -> tuple[Kind, ...]:
     """The kinds of attention heads of a model's architecture, in the record's order."""
-    if info.architecture == "encoder-decoder":
-        return ("encoder_self", "decoder_self", "cross")
-    return ("decoder_self",) if info.architecture == "decoder" else ("encoder_self",)
+    return info.kinds
 
 
 def all_heads(info: ModelInfo, kinds: Sequence[Kind] | None = None) -> list[HeadRef]:

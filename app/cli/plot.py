@@ -14,10 +14,16 @@ import attnlens
 from attnlens import analysis, viz
 from attnlens.app.cli.output import write_bytes, write_text
 from attnlens.app.cli.trace_args import add_trace_inputs, trace_of
+from attnlens.model.decoding.heads import OLD_KINDS
+from attnlens.record.trace import KINDS as RECORD_KINDS
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.segments import pair_heatmap
 
-KINDS: dict[str, Kind] = {"encoder": "encoder_self", "decoder": "decoder_self", "cross": "cross"}
+# --kind takes the records' names; the older encoder and decoder are still read
+KINDS: dict[str, Kind] = {
+    **{kind: kind for kind in RECORD_KINDS},
+    **{old: kind for old, kind in OLD_KINDS.items()},
+}
 FORMATS = (".html", ".json", ".png", ".svg")
 SELF_KINDS: tuple[Kind, ...] = ("encoder_self", "decoder_self")
 
@@ -32,7 +38,13 @@ def add_plot_parser(sub: Any) -> None:
                    help="one of " + ", ".join(names))  # fmt: skip
     p.add_argument("--layer", type=int, metavar="L", help="layer (default: the last)")
     p.add_argument("--head", type=int, metavar="H", help="head (default: 0, or all for lines)")
-    p.add_argument("--kind", choices=sorted(KINDS), help="attention kind (default: per view)")
+    p.add_argument(
+        "--kind",
+        choices=list(KINDS),
+        metavar="KIND",
+        help="encoder_self, decoder_self or cross (encoder and decoder are read too; default: "
+        "per view)",
+    )
     p.add_argument("--target", help="teacher-force this target (encoder-decoder models)")
     add_trace_inputs(p)
     p.add_argument("--out", type=Path, help="FILE.html, .json, .png or .svg (default: JSON out)")
@@ -92,9 +104,8 @@ def _kind(trace: Trace, kind: Kind | None, allowed: tuple[Kind, ...] | None = No
             raise ValueError(f"{trace.model.name} records none of {', '.join(allowed or ())}")
         return options[-1] if allowed is None else options[0]
     if allowed is not None and kind not in allowed:
-        names = ", ".join(n for n, k in KINDS.items() if k in allowed)
-        given = next(n for n, k in KINDS.items() if k == kind)
-        raise ValueError(f"this view takes --kind {names}, got {given}")
+        names = ", ".join(allowed)
+        raise ValueError(f"this view takes --kind {names}, got {kind}")
     return kind
 
 

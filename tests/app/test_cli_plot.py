@@ -47,6 +47,10 @@ def test_json_goes_to_standard_output_and_tokens_stay_text(
 def test_html_is_self_contained(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "model.html"
     assert run(["--view", "model", "--kind", "decoder", "--out", str(out)], capsys)[0] == 0
+    old, new = tmp_path / "old.json", tmp_path / "new.json"  # the records' name, and the older
+    assert run(["--view", "model", "--kind", "decoder", "--out", str(old)], capsys)[0] == 0
+    assert run(["--view", "model", "--kind", "decoder_self", "--out", str(new)], capsys)[0] == 0
+    assert old.read_text() == new.read_text()
     html = out.read_text()
     assert "<script src=" not in html  # plotly.js is inlined: the page opens offline
     assert "Plotly.newPlot" in html and len(html) > 1_000_000
@@ -68,8 +72,11 @@ def test_static_image_or_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFi
         (["--view", "heatmap", "--layer", "99"], "layer 99 is outside"),
         (["--view", "lines", "--head", "-1"], "head -1 is outside"),
         (["--view", "heatmap", "--out", "x.txt"], "--out must end in"),
-        (["--view", "alignment", "--kind", "encoder"], "takes --kind cross, got encoder"),
-        (["--view", "rollout", "--kind", "cross"], "takes --kind encoder, decoder, got cross"),
+        (["--view", "alignment", "--kind", "encoder"], "takes --kind cross, got encoder_self"),
+        (
+            ["--view", "rollout", "--kind", "cross"],
+            "takes --kind encoder_self, decoder_self, got cross",
+        ),
         (["--view", "heatmap", "--kind", "both"], "invalid choice: 'both'"),
         (["--view", "candidates", "--step", "999"], "step 999 is outside"),
     ],

@@ -129,7 +129,7 @@ class OutputProjections:
 
     def _by_layer(self, heads: Sequence[HeadRef]) -> dict[tuple[Kind, int], list[int]]:
         """The ablated heads grouped by (kind, layer), each checked against the model."""
-        kinds = _kinds(self.info)
+        kinds = self.info.kinds
         grouped: dict[tuple[Kind, int], list[int]] = {}
         for ref in heads:  # each kind its own stack's sizes (distilbart: 12 × 16, 3 × 16)
             sizes = self.info.shape(ref.kind) if ref.kind in kinds else (0, 0)
@@ -174,7 +174,7 @@ def output_projections(
         ))  # fmt: skip
     modules = dict(model.named_modules())
     found: dict[tuple[Kind, int], Projection] = {}
-    for kind in _kinds(info):
+    for kind in info.kinds:
         if kind not in paths:
             return OutputProjections(name, info, {}, f"{model_type} has no {kind} attention")
         layers, heads = info.shape(kind)
@@ -184,12 +184,6 @@ def output_projections(
                 return OutputProjections(name, info, {}, located)
             found[kind, layer] = located
     return OutputProjections(name, info, found, _shared_between_layers(modules, found))
-
-
-def _kinds(info: ModelInfo) -> tuple[Kind, ...]:
-    if info.architecture == "encoder-decoder":
-        return ("encoder_self", "decoder_self", "cross")
-    return ("decoder_self",) if info.architecture == "decoder" else ("encoder_self",)
 
 
 def _locate(
