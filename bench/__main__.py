@@ -16,6 +16,7 @@ from bench import (
     breakdown,
     class_capacity,
     decode_speed,
+    experiment_load,
     exports,
     load_check,
     long_inputs,
@@ -85,6 +86,8 @@ def main(argv: list[str] | None = None) -> None:
     class_capacity.main(["--sizes", "5", "10"] if args.quick else [])
     section("memory: N sessions on minilm at 510 tokens (issue 17)")
     memory_load.main([])
+    section("an experiment running on a public server: Explore keystrokes beside it (issue 39)")
+    experiment_load.main([])
     section("every head at long inputs: attnlens' trace against the sdpa forward (issue 35)")
     long_targets = long_inputs.main(["--quick"] if args.quick else [])
     print(table(long_targets))
