@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-ROWS_PER_CHUNK = 1 << 22  # score cells per step when a whole head is recomputed: 16 MB
+CELLS_PER_BLOCK = 1 << 22  # scores a block of rows holds when a whole head is rebuilt: 16 MB
 
 
 @dataclass(frozen=True)
@@ -118,7 +118,7 @@ class LayerScores:
         the keys its rows can reach (a causal or windowed mask leaves the rest 0)."""
         _, Q, K = self.shape
         out = np.zeros((Q, K), dtype=np.float32)
-        step = max(1, ROWS_PER_CHUNK // max(K, 1))
+        step = max(1, CELLS_PER_BLOCK // max(K, 1))
         for start in range(0, Q, step):
             stop = min(Q, start + step)
             lo, hi = self.reach(start, stop)
