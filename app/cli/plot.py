@@ -15,14 +15,15 @@ from attnlens import analysis, viz
 from attnlens.app.cli.output import write_bytes, write_text
 from attnlens.app.cli.trace_args import add_trace_inputs, trace_of
 from attnlens.model.decoding.heads import OLD_KINDS
-from attnlens.record.trace import KINDS as RECORD_KINDS
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.segments import pair_heatmap
 
 # --kind takes the records' names; the older encoder and decoder are still read
 KINDS: dict[str, Kind] = {
-    **{kind: kind for kind in RECORD_KINDS},
-    **{old: kind for old, kind in OLD_KINDS.items()},
+    "encoder_self": "encoder_self",
+    "decoder_self": "decoder_self",
+    "cross": "cross",
+    **OLD_KINDS,
 }
 FORMATS = (".html", ".json", ".png", ".svg")
 SELF_KINDS: tuple[Kind, ...] = ("encoder_self", "decoder_self")
