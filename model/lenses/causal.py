@@ -18,7 +18,6 @@ from attnlens.model.decoding.net_steppers import CausalStepper, causal_head_mask
 from attnlens.model.decoding.request import ModelLimits
 from attnlens.model.lenses.lens import (
     DecodePlan,
-    RecordMode,
     check_target,
     check_text,
     ids_of_tokens,
@@ -72,20 +71,6 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
         enc, warnings = self.encode(full, "text", self.max_tokens)
         return [self.tokenizer.bos_id, *enc.ids], [BOS, *enc.tokens], warnings
 
-    def trace(
-        self,
-        text: str,
-        target: str | None = None,
-        *,
-        target_tokens: Sequence[str] | None = None,
-        pair: str | None = None,
-        record: RecordMode = "weights",
-    ) -> Trace:
-        """TEXT (then target, as text or tokens) on the decoder side; tgt_logprobs of each
-        next character.
-        record: `scores` keeps each layer's Q, K and log-sum-exp instead of its weights."""
-        return self.recorded(self._trace(text, target, target_tokens, pair), record)
-
     def _trace(
         self,
         text: str,
@@ -93,6 +78,8 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
         target_tokens: Sequence[str] | None,
         pair: str | None,
     ) -> Trace:
+        """TEXT (then target, as text or tokens) on the decoder side; tgt_logprobs of each
+        next character."""
         given = check_target(target, target_tokens)
         refuse_pair(pair, self.name, "join the two texts in one")
         ids, tokens, warnings = self.prompt(text, target)

@@ -193,6 +193,28 @@ class OwnLens(Lens, Generic[NetT]):
             mask,
         )  # fmt: skip
 
+    def trace(
+        self,
+        text: str,
+        target: str | None = None,
+        *,
+        target_tokens: Sequence[str] | None = None,
+        pair: str | None = None,
+        record: RecordMode = "weights",
+    ) -> Trace:
+        """The stack's own trace (`_trace`), kept as `record` asks (`recorded`)."""
+        return self.recorded(self._trace(text, target, target_tokens, pair), record)
+
+    @abstractmethod
+    def _trace(
+        self,
+        text: str,
+        target: str | None,
+        target_tokens: Sequence[str] | None,
+        pair: str | None,
+    ) -> Trace:
+        """Every head's weights for text, teacher-forced as the model's kind does it."""
+
     def recorded(self, trace: Trace, record: RecordMode) -> Trace:
         """The trace as `record` asks. Our models' weights always fit the budget, so `auto`
         keeps them; `scores` keeps what each layer computed them from instead: its Q and K,

@@ -13,7 +13,6 @@ from attnlens.model.decoding.net_steppers import TransformerStepper
 from attnlens.model.decoding.request import ModelLimits
 from attnlens.model.lenses.lens import (
     DecodePlan,
-    RecordMode,
     check_target,
     check_text,
     ids_of_tokens,
@@ -83,20 +82,6 @@ class Seq2SeqLens(OwnLens[Transformer]):
             )
         return enc.ids + [self.tokenizer.eos_id], enc.tokens + [EOS], warnings
 
-    def trace(
-        self,
-        text: str,
-        target: str | None = None,
-        *,
-        target_tokens: Sequence[str] | None = None,
-        pair: str | None = None,
-        record: RecordMode = "weights",
-    ) -> Trace:
-        """Teacher-forced on target (text or tokens); without one, on the model's own greedy
-        output.
-        record: `scores` keeps each layer's Q, K and log-sum-exp instead of its weights."""
-        return self.recorded(self._trace(text, target, target_tokens, pair), record)
-
     def _trace(
         self,
         text: str,
@@ -104,6 +89,8 @@ class Seq2SeqLens(OwnLens[Transformer]):
         target_tokens: Sequence[str] | None,
         pair: str | None,
     ) -> Trace:
+        """Teacher-forced on target (text or tokens); without one, on the model's own greedy
+        output."""
         given = check_target(target, target_tokens)
         refuse_pair(pair, self.name, "join the two texts in one")
         src, src_tokens, warnings = self.source_ids(text)
