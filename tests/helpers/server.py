@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import random
 import signal
 import socket
 import subprocess
@@ -22,23 +23,65 @@ CHROMIUM_ARGS = [
 ]  # fmt: skip
 
 
+# Ports are taken from a block of this test worker's own, below the kernel's ephemeral range
+# (32768-60999): a port from bind(0) was in that range, where another worker, or any outgoing
+# connection of a browser, could take it between the check and the server's own bind; the
+# server then failed to start while the port answered for someone else's server.
+PORTS_FROM, PORTS_PER_WORKER = 20_000, 500
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A port nothing listens on, from this xdist worker's own block (gw0, gw1, … or none)."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw")
+    first = PORTS_FROM + (int(worker) if worker.isdigit() else 0) % 20 * PORTS_PER_WORKER
+    start = random.randrange(PORTS_PER_WORKER)
+    for step in range(PORTS_PER_WORKER):
+        port = first + (start + step) % PORTS_PER_WORKER
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError(f"no free port in {first}-{first + PORTS_PER_WORKER - 1}")
 
 
 def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 40.0) -> None:
-    """Return once something listens on port; fail early if the server died."""
+    """Return once the server started as `proc` (or a process of its group) listens on port;
+    fail early if it died. Another process answering on the port is not enough."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"attnlens serve exited with status {proc.returncode}")
+            raise RuntimeError(f"{proc.args[0]} exited with status {proc.returncode}")
         with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
+            if s.connect_ex(("127.0.0.1", port)) == 0 and _listens(proc.pid, port):
                 return
         time.sleep(0.2)
-    raise TimeoutError(f"nothing listened on port {port} within {timeout} s")
+    raise TimeoutError(f"the server did not listen on port {port} within {timeout} s")
+
+
+def _listens(pgid: int, port: int) -> bool:
+    """Whether a process of group pgid holds the listening socket on port (read from /proc;
+    True where /proc cannot say)."""
+    tables = [Path("/proc/net/tcp"), Path("/proc/net/tcp6")]
+    if not tables[0].exists():
+        return True
+    inodes = set()
+    for table in tables:
+        with contextlib.suppress(OSError):
+            for line in table.read_text().splitlines()[1:]:
+                fields = line.split()
+                if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                    inodes.add(f"socket:[{fields[9]}]")
+    for task in Path("/proc").iterdir():
+        if not task.name.isdigit():
+            continue
+        with contextlib.suppress(OSError, IndexError, ValueError):
+            if int((task / "stat").read_text().rsplit(")", 1)[1].split()[2]) != pgid:
+                continue
+            if any(os.readlink(fd) in inodes for fd in (task / "fd").iterdir()):
+                return True
+    return False
 
 
 @contextlib.contextmanager
