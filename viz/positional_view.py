@@ -83,7 +83,9 @@ def positional_view(trace: Trace, dims: Sequence[int] = (0, 1, 4, 5)) -> go.Figu
     bad = [d for d in dims if not 0 <= d < d_model]
     if bad:
         raise ValueError(f"dimension {bad[0]} is outside 0..{d_model - 1} (d_model = {d_model})")
-    fig = make_subplots(rows=2, cols=2, subplot_titles=TITLES, vertical_spacing=0.26)
+    fig = make_subplots(
+        rows=2, cols=2, subplot_titles=TITLES, vertical_spacing=0.26, horizontal_spacing=0.2
+    )
     fig.add_trace(_matrix(pe), row=1, col=1)
     sinusoidal = trace.positional_scheme == "sinusoidal"
     for n, d in enumerate(dims):
@@ -92,8 +94,9 @@ def positional_view(trace: Trace, dims: Sequence[int] = (0, 1, 4, 5)) -> go.Figu
     fig.add_trace(_similarity(sim), row=2, col=1)
     for trace_ in _by_offset(pe):
         fig.add_trace(trace_, row=2, col=2)
-    # the top row's axes go untitled (the panel titles name them): their titles would run
-    # into the titles of the panels below
+    # the table's axes go untitled (its panel title names them); the curves' x axis is titled,
+    # standing off less than the lower panels' titles above their plots (vertical_spacing)
+    fig.update_xaxes(title_text="position", title_standoff=4, row=1, col=2)
     fig.update_xaxes(title_text="position q", row=2, col=1)
     fig.update_xaxes(title_text="offset q − p", row=2, col=2)
     fig.update_yaxes(autorange="reversed", row=1, col=1)
@@ -104,17 +107,31 @@ def positional_view(trace: Trace, dims: Sequence[int] = (0, 1, 4, 5)) -> go.Figu
     low, high = np.percentile(sim, [1, 99]) if sim.size else (0.0, 1.0)
     name = TABLE_NAMES.get(trace.positional_scheme, TABLE_NAMES[None])
     fig.update_layout(panel_title(f"{name} · {P} positions × {d_model} dimensions"))
+    # each colour bar beside the heatmap it belongs to (the left column), in the gap between
+    # the columns, not at the figure's right edge beside the line charts
+    beside = float(fig.layout.xaxis.domain[1]) + 0.01
+    top, bottom = fig.layout.yaxis.domain, fig.layout.yaxis3.domain
     fig.update_layout(
         coloraxis={"colorscale": "RdBu", "cmin": -reach, "cmax": reach,
-                   "colorbar": {"title": {"text": "value"}, "y": 0.8, "len": 0.4}},
+                   "colorbar": _bar("value", beside, top)},
         coloraxis2={"colorscale": "Viridis", "cmin": float(low), "cmax": float(high),
-                    "colorbar": {"title": {"text": "PE·PE"}, "y": 0.2, "len": 0.4}},
+                    "colorbar": _bar("PE·PE", beside, bottom)},
         height=720,
         # the legend at the foot of the figure, below the lower panels' axis titles
         legend={"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom"},
         margin={"l": 10, "r": 10, "b": 90},
     )  # fmt: skip
     return fig
+
+
+def _bar(title: str, x: float, domain: tuple[float, float]) -> dict[str, object]:
+    """A colour bar left-anchored at x, as tall as the panel whose domain it is given."""
+    low, high = float(domain[0]), float(domain[1])
+    return {
+        "title": {"text": title, "side": "right"},
+        "x": x, "xanchor": "left", "thickness": 14,
+        "y": (low + high) / 2, "len": high - low, "yanchor": "middle",
+    }  # fmt: skip
 
 
 def robust_reach(values: np.ndarray) -> float:

@@ -70,8 +70,21 @@ def test_schemes_without_a_table_are_said_not_drawn(synth: type, scheme: str) ->
     ] in positional_scheme_text(tr)
 
 
-def test_panel_titles_have_no_axis_title_beneath_them(synth: type) -> None:
-    """The top row's x axes carried titles that ran into the lower panels' titles."""
+def test_the_table_has_no_axis_title_and_the_curves_are_titled(synth: type) -> None:
+    """The table's panel title names its axes; the line chart beside it said nothing of its x."""
     fig = positional_view(synth.make_trace())
-    assert fig.layout.xaxis.title.text is None and fig.layout.xaxis2.title.text is None
+    assert fig.layout.xaxis.title.text is None
+    assert fig.layout.xaxis2.title.text == "position"
     assert fig.layout.xaxis3.title.text == "position q"
+
+
+def test_each_colour_bar_stands_beside_its_own_heatmap(synth: type) -> None:
+    """Both bars sat at the figure's right edge, beside the line charts: each now stands between
+    its heatmap (left column) and the right column, as tall as its panel."""
+    fig = positional_view(synth.make_trace())
+    left_ends, right_starts = fig.layout.xaxis.domain[1], fig.layout.xaxis2.domain[0]
+    for axis, panel in (("coloraxis", fig.layout.yaxis), ("coloraxis2", fig.layout.yaxis3)):
+        bar = fig.layout[axis].colorbar
+        assert left_ends < bar.x < right_starts
+        assert bar.y - bar.len / 2 == pytest.approx(panel.domain[0])
+        assert bar.y + bar.len / 2 == pytest.approx(panel.domain[1])
