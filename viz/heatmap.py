@@ -17,6 +17,7 @@ from attnlens.record.picking import (
     true_source_hits,
 )
 from attnlens.record.trace import Kind, Trace
+from attnlens.viz.colour_scale import HOVER_DIGITS, Scale, check_scale, colorbar, colour_position
 from attnlens.viz.labels import TokenAxis, positions_axis, produced_labels, token_axis
 from attnlens.viz.margins import BASE_FONT, grid_margins, title_px
 
@@ -31,9 +32,16 @@ SUBTITLE_PX = 28  # px a subtitle takes below its title (Plotly draws it at 0.7 
 
 
 def head_heatmap(
-    trace: Trace, kind: Kind, layer: int, head: int, reference: Sequence[int] | None = None
+    trace: Trace,
+    kind: Kind,
+    layer: int,
+    head: int,
+    reference: Sequence[int] | None = None,
+    scale: Scale = "perceptual",
 ) -> go.Figure:
     """Query tokens on rows, key tokens on columns; masked cells grey, not a low weight.
+    scale: the colour rule (viz/colour_scale.py): colour ∝ ∛weight, or linear; the colour bar
+    says which and the hover gives the weight itself.
 
     On an encoder-decoder, decoder rows read "input → produced": row i is fed token i and
     produces token i + 1 (what a circle on it is about). reference: for cross-attention, the
@@ -47,7 +55,9 @@ def head_heatmap(
     rows, row_title = query_axis(trace, kind)
     cols = positions_axis(trace.tokens(kind)[1], trace.shown(kind)[1])
     x, y = cols.values, rows.values
-    layers: list[go.Heatmap | go.Scatter] = [weight_layer(weights[layer, head], allowed, x, y)]
+    check_scale(scale)
+    cells = weight_layer(weights[layer, head], allowed, x, y, scale=scale)
+    layers: list[go.Heatmap | go.Scatter] = [cells]
     if not allowed.all():  # only then: at 512 tokens an empty layer would cost 1.4 MB
         layers.append(masked_layer(allowed, x, y))
     found = ""
@@ -146,17 +156,23 @@ def weight_layer(
     y: list[str],
     axes: tuple[str, str] = ("query", "key"),
     colorscale: str = "Blues",
+    scale: Scale = "linear",
 ) -> go.Heatmap:
-    """The allowed cells, with the exact weight in the hover; masked cells left as gaps."""
+    """The allowed cells coloured by `scale` (colour_scale.py), the weight itself in the hover
+    to a fixed HOVER_DIGITS decimals; masked cells left as gaps."""
+    shown = np.where(allowed, w, np.nan).astype(np.float32)  # (rows, columns)
+    perceptual = scale == "perceptual"
+    value = f"%{{customdata:.{HOVER_DIGITS}f}}" if perceptual else f"%{{z:.{HOVER_DIGITS}f}}"
     return go.Heatmap(
-        z=np.where(allowed, w, np.nan).astype(np.float32),  # (rows, columns)
+        z=colour_position(shown, scale) if perceptual else shown,
+        customdata=shown if perceptual else None,  # the weights, for the hover
         x=x,
         y=y,
         zmin=0.0,
         zmax=1.0,
         colorscale=colorscale,
-        colorbar={"title": {"text": "weight"}},
-        hovertemplate=f"{axes[0]} %{{y}}<br>{axes[1]} %{{x}}<br>weight %{{z:.7g}}<extra></extra>",
+        colorbar=colorbar(scale),
+        hovertemplate=f"{axes[0]} %{{y}}<br>{axes[1]} %{{x}}<br>weight {value}<extra></extra>",
         xgap=cell_gap(len(x)),
         ygap=cell_gap(len(y)),
         hoverongaps=False,  # the layer beneath (or none) answers for its gaps

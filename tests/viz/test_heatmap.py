@@ -18,11 +18,30 @@ def test_cells_hold_the_exact_weights_and_every_position_is_its_own_row(trace: T
     fig = head_heatmap(trace, "encoder_self", 1, 2)
     (weights,) = fig.data  # nothing masked: no grey layer
     assert trace.encoder_self is not None
-    np.testing.assert_array_equal(weights.z, trace.encoder_self[1, 2])
+    np.testing.assert_array_equal(weights.customdata, trace.encoder_self[1, 2])  # the hover's
+    np.testing.assert_allclose(weights.z, np.cbrt(trace.encoder_self[1, 2]), rtol=1e-6)
     # 'a' appears twice in the source: both keep their own column and row
     assert list(weights.x) == ["0 · a", "1 · b", "2 · a", "3 · &lt;/s&gt;"]
     assert list(weights.y) == list(weights.x)
-    assert "%{z:.7g}" in weights.hovertemplate and "%{y}" in weights.hovertemplate
+    assert "%{customdata:.4f}" in weights.hovertemplate and "%{y}" in weights.hovertemplate
+    assert weights.colorbar.title.text == "weight (colour ∝ ∛weight)"
+
+
+def test_linear_on_request_colours_the_weights_themselves(trace: Trace) -> None:
+    (weights,) = head_heatmap(trace, "encoder_self", 1, 2, scale="linear").data
+    assert trace.encoder_self is not None
+    np.testing.assert_array_equal(weights.z, trace.encoder_self[1, 2])
+    assert weights.customdata is None and "%{z:.4f}" in weights.hovertemplate
+    assert weights.colorbar.title.text == "weight (linear colour)"
+    with pytest.raises(ValueError, match="scale must be one of perceptual, linear, got 'log'"):
+        head_heatmap(trace, "encoder_self", 1, 2, scale="log")  # type: ignore[arg-type]
+
+
+def test_perceptual_ticks_read_as_weights_where_they_sit(trace: Trace) -> None:
+    (weights,) = head_heatmap(trace, "encoder_self", 1, 2).data
+    bar = weights.colorbar
+    assert list(bar.ticktext) == ["0", "0.001", "0.01", "0.05", "0.2", "0.5", "1"]
+    np.testing.assert_allclose(bar.tickvals, np.cbrt([0, 0.001, 0.01, 0.05, 0.2, 0.5, 1]), 1e-6)
 
 
 def test_masked_cells_are_a_grey_layer_not_a_low_weight(trace: Trace) -> None:
