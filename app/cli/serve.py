@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -16,6 +18,12 @@ import attnlens
 def add_serve_parser(sub: Any) -> None:
     serve = sub.add_parser("serve", help="start the app in the browser")
     serve.add_argument("--port", type=int, default=8501)
+    serve.add_argument(
+        "--host",
+        metavar="ADDRESS",
+        help="the address to listen on: 0.0.0.0 (the default) serves every network this "
+        "machine is on, so students' devices can join a class; 127.0.0.1 this machine only",
+    )
     serve.add_argument("--model", help="model to open first (default: reverse)")
     serve.add_argument(
         "--class-store",
@@ -32,6 +40,8 @@ def add_serve_parser(sub: Any) -> None:
         help="a folder of lecture decks (*.deck) besides the bundled ones; may be repeated",
     )
 
+
+HOST_LABEL = re.compile(r"[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?")  # one part of a name
 
 # Streamlit's options for `attnlens serve` (the bench serves its bare reference page with the
 # same). After every rerun Streamlit would stat the file of every loaded module (torch's
@@ -74,6 +84,7 @@ def server_environment(env: Mapping[str, str]) -> dict[str, str]:
 def cmd_serve(args: argparse.Namespace) -> None:
     if not 1 <= args.port <= 65535:
         raise attnlens.InputError(f"--port must be between 1 and 65535, got {args.port}")
+    listen = listen_address(args.host) if args.host else None
     prepare_teaching(args)
     script = Path(__file__).parents[1] / "web" / "main.py"
     command = [
@@ -86,10 +97,28 @@ def cmd_serve(args: argparse.Namespace) -> None:
         str(args.port),
         *STREAMLIT_OPTIONS,
     ]
+    if listen is not None:  # else Streamlit's default: every network
+        command += ["--server.address", listen]
     if args.model:
         command += ["--", "--model", args.model]
     # streamlit takes over this process (stopping it stops all) and glibc reads its settings
     os.execve(sys.executable, command, server_environment(os.environ))
+
+
+def listen_address(host: str) -> str:
+    """--host checked: an IP address or a host name (Streamlit's server.address)."""
+    text = host.strip()
+    try:
+        return str(ipaddress.ip_address(text.strip("[]")))
+    except ValueError:
+        pass
+    labels = text.removesuffix(".").split(".")
+    if len(text) > 253 or not all(HOST_LABEL.fullmatch(label) for label in labels):
+        raise attnlens.InputError(
+            f"--host must be an IP address (0.0.0.0 for every network, 127.0.0.1 for this "
+            f"machine only) or a host name, got {host!r}"
+        )
+    return text
 
 
 def prepare_teaching(args: argparse.Namespace) -> None:

@@ -83,6 +83,26 @@ def test_serve_uses_a_real_redis_store(redis_url: str, monkeypatch: pytest.Monke
     assert os.environ["ATTNLENS_CLASS_STORE"] == redis_url
 
 
+def test_serve_host_sets_the_address_streamlit_listens_on(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """--host 0.0.0.0 (a class on the room's network) or 127.0.0.1 (this machine only) becomes
+    Streamlit's server.address; without it Streamlit listens on every network; a bad one is
+    refused before anything starts."""
+    started: list[list[str]] = []
+    monkeypatch.setattr(os, "execve", lambda _exe, command, _env: started.append(command))
+    monkeypatch.setenv("ATTNLENS_CLASS_STORE", f"sqlite:///{tmp_path / 'c.sqlite3'}")
+    for host in ("0.0.0.0", "127.0.0.1", "::", "class.example.edu"):
+        assert main(["serve", "--host", host, "--port", "8600"]) == 0
+        at = started[-1].index("--server.address")
+        assert started[-1][at + 1] == host
+    assert main(["serve"]) == 0 and "--server.address" not in started[-1]
+    for bad in ("a b", "http://x", "-x.edu", "x" * 300):
+        assert main(["serve", f"--host={bad}"]) == 2
+        assert "--host must be an IP address" in capsys.readouterr().err
+    assert len(started) == 5
+
+
 def test_the_servers_settings_keep_what_the_environment_sets() -> None:
     env = server_environment({"PATH": "/bin", "ARROW_DEFAULT_MEMORY_POOL": "jemalloc"})
     assert env["PATH"] == "/bin" and env["ARROW_DEFAULT_MEMORY_POOL"] == "jemalloc"

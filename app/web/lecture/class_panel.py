@@ -10,7 +10,6 @@ import secrets
 import time
 from collections.abc import Callable
 from typing import Any, ParamSpec
-from urllib.parse import urlsplit, urlunsplit
 
 import streamlit as st
 
@@ -18,52 +17,62 @@ from attnlens.app.teaching.board import BROWSER_POLL_MS, VersionBoard
 from attnlens.app.teaching.class_limits import MAX_STUDENTS, ClassError, StoreUnavailableError
 from attnlens.app.teaching.class_state import ClassState, Client, Student
 from attnlens.app.teaching.class_store import ClassStore
+from attnlens.app.teaching.join_link import PUBLIC_URL_ENV, JoinBase, join_base
 from attnlens.app.teaching.names import client_key
 from attnlens.app.teaching.qr import qr_png
 from attnlens.app.web.safe_text import md
 
 P = ParamSpec("P")
-PUBLIC_URL_ENV = "ATTNLENS_PUBLIC_URL"
 SEEN_SECONDS = 10.0  # a student's page tells the store it is still open this often
 NOTICE_SECONDS = 24 * 3600  # the store's notices a teacher's page shows
 NOTICE_EVERY_SECONDS = 5.0  # how often the teacher's page looks for new ones
 BROWSER_COOKIE = "_streamlit_xsrf"  # Streamlit's own cookie: one random token per browser
 
 
-def app_base() -> str:
-    """The address students open: $ATTNLENS_PUBLIC_URL (behind a proxy), else the address
-    the teacher's browser is on, without the page's own path."""
-    public = os.environ.get(PUBLIC_URL_ENV, "").strip()
-    if public:
-        return public.rstrip("/")
-    url = st.context.url or "http://localhost:8501"
-    parts = urlsplit(url)
-    segments = [s for s in parts.path.split("/") if s]
-    if segments and segments[-1] == "lecture":
-        segments = segments[:-1]
-    return urlunsplit((parts.scheme, parts.netloc, "/".join(["", *segments]), "", "")).rstrip("/")
+def join_here() -> JoinBase:
+    """Where students open this server: ATTNLENS_PUBLIC_URL, the address the teacher's browser
+    reached it by, or this machine's network address; with a warning where none would work."""
+    return join_base(
+        st.context.url or "http://localhost:8501",
+        st.get_option("server.address"),
+        int(st.get_option("server.port")),
+        os.environ.get(PUBLIC_URL_ENV),
+    )
 
 
-def join_link(code: str) -> str:
-    return f"{app_base()}/?class={code}"
+def join_link(code: str, base: JoinBase | None = None) -> str:
+    return f"{(base or join_here()).url}/?class={code}"
 
 
 def class_bar(code: str, store: ClassStore, state: ClassState) -> None:
-    """One line the room can read: the code and the link, how many joined (and the most from one
-    address: many means one network, or a script); the QR code and the class's settings a click
-    away; what the store had to do on its own."""
-    link = join_link(code)
+    """What the room reads: first, when no student could open the link, why and the command
+    that serves the class; the link (as text that copies whole: no Markdown, no invisible
+    characters), the code, how many joined (and the most from one address: many means one
+    network, or a script); the QR code and the class's settings a click away, on the left
+    (opened, they cover the figure, never the question); what the store did on its own."""
+    base = join_here()
+    link = join_link(code, base)
+    if base.warning:
+        with st.container(key="lec_join_warning"):
+            st.warning(md(base.warning))
+            if base.command:
+                st.code(base.command, language="bash")
     roster = store.roster(code)
-    left, qr, settings = st.columns([5, 1, 1], vertical_alignment="center")
+    qr, settings, shown, left = st.columns([1, 1, 4, 3], vertical_alignment="center")
+    with shown.container(key="lec_join_link"):
+        st.code(link, language=None, wrap_lines=True)
     with left.container(key="lec_class_bar"):
-        line = f"**Join: {md(link)}** · code **{code}** · {roster.joined} joined"
+        line = f"← join · code **{code}** · {roster.joined} joined"
         if roster.from_one_address > 1:
             line += f" · {roster.from_one_address} from one address"
         if state.locked:
             line += " · joining locked"
-        st.markdown(line)  # fixed words: an escaped link, a code of letters and digits, numbers
-    with qr.popover("QR code", width="stretch"):
-        st.image(qr_png(link), caption=md(link), width=420)
+        st.markdown(line)  # fixed words: a code of letters and digits, numbers
+    unreachable = None if base.reachable else "No student could open this link"
+    with qr.popover("QR code", width="stretch", disabled=unreachable is not None, help=unreachable):
+        st.image(qr_png(link), width=420)
+        with st.container(key="lec_qr_link"):
+            st.code(link, language=None, wrap_lines=True)
     with settings.popover("Class", width="stretch"):
         class_settings(code, store, state)
     store_notices(store)
