@@ -11,16 +11,22 @@ import plotly.graph_objects as go
 
 from attnlens.record.decode import BeamStep, DecodeRun
 from attnlens.record.errors import clipped
+from attnlens.viz import beam_rows
+from attnlens.viz.beam_rows import row_count, rows_of
 from attnlens.viz.labels import token_text
+from attnlens.viz.margins import BASE_FONT, text_px
 
 STATUS_COLOURS = {"alive": "rgb(31,119,180)", "finished": "rgb(44,160,44)", "pruned": "#c0c0c0"}
+Node = beam_rows.Node  # (step, beam): one node of the tree
 CHOSEN = "crimson"  # the path of the output
 FOLLOWED = "rgb(255,127,14)"  # the path of another beam the user follows
 CANDIDATE = "rgb(31,119,180)"
 OUTPUT_CHARS = 40  # of the output in the tree's title: a 96-token output ran past the figure
-Node = tuple[int, int]  # (step, beam): one node of the tree
-ROW_PX, MIN_HEIGHT, MAX_HEIGHT = 48, 320, 1000
-SCORED_STEPS = 8  # steps up to which each node's label carries its score beside its token
+ROW_PX, MIN_HEIGHT, MAX_HEIGHT = 40, 320, 1300  # 16 rows (8 beams' alive and finished) at 24 px
+ROW_FONTS = 2.2  # a row's height in font sizes: the label, the node under it, a gap
+AROUND_PX, AROUND_FONTS = 160, 10  # the title's two lines, the legend, the step axis
+SCORE_DIGITS = 2  # decimals of the cumulative score on a node: "kasa -3.21"
+LABEL_GAP_PX = 20  # px between two steps' labels
 
 
 def chosen_path(run: DecodeRun) -> list[BeamStep]:
@@ -74,10 +80,13 @@ def followed_row(run: DecodeRun, step: int, node: Node | None = None) -> int | N
     return 0 if parent is None else parent
 
 
-def beam_tree(run: DecodeRun, node: Node | None = None) -> go.Figure:
-    """Kept beams (alive, finished) at integer rows with their token and cumulative score;
-    each step's pruned continuations collapsed into one faded node in the bottom row; the
-    output's path in red, and a followed beam's path (node) in orange when it differs.
+def beam_tree(run: DecodeRun, node: Node | None = None, font_px: float = BASE_FONT) -> go.Figure:
+    """Kept beams (alive, finished), each labelled with its token and cumulative score (to
+    SCORE_DIGITS decimals) on a row it keeps from step to step (viz/beam_rows.py: no two
+    edges cross); each step's pruned continuations collapsed into one faded node in the
+    bottom row; the output's path in red, and a followed beam's path (node) in orange when
+    it differs. font_px: the size its text will be shown at (a projector's 24 px needs taller
+    rows: a label sits above its node, below the row above).
 
     Each kept node's customdata is [step, beam], so a click identifies it.
     """
@@ -87,51 +96,85 @@ def beam_tree(run: DecodeRun, node: Node | None = None) -> go.Figure:
         if node is None
         else [(t, b.beam) for t, b in enumerate(run.path(*extended(run, node)))]
     )
-    rows = max(sum(b.status != "pruned" for b in r.beams) for r in run.steps)
-    traces = [_edges(run, set(chosen) | set(path), None, "extends")]
+    at = rows_of(run)
+    rows = row_count(run)
+    traces = [_edges(run, at, set(chosen) | set(path), None, "extends")]
     if path != chosen:
-        traces.append(_edges(run, set(path), FOLLOWED, "followed beam"))
-    traces.append(_edges(run, set(chosen), CHOSEN, "output's path"))
-    scored = len(run.steps) <= SCORED_STEPS
-    traces += [
-        _kept(run, status, set(chosen), set(path), scored) for status in ("alive", "finished")
-    ]
+        traces.append(_edges(run, at, set(path), FOLLOWED, "followed beam"))
+    traces.append(_edges(run, at, set(chosen), CHOSEN, "output's path"))
+    traces += [_kept(run, at, status, set(chosen), set(path)) for status in ("alive", "finished")]
     traces.append(_pruned(run, rows))
     fig = go.Figure(traces)
     best, n = run.best, len(run.steps)
     fig.update_layout(
         title=f"{run.strategy} · {n} step{'' if n == 1 else 's'} · output "
         f"“{token_text(clipped(best.text, OUTPUT_CHARS))}” "
-        f"(score {best.score:.3f})",
-        xaxis={
-            "title": {"text": "step" if scored else "step (each node's score on hover)"},
-            "dtick": 1,
-            "automargin": True,
-        },
+        f"(score {best.score:.{SCORE_DIGITS}f})",
+        xaxis={"title": {"text": "step"}, "dtick": 1, "automargin": True},
         yaxis=_rows_axis(rows),
         plot_bgcolor="white",
-        legend={"title": {"text": "beams"}},
-        height=int(min(MAX_HEIGHT, max(MIN_HEIGHT, ROW_PX * (rows + 1) + 160))),
+        # at the foot of the figure, in rows that wrap: at the right, projector-sized entries
+        # were cut off at the figure's edge ("output's pat", "pruned (cou"); above the plot
+        # they ran into the title's second line
+        legend={
+            "orientation": "h",
+            "x": 0,
+            "xanchor": "left",
+            "y": 0,
+            "yanchor": "bottom",
+            "yref": "container",
+        },
+        dragmode="pan",  # a drag to the right brings earlier steps into view
+        height=_height(rows, font_px),
     )
     return fig
 
 
+def _height(rows: int, font_px: float) -> int:
+    """Rows tall enough for a label above each node, and room for the title's two lines, the
+    legend and the step axis."""
+    row = max(ROW_PX, ROW_FONTS * font_px)
+    around = max(AROUND_PX, AROUND_FONTS * font_px)
+    return int(min(MAX_HEIGHT, max(MIN_HEIGHT, row * (rows + 1.8) + around)))
+
+
+def label(b: BeamStep) -> str:
+    """A kept node's label: its token and cumulative score, "kasa -3.21"."""
+    return f"{token_text(b.token)} {b.score:.{SCORE_DIGITS}f}"
+
+
+def label_px(run: DecodeRun, font_px: float) -> float:
+    """About how wide the widest node label of the run is drawn at font_px."""
+    kept = (b for r in run.steps for b in r.beams if b.status != "pruned")
+    return max((text_px(label(b), font_px) for b in kept), default=0.0)
+
+
+def steps_that_fit(run: DecodeRun, plot_px: float, font_px: float) -> int:
+    """How many steps of the tree fit side by side in plot_px with no two labels touching
+    (at least 1)."""
+    column = label_px(run, font_px) + LABEL_GAP_PX
+    return max(1, int(plot_px // column))
+
+
 def _rows_axis(rows: int) -> dict[str, Any]:
-    """Integer beam positions, alive first then finished; the pruned row below them."""
+    """A row per kept hypothesis (unlabelled: a row is not a rank); the pruned row below."""
     return {
-        "title": {"text": "beam (alive first, then finished)"},
+        "title": {"text": "kept beams (each keeps its row)"},
         "tickmode": "array",
         "tickvals": [*range(rows), rows],
-        "ticktext": [*map(str, range(rows)), "pruned"],
-        "range": [rows + 0.6, -1.2],  # reversed: beam 0 on top, room above for its label
+        "ticktext": [""] * rows + ["pruned"],
+        "range": [rows + 0.6, -1.2],  # reversed: the first row on top, room above its label
         "automargin": True,
         "zeroline": False,
+        "showgrid": False,
     }
 
 
-def _edges(run: DecodeRun, on: set[Node], colour: str | None, name: str) -> go.Scatter:
-    """Lines from each kept beam's parent at the previous step: every edge (colour None,
-    faint) or the edges into the nodes `on` (drawn on top, thick)."""
+def _edges(
+    run: DecodeRun, at: dict[Node, int], on: set[Node], colour: str | None, name: str
+) -> go.Scatter:
+    """Lines from each kept beam's parent at the previous step, between their rows: every
+    edge (colour None, faint) or the edges into the nodes `on` (drawn on top, thick)."""
     xs: list[float | None] = []
     ys: list[float | None] = []
     for record in run.steps[1:]:
@@ -140,33 +183,32 @@ def _edges(run: DecodeRun, on: set[Node], colour: str | None, name: str) -> go.S
             if b.parent is None or b.status == "pruned" or (colour and (t, b.beam) not in on):
                 continue
             xs += [t - 1, t, None]
-            ys += [b.parent, b.beam, None]
+            ys += [at[(t - 1, b.parent)], at[(t, b.beam)], None]
     line = {"color": colour, "width": 3} if colour else {"color": "#aaaaaa", "width": 1}
     return go.Scatter(x=xs, y=ys, mode="lines", line=line, hoverinfo="skip", name=name)
 
 
 def _kept(
-    run: DecodeRun, status: str, chosen: set[Node], path: set[Node], scored: bool
+    run: DecodeRun, at: dict[Node, int], status: str, chosen: set[Node], path: set[Node]
 ) -> go.Scatter:
-    """The nodes of one status, each labelled with its token (and, when `scored`, its
-    score: past SCORED_STEPS steps "manja -7.75" ran into its neighbours')."""
+    """The nodes of one status on their rows, each labelled with its token and score."""
     cells = [(r.step, b) for r in run.steps for b in r.beams if b.status == status]
     outline = [
         CHOSEN if (t, b.beam) in chosen else FOLLOWED if (t, b.beam) in path else "white"
         for t, b in cells
     ]
     hover = [
-        f"step {t} · beam {b.beam} · {status}<br>token {token_text(b.token)}"
+        f"step {t} · rank {b.beam} · {status}<br>token {token_text(b.token)}"
         f"<br>log p {b.logprob:.4f} · score {b.score:.4f}"
-        + ("" if b.parent is None else f"<br>extends beam {b.parent} of step {t - 1}")
+        + ("" if b.parent is None else f"<br>extends rank {b.parent} of step {t - 1}")
         + "<br>click to follow this beam"
         for t, b in cells
     ]
     return go.Scatter(
         x=[t for t, _ in cells],
-        y=[b.beam for _, b in cells],
+        y=[at[(t, b.beam)] for t, b in cells],
         mode="markers+text",
-        text=[token_text(b.token) + (f" {b.score:.2f}" if scored else "") for _, b in cells],
+        text=[label(b) for _, b in cells],
         textposition="top center",
         customdata=[[t, b.beam] for t, b in cells],
         hovertext=hover,

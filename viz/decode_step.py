@@ -17,7 +17,6 @@ from attnlens.viz.beam import CANDIDATE, CHOSEN, Node, candidates_of, followed, 
 from attnlens.viz.labels import positions_axis, visible
 from attnlens.viz.style import panel_title
 
-LABELLED_STEPS = 30  # steps of a beam tree up to which each node is labelled with its token
 PAYLOAD_CHARS = 600_000  # of a run's steps sent to the page at once, at most (steps_data)
 WEIGHT = "#636efa"  # a step's attention bars: Plotly's first colour, as step_attention's
 
@@ -135,10 +134,11 @@ def _check_index(n: int, value: int, name: str) -> None:
         raise ValueError(f"{name} {value} is outside 0..{n - 1} ({n} {name}s)")
 
 
-def up_to_step(tree: go.Figure, step: int) -> go.Figure:
+def up_to_step(tree: go.Figure, step: int, window: int | None = None) -> go.Figure:
     """A beam tree (viz.beam_tree) cut at `step`: no edge into a later step (the path ahead is
-    not given away), later nodes off-screen, the step marked; past LABELLED_STEPS steps the
-    nodes' tokens are in their hover only."""
+    not given away), later nodes off-screen, the step marked; with a `window`, only that many
+    steps up to `step` in view (viz.beam.steps_that_fit: every node keeps its label; the
+    earlier steps are a drag to the left away)."""
     traces = [trace.to_plotly_json() for trace in tree.data]
     for spec in traces:
         if spec.get("mode") == "lines":  # edges as (x0, x1, None) triples: drop later ones
@@ -146,14 +146,11 @@ def up_to_step(tree: go.Figure, step: int) -> go.Figure:
             kept = [i for i in range(0, len(xs), 3) if xs[i + 1] <= step]
             spec["x"] = [v for i in kept for v in xs[i : i + 3]]
             spec["y"] = [v for i in kept for v in ys[i : i + 3]]
-    if step + 1 > LABELLED_STEPS:  # the tokens would run into one another: hover names them
-        for spec in traces:
-            if spec.get("mode") == "markers+text" and spec.get("customdata") is not None:
-                spec["mode"] = "markers"
     fig = go.Figure(data=traces, layout=tree.layout)
-    fig.update_xaxes(range=[-0.5, step + 0.5])
-    if step + 1 > LABELLED_STEPS:
-        fig.update_xaxes(title_text="step (each node's token and score on hover)")
+    first = 0 if window is None else max(0, step - window + 1)
+    fig.update_xaxes(range=[first - 0.5, step + 0.5])
+    if first:
+        fig.update_xaxes(title_text=f"step (steps {first}–{step}; drag right for the earlier)")
     # the step as a band behind its column: a line through it struck its nodes' labels out
     fig.add_vrect(x0=step - 0.5, x1=step + 0.5, fillcolor="#888", opacity=0.15, line_width=0,
                   layer="below")  # fmt: skip

@@ -11,10 +11,8 @@ import numpy as np
 import pytest
 
 import attnlens
-from attnlens.viz import decode_step
 from attnlens.viz.beam import beam_tree, candidate_bars
 from attnlens.viz.decode_step import (
-    LABELLED_STEPS,
     candidates_frame,
     followed,
     followed_row,
@@ -162,23 +160,24 @@ def test_a_long_runs_steps_go_to_the_page_a_window_at_a_time(lens: attnlens.Lens
         steps_data(run, 0, 0, around=12)
 
 
-def test_the_tree_up_to_a_step_marks_its_column_and_names_tokens_while_they_fit(
-    lens: attnlens.Lens, monkeypatch: pytest.MonkeyPatch
+def test_the_tree_up_to_a_step_marks_its_column_and_labels_every_node_in_view(
+    lens: attnlens.Lens,
 ) -> None:
-    """The step is a band behind its column (a line through it struck its labels out); past
-    LABELLED_STEPS steps the tokens are in the hover only (65 steps of lm ran into a band)."""
-    assert LABELLED_STEPS == 30
-    monkeypatch.setattr(decode_step, "LABELLED_STEPS", 6)  # the tiny model writes 23 at most
+    """The step is a band behind its column (a line through it struck its labels out); every
+    node keeps its token and score at any length: a window of the steps that fit is in view
+    (past 30 steps the labels were dropped to the hover, 65 steps of lm ran into a band)."""
     run = lens.decode("bad cafe", strategy="greedy", max_len=10)
     assert len(run.steps) == 10
     tree = beam_tree(run)
-    for step, labelled in ((2, True), (5, True), (6, False), (9, False)):
-        fig = up_to_step(tree, step)
+    for step, window in ((2, None), (5, 3), (9, 4), (9, None)):
+        fig = up_to_step(tree, step, window)
         nodes = [t for t in fig.data if t.customdata is not None]
-        assert nodes and all((t.mode == "markers+text") == labelled for t in nodes)
+        assert nodes and all(t.mode == "markers+text" and len(t.text) == len(t.x) for t in nodes)
         (band,) = fig.layout.shapes
         assert (band.type, band.x0, band.x1) == ("rect", step - 0.5, step + 0.5)
-        assert ("token and score on hover" in fig.layout.xaxis.title.text) != labelled
+        first = 0 if window is None else max(0, step - window + 1)
+        assert tuple(fig.layout.xaxis.range) == (first - 0.5, step + 0.5)
+        assert ("drag right for the earlier" in fig.layout.xaxis.title.text) == (first > 0)
     one = lens.decode("bad cafe", strategy="greedy", max_len=1)
     assert beam_tree(one).layout.title.text.startswith("greedy · 1 step · output")
 

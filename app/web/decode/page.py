@@ -23,7 +23,9 @@ from attnlens.app.web.safe_text import md
 from attnlens.app.web.scaffold import page_start
 from attnlens.record.decode import DecodeRun
 from attnlens.viz import decode_step as steps_viz
-from attnlens.viz.beam import Node, check_node, extended, followed_row, output_node
+from attnlens.viz.beam import Node, check_node, extended, followed_row, output_node, steps_that_fit
+from attnlens.viz.margins import BASE_FONT
+from attnlens.viz.style import PROJECTOR_FONT
 
 
 def page() -> None:
@@ -94,6 +96,9 @@ def what_if_view(lens: Lens, text: str, kwargs: dict[str, Any], run: DecodeRun) 
 
 
 MEAN = "mean of heads"
+# the beam tree's plot width (px, on a 1400 px screen; on a 1920 px projector beside the
+# sidebar) and its text size: the steps whose labels fit side by side are in view
+TREE_PX = {False: (1000.0, float(BASE_FONT)), True: (1450.0, float(PROJECTOR_FONT))}
 
 
 def _head_or_mean(value: object) -> int | str:
@@ -183,7 +188,9 @@ def step_view(run: DecodeRun) -> None:
             st.caption(md(f"Step {step}'s attention, layer {layer} · head {head}, to download:"))
             fig = show.styled(steps_viz.step_attention(run, step, layer, head, row))
             show.download_buttons(fig, "step_attention", f"step-{step}-attention-{layer}-{head}")
-    tree = clickable(steps_viz.up_to_step(viz.beam_tree(run, node), step))
+    width, font = TREE_PX[show.presenting()]
+    tree = viz.beam_tree(run, node, font)
+    tree = clickable(steps_viz.up_to_step(tree, step, steps_that_fit(run, width, font)))
     show.figure(tree, "beam_tree", f"beam-tree-step-{step}", lambda: _follow_clicked(n))
     if run.strategy == "beam":
         st.caption("Click a node to follow that beam; the output's path is red.")
