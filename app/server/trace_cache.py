@@ -21,19 +21,35 @@ from types import MappingProxyType
 
 import numpy as np
 
+from attnlens.record.scores import LayerScores, Summary
 from attnlens.record.trace import Trace
 
 Key = tuple[Hashable, ...]
 
 
 def _arrays(trace: Trace) -> Iterator[np.ndarray]:
-    """Every array the trace holds: its fields' and those of its dict fields (layer_masks)."""
+    """Every array the trace holds: its fields', those of its dict fields (layer_masks), and
+    those of a long input's scores and summaries (each layer's q, k and lse; the overviews)."""
     for f in dataclasses.fields(trace):
         value = getattr(trace, f.name)
         if isinstance(value, np.ndarray):
             yield value
         elif isinstance(value, Mapping):
-            yield from (v for v in value.values() if isinstance(v, np.ndarray))
+            for v in value.values():
+                yield from _held(v)
+
+
+def _held(value: object) -> Iterator[np.ndarray]:
+    """The arrays of one value of a dict field: an array, a kind's layers of scores, or its
+    Summary."""
+    if isinstance(value, np.ndarray):
+        yield value
+    elif isinstance(value, Summary):
+        yield from value.arrays().values()
+    elif isinstance(value, tuple):
+        for layer in value:
+            if isinstance(layer, LayerScores):
+                yield from (layer.q, layer.k, layer.lse)
 
 
 def frozen(trace: Trace) -> Trace:

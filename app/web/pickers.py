@@ -11,6 +11,7 @@ import attnlens
 from attnlens.app.web import session_records, urlstate
 from attnlens.app.web.resources import shared_trace
 from attnlens.app.web.safe_text import md
+from attnlens.model.lenses.lens import RecordMode
 from attnlens.record.trace import Kind, Trace
 
 KIND_LABELS: dict[str, str] = {
@@ -95,12 +96,13 @@ def traced(
     target: str | None,
     slot: str = "trace",
     pair: str | None = None,
+    record: RecordMode = "weights",
 ) -> Trace | None:
     """The trace of text (memoised per session, and shared between sessions: its arrays are
-    read-only); a message in place of bad input."""
-    key = (lens.name, id(lens), text, target, pair)
+    read-only), kept as `record` asks (Lens.trace); a message in place of bad input."""
+    key = (lens.name, id(lens), text, target, pair, record)
     try:
-        tr = memo(slot, key, lambda: shared_trace(lens, text, target, pair))
+        tr = memo(slot, key, lambda: shared_trace(lens, text, target, pair, record))
     except ValueError as err:
         st.error(md(err))
         return None

@@ -27,6 +27,7 @@ import attnlens
 from attnlens.app.server.trace_cache import SharedTraces
 from attnlens.app.server.trace_workers import TraceWorkers
 from attnlens.app.web.safe_text import md
+from attnlens.model.lenses.lens import RecordMode
 from attnlens.model.lenses.registry import check_allowed
 from attnlens.model.training.snapshots import SnapshotScore
 from attnlens.record.errors import clipped
@@ -70,22 +71,28 @@ def _shared_traces() -> SharedTraces:
 
 
 def shared_trace(
-    lens: attnlens.Lens, text: str, target: str | None, pair: str | None = None
+    lens: attnlens.Lens,
+    text: str,
+    target: str | None,
+    pair: str | None = None,
+    record: RecordMode = "weights",
 ) -> Trace:
-    """The trace of text (and target, and a pair's second text) on lens, computed once for
-    every session that asks; its arrays are read-only. Bad input raises the lens's InputError,
-    as lens.trace does."""
+    """The trace of text (and target, and a pair's second text) on lens, kept as `record` asks,
+    computed once for every session that asks; its arrays are read-only. Bad input raises the
+    lens's InputError, as lens.trace does. The workers trace our own models, whose weights
+    always fit: `auto` keeps the weights there too (OwnLens.recorded)."""
     workers = _trace_workers()
 
     def compute() -> Trace:
         name = lens.name
         # until the worker has started and has the model loaded, the trace is made here
-        if workers is not None and workers.ready(name) and lens is shared_lens(name):
+        ours = workers is not None and workers.ready(name) and lens is shared_lens(name)
+        if ours and record != "scores" and workers is not None:
             with contextlib.suppress(BrokenProcessPool):  # a worker died: made here too
                 return workers.trace(name, text, target, pair)
-        return lens.trace(text, target, pair=pair)
+        return lens.trace(text, target, pair=pair, record=record)
 
-    return _shared_traces().get(lens, (lens.name, text, target, pair), compute)
+    return _shared_traces().get(lens, (lens.name, text, target, pair, record), compute)
 
 
 @st.cache_resource(show_spinner=False)

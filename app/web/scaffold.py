@@ -14,6 +14,7 @@ from attnlens.app.web.resources import load_lens
 from attnlens.app.web.safe_text import md
 from attnlens.app.web.show import presenting
 from attnlens.app.web.sidebar import sidebar
+from attnlens.model.lenses.lens import RecordMode
 from attnlens.record.trace import Trace
 
 
@@ -43,13 +44,18 @@ Inputs = tuple[str, str | None, str | None]  # the text, the target and the seco
 
 
 def traced_page(
-    url_path: str, title: str, body: Callable[[Started], None], caption: bool = False
+    url_path: str,
+    title: str,
+    body: Callable[[Started], None],
+    caption: bool = False,
+    record: RecordMode = "weights",
 ) -> None:
     """page_start (and the model's description, with caption), then the text boxes and `body`
     drawn from their trace. A new text reruns the boxes and `body` alone, a fragment: the
     sidebar, the navigation and the title are not sent again (on Explore at 8 tokens the page
     around the figure cost more than the figure: docs/speed.md). On a projector the boxes are
-    in the sidebar, where a fragment cannot draw, and the page reruns whole."""
+    in the sidebar, where a fragment cannot draw, and the page reruns whole. record: the record
+    the trace keeps (Lens.trace's; Explore's `auto` keeps scores past the budget)."""
     lens = page_start(url_path, title)
     if lens is None:
         return
@@ -58,20 +64,22 @@ def traced_page(
     if presenting():
         with st.sidebar:
             inputs = text_inputs(lens)
-        _traced(lens, inputs, body)
+        _traced(lens, inputs, body, record)
     else:
-        _typed(lens, body)
+        _typed(lens, body, record)
 
 
 @st.fragment
-def _typed(lens: attnlens.Lens, body: Callable[[Started], None]) -> None:
-    _traced(lens, text_inputs(lens), body)
+def _typed(lens: attnlens.Lens, body: Callable[[Started], None], record: RecordMode) -> None:
+    _traced(lens, text_inputs(lens), body, record)
 
 
-def _traced(lens: attnlens.Lens, inputs: Inputs, body: Callable[[Started], None]) -> None:
+def _traced(
+    lens: attnlens.Lens, inputs: Inputs, body: Callable[[Started], None], record: RecordMode
+) -> None:
     """body of the inputs' trace; only a message when they are bad."""
     text, target, pair = inputs
-    tr = traced(lens, text, target, pair=pair)
+    tr = traced(lens, text, target, pair=pair, record=record)
     if tr is not None:
         body(Started(lens, text, target, tr, pair))
 

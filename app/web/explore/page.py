@@ -21,18 +21,20 @@ from attnlens import viz
 from attnlens.app.web import downloads, show
 from attnlens.app.web.explore.grid_canvas import head_grid, picked_head
 from attnlens.app.web.explore.lines_canvas import lines_canvas
+from attnlens.app.web.explore.long_head import held_head, is_long, long_head, scale_picker
 from attnlens.app.web.explore.pairs import pair_view
 from attnlens.app.web.pickers import kind_picker, layer_head_pickers, memo
 from attnlens.app.web.scaffold import Started, traced_page, true_alignment
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.margins import BASE_FONT
+from attnlens.viz.overview_grid import every_head_grid
 from attnlens.viz.style import PROJECTOR_FONT
 
 WIDE_FROM = 64  # positions past which the heatmap takes the full width (cells stay ≥ 1 px)
 
 
 def page() -> None:
-    traced_page("explore", "Explore", traced_view, caption=True)
+    traced_page("explore", "Explore", traced_view, caption=True, record="auto")
 
 
 def traced_view(started: Started) -> None:
@@ -58,7 +60,13 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
     first = st.container() if present else None  # on a projector the figure comes first
     row = st.container(horizontal=True)  # one block, not four (st.columns): fewer messages
     kind = kind_picker(tr, row)  # before the heatmap, each one the browser renders on its own
+    if is_long(tr, kind):
+        scale = scale_picker(row)
+        long_head(tr, kind, scale, present)
+        every_head(tr, kind, *held_head(tr, kind))
+        return
     layer, head = layer_head_pickers(*tr.model.shape(kind), (row, row))
+    scale = scale_picker(row)
     if first is not None or max(map(len, tr.tokens(kind))) > WIDE_FROM:
         left, right = first or st.container(), st.container()  # each figure the full width
     else:
@@ -66,7 +74,7 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
     with left:
         circled = alignment if kind == "cross" else None
         show.figure(
-            viz.head_heatmap(tr, kind, layer, head, circled),
+            viz.head_heatmap(tr, kind, layer, head, circled, scale),
             "heatmap",
             f"heatmap-{kind}-{layer}-{head}",
         )
@@ -95,11 +103,15 @@ def lines_view(tr: Trace, kind: Kind, layer: int, head: int, present: bool) -> N
 def every_head(tr: Trace, kind: Kind, layer: int, head: int) -> None:
     """Every head, after the heatmap and the lines, the enlarged one outlined. Its cells depend
     on the trace and the kind only: another head picked re-sends them unchanged with another
-    outline, and the browser redraws from the cells it has decoded (app/head_grid.js)."""
+    outline, and the browser redraws from the cells it has decoded (app/head_grid.js). On a long
+    input they come from the record's overviews (viz/overview_grid.py), and another head picked
+    does not send them again (long_head.py): the browser moves the outline."""
     st.subheader(f"Every head (layer {layer} · head {head} is enlarged above; click one)")
-    cells = memo("head_grid", (tr, kind), lambda: viz.head_grid(tr, kind).data())
+    overviews = tr.summaries is not None and kind in tr.summaries  # a long input's record
+    grid = every_head_grid if overviews else viz.head_grid
+    cells = memo("head_grid", (tr, kind), lambda: grid(tr, kind).data())
     head_grid(
-        {**cells, "selected": [layer, head]},
+        {**cells, "selected": [layer, head], "kind": kind},
         show.presenting(),
         partial(_enlarge_clicked, *tr.model.shape(kind)),
     )

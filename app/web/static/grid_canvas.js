@@ -47,6 +47,14 @@ function setUp(root) {
     if (state.data && state.stage.clientWidth !== state.width) draw(state);
   });
   state.observer.observe(state.stage);
+  // a long input's head view (head_zoom.js) says which head it shows: outline it here, as
+  // another head picked there does not send this grid again
+  window.addEventListener("attnlens-head", (e) => {
+    const { kind, selected } = e.detail || {};
+    if (!state.data || !state.root.isConnected || kind !== state.data.kind) return;
+    state.data = { ...state.data, selected };
+    draw(state);
+  });
   return state;
 }
 

@@ -1,0 +1,96 @@
+"""Explore's head at any length: past EXACT_SIDE positions a side the enlarged head is its
+pooled overview (the record's own, computed at trace time), a box dragged on it fetches that
+window of the one head shown, exact cell by cell once it is at most EXACT_SIDE a side, and
+"Whole head" goes back out (docs/app.md, Explore).
+
+The layer and head pickers and the view are a fragment of their own inside the page's: another
+head picked, or a zoom, sends that one head's window (a 128 × 128 overview is ~45 KB), never
+the every-head grid or the record again. The grid's outline follows in the browser."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import streamlit as st
+
+from attnlens.app.web import show
+from attnlens.app.web.explore.head_zoom import RESET, head_zoom, zoom_asked
+from attnlens.app.web.pickers import layer_head_pickers
+from attnlens.record.trace import Kind, Trace
+from attnlens.viz.colour_scale import Scale
+from attnlens.viz.head_window import EXACT_SIDE, HeadWindow, Span, head_window
+from attnlens.viz.window_figure import window_figure
+
+ZOOM = "_zoom"  # the window shown: ((trace id, kind), rows, cols) while zoomed in
+FIGURE_CELL_BYTES = 48  # a cell's JSON in the downloaded figure, at most (z, customdata, comma)
+
+
+def is_long(tr: Trace, kind: Kind) -> bool:
+    """Whether one kind's map is longer than EXACT_SIDE a side: shown as an overview."""
+    return max(map(len, tr.tokens(kind))) > EXACT_SIDE
+
+
+def scale_picker(where: st.delta_generator.DeltaGenerator) -> Scale:
+    """The colour rule of the enlarged head: perceptual (colour ∝ ∛weight) unless asked."""
+    linear = where.toggle(
+        "Linear colour", key="w_linear",
+        help="colour ∝ weight; off: colour ∝ ∛weight, so small weights of a long input show",
+    )  # fmt: skip
+    return "linear" if linear else "perceptual"
+
+
+def held_head(tr: Trace, kind: Kind) -> tuple[int, int]:
+    """The layer and head the pickers hold for this kind (their defaults where they hold none
+    that fits)."""
+    n_layers, n_heads = tr.model.shape(kind)
+    layer, head = st.session_state.get("w_layer"), st.session_state.get("w_head")
+    layer = layer if isinstance(layer, int) and 0 <= layer < n_layers else n_layers - 1
+    return layer, head if isinstance(head, int) and 0 <= head < n_heads else 0
+
+
+def held_window(tr: Trace, kind: Kind) -> tuple[Span | None, Span | None]:
+    """The zoomed window of this trace and kind; (None, None): the whole head."""
+    held = st.session_state.get(ZOOM)
+    if held is None or held[0] != (id(tr), kind):
+        return None, None
+    return held[1], held[2]
+
+
+def _zoomed(tr: Trace, kind: Kind, size: tuple[int, int]) -> None:
+    """A box dragged on the head (or "Whole head"): the window the next run shows."""
+    asked = zoom_asked(size)
+    if asked == RESET:
+        st.session_state.pop(ZOOM, None)
+    elif isinstance(asked, tuple):
+        st.session_state[ZOOM] = ((id(tr), kind), *asked)
+
+
+@st.fragment
+def long_head(tr: Trace, kind: Kind, scale: Scale, present: bool) -> None:
+    """The layer and head pickers, block max or mean, and the head's window, alone in a rerun."""
+    place = st.container() if present else None  # on a projector the figure comes first
+    row = st.container(horizontal=True)
+    layer, head = layer_head_pickers(*tr.model.shape(kind), (row, row))
+    mean = row.toggle(
+        "Block mean", key="w_pool_mean",
+        help="a pooled cell shows its block's mean weight; off: its largest",
+    )  # fmt: skip
+    rows, cols = held_window(tr, kind)
+    window = head_window(tr, kind, layer, head, rows, cols, "mean" if mean else "max")
+    with place or st.container():
+        payload = {**window.data(scale), "kind": kind, "selected": [layer, head]}
+        head_zoom(payload, present, partial(_zoomed, tr, kind, window.size))
+    _downloads(window, scale, present, f"heatmap-{kind}-{layer}-{head}")
+    n = max(window.size)
+    st.caption(
+        f"The lines view is drawn up to {EXACT_SIDE} positions a side; this input has {n}. "
+        "Zoom in to read each weight and its tokens."
+    )
+
+
+def _downloads(window: HeadWindow, scale: Scale, present: bool, name: str) -> None:
+    """The window shown, as a Plotly figure, built only when a button is clicked."""
+    bound = window.values.size * FIGURE_CELL_BYTES + 64 * 1024
+    show.figure_downloads(
+        lambda: show.styled(window_figure(window, scale), present), bound, "heatmap", name
+    )

@@ -1,0 +1,261 @@
+// One head of a long input, drawn on a canvas from viz.HeadWindow.data(): its pooled overview,
+// or the exact cells of a zoomed window. A box dragged on the cells asks the server for that
+// window ("zoom": {rows: [r0, r1], cols: [c0, c1]}, positions, stop excluded); "Whole head" or
+// a double click asks for the whole head again ("zoom": {reset: true}). Values come as base64
+// of little-endian float16 (pooled) or float32 (exact); NaN is a masked block, drawn grey.
+// Every label and hover text is set as text (textContent), never as markup.
+
+const MASKED = [128, 128, 128, 96]; // grey, part see-through: lighter or darker with the theme
+const MIN_DRAG = 4; // px: a smaller drag is a click, not a box
+const MAX_PLOT = 760; // px: the plot's side at most (the old heatmap's height)
+
+export default function headZoom({ data, parentElement, setTriggerValue }) {
+  const root = parentElement.querySelector(".hz-root");
+  if (!root || !data) return undefined;
+  const state = root.__headZoom || (root.__headZoom = setUp(root));
+  state.send = (value) => setTriggerValue("zoom", value);
+  if (state.valuesText !== data.values || state.scale !== data.scale) {
+    state.values = decode(data.values, data.dtype);
+    state.valuesText = data.values;
+    state.scale = data.scale;
+    state.image = cellImage(data, state.values);
+  }
+  state.data = data;
+  texts(state);
+  draw(state);
+  if (data.selected) { // the every-head grid outlines this head (grid_canvas.js)
+    const detail = { kind: data.kind, selected: data.selected };
+    window.dispatchEvent(new CustomEvent("attnlens-head", { detail }));
+  }
+  return () => state.observer.disconnect();
+}
+
+function setUp(root) {
+  const state = {
+    root,
+    title: root.querySelector(".hz-title"),
+    caption: root.querySelector(".hz-caption"),
+    reset: root.querySelector(".hz-reset"),
+    legend: root.querySelector(".hz-legend"),
+    stage: root.querySelector(".hz-stage"),
+    canvas: root.querySelector(".hz-canvas"),
+    labels: root.querySelector(".hz-labels"),
+    box: root.querySelector(".hz-box"),
+    tip: root.querySelector(".hz-tip"),
+    width: 0,
+    drawn: 0,
+    drag: null,
+  };
+  const { canvas } = state;
+  canvas.addEventListener("mousedown", (e) => startDrag(state, e));
+  window.addEventListener("mousemove", (e) => moveDrag(state, e));
+  window.addEventListener("mouseup", (e) => endDrag(state, e));
+  canvas.addEventListener("mousemove", (e) => hover(state, e));
+  canvas.addEventListener("mouseleave", () => { state.tip.hidden = true; });
+  canvas.addEventListener("dblclick", () => state.send({ reset: true }));
+  state.reset.addEventListener("click", () => state.send({ reset: true }));
+  state.observer = new ResizeObserver(() => {
+    if (state.data && state.stage.clientWidth !== state.width) draw(state);
+  });
+  state.observer.observe(state.stage);
+  return state;
+}
+
+function decode(text, dtype) {
+  const raw = atob(text);
+  const bytes = new Uint8Array(raw.length);
+  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+  if (dtype === "f4") return new Float32Array(bytes.buffer);
+  const halves = new Uint16Array(bytes.buffer);
+  const out = new Float32Array(halves.length);
+  for (let i = 0; i < halves.length; i++) out[i] = half(halves[i]);
+  return out;
+}
+
+// IEEE 754 half precision to a number (a browser without Float16Array).
+function half(h) {
+  const sign = h & 0x8000 ? -1 : 1, exp = (h >> 10) & 0x1f, frac = h & 0x3ff;
+  if (exp === 0) return sign * frac * 2 ** -24;
+  if (exp === 31) return frac ? NaN : sign * Infinity;
+  return sign * (1 + frac / 1024) * 2 ** (exp - 15);
+}
+
+function colourOf(data, value) {
+  if (Number.isNaN(value)) return MASKED;
+  const t = Math.min(1, Math.max(0, value)) ** (1 / data.power);
+  const stops = data.colors;
+  let j = 1;
+  while (j < stops.length - 1 && stops[j][0] < t) j++;
+  const [p0, ...c0] = stops[j - 1], [p1, ...c1] = stops[j];
+  const u = Math.min(1, Math.max(0, (t - p0) / (p1 - p0)));
+  return [...c0.map((c, i) => Math.round(c + u * (c1[i] - c))), 255];
+}
+
+// One pixel a block: B_k × B_q, coloured.
+function cellImage(data, values) {
+  const [rows, cols] = data.shape;
+  const canvas = document.createElement("canvas");
+  canvas.width = cols;
+  canvas.height = rows;
+  const ctx = canvas.getContext("2d");
+  const image = ctx.createImageData(cols, rows);
+  for (let i = 0; i < values.length; i++) {
+    image.data.set(colourOf(data, values[i]), i * 4);
+  }
+  ctx.putImageData(image, 0, 0);
+  return canvas;
+}
+
+function texts(state) {
+  const { data } = state;
+  state.root.style.setProperty("--hz-text-px", `${data.text_px}px`);
+  state.root.style.setProperty("--hz-title-px", `${data.title_px}px`);
+  state.title.textContent = data.title;
+  state.caption.textContent = data.caption;
+  state.reset.disabled = data.whole;
+  const bar = state.legend.querySelector(".hz-bar");
+  const stops = data.colors.map(([p, r, g, b]) => `rgb(${r},${g},${b}) ${p * 100}%`);
+  bar.style.background = `linear-gradient(to right, ${stops.join(",")})`;
+  state.legend.querySelector(".hz-bar-title").textContent = data.bar_title;
+  const ticks = state.legend.querySelector(".hz-ticks");
+  ticks.replaceChildren(...data.ticks.map(([at, text]) => {
+    const tick = document.createElement("span");
+    tick.textContent = text;
+    tick.style.left = `${at * 100}%`;
+    return tick;
+  }));
+}
+
+// Room for the labels: token labels when the window is exact, position numbers otherwise.
+function geometry(state) {
+  const { data } = state;
+  const [rows, cols] = data.shape;
+  const text = data.text_px;
+  const labelled = data.query_labels.length > 0;
+  const left = Math.round(text * (labelled ? 11 : 4));
+  const bottom = Math.round(text * (labelled ? 9 : 3));
+  const width = state.stage.clientWidth;
+  const side = Math.max(80, Math.min(MAX_PLOT, width - left - 10));
+  const cellW = side / cols, cellH = side / rows;
+  return { rows, cols, left, top: 4, side, cellW, cellH, width, height: 4 + side + bottom, text };
+}
+
+function draw(state) {
+  const g = (state.geom = geometry(state));
+  const { canvas } = state;
+  const dpr = window.devicePixelRatio || 1;
+  canvas.style.width = `${g.width}px`;
+  canvas.style.height = `${g.height}px`;
+  canvas.width = Math.round(g.width * dpr);
+  canvas.height = Math.round(g.height * dpr);
+  const ctx = canvas.getContext("2d");
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  ctx.imageSmoothingEnabled = false;
+  ctx.drawImage(state.image, g.left, g.top, g.side, g.side);
+  axisLabels(state, g);
+  state.width = g.width;
+  canvas.dataset.geometry = JSON.stringify({ left: g.left, top: g.top, side: g.side });
+  canvas.dataset.window = JSON.stringify({ rows: state.data.rows, cols: state.data.cols });
+  canvas.dataset.drawn = String(++state.drawn); // tests and the bench watch this
+}
+
+// Every n-th label, n the fewest cells that leave a line of text between two labels.
+function axisLabels(state, g) {
+  const { data } = state;
+  const spans = [];
+  const put = (text, cls, x, y) => {
+    const span = document.createElement("span");
+    span.className = cls;
+    span.textContent = text;
+    span.style.left = `${x}px`;
+    span.style.top = `${y}px`;
+    spans.push(span);
+  };
+  const exact = data.query_labels.length > 0;
+  const rowStep = Math.max(1, Math.ceil((g.text * 1.3) / g.cellH));
+  const colStep = Math.max(1, Math.ceil((g.text * (exact ? 1.3 : 4)) / g.cellW));
+  for (let r = 0; r < g.rows; r += rowStep) {
+    const text = exact ? data.query_labels[r] : String(data.row_edges[r]);
+    put(text, "hz-row", g.left - 4, g.top + (r + 0.5) * g.cellH);
+  }
+  for (let c = 0; c < g.cols; c += colStep) {
+    const text = exact ? data.key_labels[c] : String(data.col_edges[c]);
+    put(text, exact ? "hz-col hz-turned" : "hz-col", g.left + (c + 0.5) * g.cellW, g.top + g.side + 4);
+  }
+  state.labels.replaceChildren(...spans);
+}
+
+// The block under a point of the canvas, or null outside the cells.
+function locate(state, clientX, clientY) {
+  const g = state.geom;
+  if (!g) return null;
+  const rect = state.canvas.getBoundingClientRect();
+  const x = clientX - rect.left - g.left, y = clientY - rect.top - g.top;
+  const col = Math.floor(x / g.cellW), row = Math.floor(y / g.cellH);
+  const inside = x >= 0 && y >= 0 && col < g.cols && row < g.rows;
+  return { row: Math.min(g.rows - 1, Math.max(0, row)), col: Math.min(g.cols - 1, Math.max(0, col)),
+           x, y, inside };
+}
+
+function startDrag(state, event) {
+  const at = locate(state, event.clientX, event.clientY);
+  if (!at || !at.inside || event.button !== 0) return;
+  event.preventDefault();
+  state.drag = { from: at, x: event.clientX, y: event.clientY };
+}
+
+function moveDrag(state, event) {
+  const { drag, box, geom: g } = state;
+  if (!drag) return;
+  const to = locate(state, event.clientX, event.clientY);
+  const x0 = Math.min(drag.from.x, to.x), x1 = Math.max(drag.from.x, to.x);
+  const y0 = Math.min(drag.from.y, to.y), y1 = Math.max(drag.from.y, to.y);
+  box.hidden = false;
+  box.style.left = `${g.left + Math.max(0, x0)}px`;
+  box.style.top = `${g.top + Math.max(0, y0)}px`;
+  box.style.width = `${Math.min(g.side, x1) - Math.max(0, x0)}px`;
+  box.style.height = `${Math.min(g.side, y1) - Math.max(0, y0)}px`;
+}
+
+function endDrag(state, event) {
+  const { drag } = state;
+  if (!drag) return;
+  state.drag = null;
+  state.box.hidden = true;
+  if (Math.abs(event.clientX - drag.x) < MIN_DRAG || Math.abs(event.clientY - drag.y) < MIN_DRAG)
+    return;
+  const to = locate(state, event.clientX, event.clientY);
+  state.send(windowOf(state.data, drag.from, to));
+}
+
+// The positions a box from one block to another covers, each side's stop excluded.
+function windowOf(data, a, b) {
+  const r0 = Math.min(a.row, b.row), r1 = Math.max(a.row, b.row);
+  const c0 = Math.min(a.col, b.col), c1 = Math.max(a.col, b.col);
+  return {
+    rows: [data.row_edges[r0], data.row_edges[r1 + 1]],
+    cols: [data.col_edges[c0], data.col_edges[c1 + 1]],
+  };
+}
+
+function hover(state, event) {
+  const at = locate(state, event.clientX, event.clientY);
+  const { tip, data } = state;
+  if (!at || !at.inside || state.drag) { tip.hidden = true; return; }
+  const value = state.values[at.row * data.shape[1] + at.col];
+  const span = (edges, labels, i, one, many) => {
+    const a = edges[i], b = edges[i + 1] - 1;
+    return labels.length ? `${one} ${labels[i]}` : a === b ? `${one} ${a}` : `${many} ${a}–${b}`;
+  };
+  const lines = [
+    span(data.row_edges, data.query_labels, at.row, "query", "queries"),
+    span(data.col_edges, data.key_labels, at.col, "key", "keys"),
+  ];
+  const what = data.pooling ? `${data.pooling} weight` : "weight";
+  lines.push(Number.isNaN(value) ? "masked: not allowed" : `${what} ${value.toFixed(data.digits)}`);
+  tip.textContent = lines.join("\n");
+  tip.hidden = false;
+  const g = state.geom;
+  tip.style.left = `${Math.min(g.left + at.x + 14, Math.max(0, g.width - tip.offsetWidth))}px`;
+  tip.style.top = `${g.top + at.y + 14}px`;
+}
