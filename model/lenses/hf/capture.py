@@ -9,9 +9,11 @@ also returns each row's log-sum-exp) and hands back, in the weights slot that
 head's weights are exact on demand. No hook, no module attribute, nothing kept between calls:
 the registry entry is a pure function, and the model's own implementation is put back after.
 
+A layer that caps its logits (Gemma 2's soft-capping) has no fused kernel: transformers runs it
+eagerly, and so does CAPTURE, a block of query rows at a time, with the cap in the record.
 What the record cannot express (ALiBi or a relative-position bias folded into the scores,
-logit soft-capping, learned sink logits, a mask that is neither causal nor a sliding window)
-raises UnexpressibleError, and the lens records that model's eager weights instead, saying why.
+learned sink logits, a mask that is neither causal nor a sliding window) raises
+UnexpressibleError, and the lens records that model's eager weights instead, saying why.
 """
 
 from __future__ import annotations
@@ -27,8 +29,7 @@ from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
 from attnlens.record.scores import LayerScores, MaskRule
 
 CAPTURE = "attnlens_capture"
-EXTRAS = {  # keyword arguments that change the scores, and what they are
-    "softcap": "it caps its logits (soft-capping)",
+EXTRAS = {  # keyword arguments that change the scores beyond what the record states
     "s_aux": "it adds learned sink logits",
     "sinks": "it adds learned sink logits",
     "position_bias": "it adds a relative-position bias",
@@ -59,13 +60,31 @@ def capture_attention(
         raise UnexpressibleError("it ran a batch, or with dropout")
     Q, K, d = query.size(2), key.size(2), query.size(3)
     scale = float(scaling) if scaling is not None else 1 / math.sqrt(d)
+    cap = _softcap(kwargs.get("softcap"))
     causal = bool(getattr(module, "is_causal", False) if is_causal is None else is_causal)
     rule = mask_rule(attention_mask, Q, K, causal, kwargs.get("sliding_window"))
-    out, lse = _kernel(query, key, value, attention_mask, scale, rule)  # (1, H, Q, d), (1, H, Q)
+    if cap is None:
+        out, lse = _kernel(query, key, value, attention_mask, scale, rule)  # (1,H,Q,d), (1,H,Q)
+    else:
+        out, lse = _capped(query, key, value, scale, cap, rule)
     scores = LayerScores(
-        q=_numpy(query[0]), k=_numpy(key[0]), lse=_numpy(lse[0]), scale=scale, mask=rule
+        q=_numpy(query[0]),
+        k=_numpy(key[0]),
+        lse=_numpy(lse[0]),
+        scale=scale,
+        mask=rule,
+        softcap=cap,
     )
     return out.transpose(1, 2).contiguous(), scores
+
+
+def _softcap(value: object) -> float | None:
+    """The cap a layer puts on its logits (None: none); one the record cannot state raises."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and math.isfinite(value) and value > 0:
+        return float(value)
+    raise UnexpressibleError(f"it caps its logits with {value!r}, not a positive number")
 
 
 def _numpy(x: torch.Tensor) -> np.ndarray:
@@ -171,6 +190,31 @@ def _math(
         if ok is not None:
             s = s.masked_fill(~torch.as_tensor(ok, device=q.device), float("-inf"))
         lse[:, :, rows] = torch.logsumexp(s, dim=-1)
+    return out, lse
+
+
+def _capped(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float, cap: float, rule: MaskRule
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Attention with soft-capped logits, as transformers' eager path computes it (scores,
+    cap · tanh(score / cap), the mask, a float32 softmax, the values), a block of query rows
+    at a time: (1, H, Q, d), (1, H, Q)."""
+    group = q.size(1) // k.size(1)
+    k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)  # (1, H, K, d)
+    out = torch.empty_like(q)
+    lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)  # (1, H, Q)
+    cols = np.arange(k.size(2))
+    for start in range(0, q.size(2), MASK_ROWS):
+        rows = np.arange(start, min(start + MASK_ROWS, q.size(2)))
+        s = (q[:, :, rows] @ k.transpose(-1, -2)) * scale  # (1, H, r, K)
+        s = torch.tanh(s / cap) * cap
+        ok = rule.allowed(rows, cols)
+        if ok is not None:
+            s = s.masked_fill(~torch.as_tensor(ok, device=q.device), float("-inf"))
+        s = s.float()
+        lse[:, :, rows] = torch.logsumexp(s, dim=-1)
+        p = torch.softmax(s, dim=-1).to(v.dtype)
+        out[:, :, rows] = p @ v
     return out, lse
 
 

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 from transformers import AttentionInterface
+from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
 
 from attnlens.model.lenses.hf.capture import capture_attention
 from attnlens.model.lenses.hf.lens import HFLens
@@ -55,10 +56,12 @@ def test_scores_recompute_exactly_the_eager_weights(name: str) -> None:
 
 def test_the_architectures_people_run_long_are_captured_not_eager() -> None:
     """Rotary (Llama, Qwen, Gemma, Phi), grouped-query attention, Mistral's and Starcoder2's
-    sliding windows, learned positions (GPT-2, OPT), BERT-style encoders and the three kinds of
-    BART-style models go through the kernel."""
-    captured = ("llama", "mistral", "qwen2", "qwen3", "gemma", "phi", "starcoder2", "gpt2", "gptj",
-                "gpt-neox", "opt", "bert", "roberta", "bart", "marian", "m2m100")  # fmt: skip
+    sliding windows, Gemma 2's soft-capped logits with its alternating windows, learned
+    positions (GPT-2, OPT), BERT-style encoders and the three kinds of BART-style models go
+    through the kernel."""
+    captured = ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "phi", "starcoder2",
+                "gpt2", "gptj", "gpt-neox", "opt", "bert", "roberta", "bart", "marian",
+                "m2m100")  # fmt: skip
     for name in captured:
         _, scores = both(name)
         assert scores.scores is not None and set(scores.scores) == set(scores.kinds), name
@@ -66,7 +69,7 @@ def test_the_architectures_people_run_long_are_captured_not_eager() -> None:
 
 @pytest.mark.parametrize(
     ("name", "why"),
-    [("t5", "relative-position bias"), ("gemma2", "soft-capping"),
+    [("t5", "relative-position bias"),
      ("bloom", "does not go through transformers' attention functions")],
 )  # fmt: skip
 def test_what_the_record_cannot_state_is_recorded_as_eager_weights_saying_why(
@@ -89,9 +92,10 @@ def _with_values(
 
 
 AttentionInterface.register("attnlens_capture_test", _with_values)
+ALL_MASK_ATTENTION_FUNCTIONS.register("attnlens_capture_test", sdpa_mask)  # CAPTURE's masks
 
 
-@pytest.mark.parametrize("name", ["llama", "mistral", "qwen2", "gpt2", "bert", "bart"])
+@pytest.mark.parametrize("name", ["llama", "mistral", "qwen2", "gemma2", "gpt2", "bert", "bart"])
 def test_weights_times_values_give_the_kernels_own_output(name: str) -> None:
     model = capture_twin(lens(name).model)
     model.set_attn_implementation("attnlens_capture_test")
@@ -105,6 +109,9 @@ def test_weights_times_values_give_the_kernels_own_output(name: str) -> None:
                                              "decoder_attentions", "cross_attentions")]  # fmt: skip
     layers = [x for g in groups if g for x in g]
     assert layers
+    if name == "gemma2":  # soft-capped, windowed on alternate layers: both stated, not dropped
+        assert all(scores.softcap for scores, _, _ in layers)
+        assert {scores.mask.window for scores, _, _ in layers} - {None}
     for scores, value, kernel_out in layers:
         for h in range(scores.n_heads):
             p = scores.head(h)  # (Q, K)
