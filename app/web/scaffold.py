@@ -9,6 +9,7 @@ import streamlit as st
 
 import attnlens
 from attnlens.app.web import urlstate
+from attnlens.app.web.answers import right_answer
 from attnlens.app.web.pickers import pair_input, target_input, text_input, traced
 from attnlens.app.web.resources import load_lens
 from attnlens.app.web.safe_text import md
@@ -95,12 +96,12 @@ def true_alignment(started: Started) -> tuple[int, ...] | None:
     reference = started.lens.reference(started.text)
     if reference is None:
         return None
-    if started.lens.text_of(started.trace.tgt_tokens[1:]) != reference.target:
+    wrong = right_answer(
+        started.lens, started.text, started.lens.text_of(started.trace.tgt_tokens[1:])
+    )
+    if wrong is not None:
         st.caption(
-            md(
-                f"The right output is “{reference.target}”: give it as the target to see the "
-                "true alignment on cross-attention."
-            )
+            md(f"{wrong} Give it as the target to see the true alignment on cross-attention.")
         )
         return None
     return reference.alignment

@@ -284,3 +284,21 @@ def test_the_comparison_keeps_its_layer_and_head_across_the_other_tabs(
     assert link.selectbox(key="w_vs_head").value == 1 and not link.exception
     bad = open_page(tiny_model_dir, view="versus", vs_layer="99", vs_head="x")
     assert not bad.exception and bad.selectbox(key="w_vs_head").value == "mean of heads"
+
+
+def test_a_task_model_never_answers_wrong_without_a_word() -> None:
+    """Issue 38: dates wrote 1999-10-03 for "the 3rd of March, 1999" and said nothing; a
+    readable input answered wrong gets the right answer named."""
+    at = open_bundled("decode", "dates", text="the 3rd of March, 1999")
+    assert not at.exception
+    said = " ".join(w.value for w in at.warning)
+    assert "dates cannot read" in said and "thu 5 mar 2026" in said
+    assert "The right answer" not in said
+    at = open_bundled("decode", "sort", text="zzzzzzzzzzzzzzzzzz")  # 18: trained on 12
+    said = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "The right answer is “zzzzzzzzzzzzzzzzzz”, not “zzzzzzzzzzzz”" in said
+    at = open_bundled("decode", "translate", text="a man says that ice cream eats ice cream")
+    said = " ".join(w.value for w in at.warning).replace("\\", "")
+    assert "The right answer is “un om dice ke gelo gelo manja”" in said
+    at = open_bundled("decode", "reverse", text="hello world")
+    assert not [w for w in at.warning if "right answer" in w.value]  # right: nothing to say

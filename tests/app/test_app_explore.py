@@ -228,7 +228,7 @@ def test_cross_attention_circles_the_true_alignment_when_the_task_knows_it() -> 
     at = open_bundled("explore", "reverse", target="wrong")
     assert not at.exception
     shown = [c.value.replace("\\", "") for c in at.caption]  # captions are markdown-escaped
-    assert any("The right output is “!dlroW ,olleH”" in c for c in shown), shown
+    assert any("The right answer is “!dlroW ,olleH”, not “wrong”" in c for c in shown), shown
     assert heatmap(at)["data"][-1]["type"] == "heatmap"
     at = open_bundled("explore", "dates")  # "sat 21 nov 2026"
     circles = heatmap(at)["data"][-1]

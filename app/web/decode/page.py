@@ -14,6 +14,7 @@ import streamlit as st
 
 from attnlens import Lens, viz
 from attnlens.app.web import show, urlstate
+from attnlens.app.web.answers import right_answer
 from attnlens.app.web.click_targets import clickable
 from attnlens.app.web.decode.controls import VIEWS, decoded, settings, what_if
 from attnlens.app.web.decode.step_view import step_view as show_steps
@@ -50,6 +51,9 @@ def page() -> None:
     for warning in run.warnings:
         st.warning(md(warning))
     st.text(f"Output: {run.output_text}    score (sum of log-probabilities): {run.score:.4f}")
+    wrong = right_answer(lens, text, run.output_text)
+    if wrong is not None:
+        st.warning(md(wrong))
     with st.sidebar if present else st.container():  # on a projector: a line more of figure
         show.record(
             run, "decode_json", f"decode-{run.strategy}", "Download record (JSON)",

@@ -49,15 +49,31 @@ class Task(ABC):
     def sample(self, rng: random.Random) -> Example:
         """One random example."""
 
+    knows_answers = False  # whether `reference` names the right answer of every text it reads
+
     def read(self, text: str) -> Reading:
         """What a model of this task reads of a typed text: the text itself unless the task
-        normalises it (and then says so)."""
-        return Reading(text)
+        normalises it (and then says so), with a note when the task cannot read it."""
+        return Reading(text, self.unread_notes(text))
 
     def reference(self, source: str) -> Example | None:
         """The right answer and true alignment for a source typed by a user; None when the
         task cannot tell (outside its vocabulary or grammar, or a task that does not say)."""
         return None
+
+    def unread_notes(self, text: str) -> tuple[str, ...]:
+        """A plain note when this task cannot read a typed text (its model's output is then a
+        guess with no right answer to check it against), else none."""
+        if not self.knows_answers or not text.strip() or self.reference(text) is not None:
+            return ()
+        return (
+            f"{self.name} cannot read {text!r}: {self.why_unread(text)}. Its output for it is a "
+            "guess, with no right answer to check it against",
+        )
+
+    def why_unread(self, text: str) -> str:
+        """Why a text this task cannot read is outside what it was trained on."""
+        return "it is outside what the task was trained on"
 
     def examples(self, n: int, seed: int) -> list[Example]:
         """n examples from a seeded generator: the same seed gives the same list."""
@@ -137,5 +153,12 @@ class StringTask(Task):
             suite[kind] = [self.answer(draw(rng, length(rng))) for _ in range(n)]
         return suite
 
+    knows_answers = True
+
     def reference(self, source: str) -> Example | None:
         return self.answer(source) if source and set(source) <= set(self.chars) else None
+
+    def why_unread(self, text: str) -> str:
+        outside = list(dict.fromkeys(ch for ch in text if ch not in self.chars))
+        verb = "is" if len(outside) == 1 else "are"
+        return f"{', '.join(map(repr, outside))} {verb} not among the characters it was trained on"

@@ -51,6 +51,11 @@ def _case(word: str, rng: random.Random) -> str:
     return word.capitalize() if pick < 0.4 else word.upper() if pick < 0.55 else word
 
 
+def _lower(word: str, rng: random.Random) -> str:
+    """Names as written in the list of formats: lower case."""
+    return word
+
+
 def _ordinal(day: int) -> str:
     suffix = "th" if 11 <= day % 100 <= 13 else {1: "st", 2: "nd", 3: "rd"}.get(day % 10, "th")
     return f"{day}{suffix}"
@@ -243,6 +248,27 @@ class DatesTask(Task):
             rng = kind_rng(seed, kind)
             suite[kind] = [draw(rng) for _ in range(n)]
         return suite
+
+    knows_answers = True
+
+    def trained_writings(self) -> list[str]:
+        """One date (Thursday 5 March 2026) in each format the task was trained on."""
+        rng, date = random.Random(0), dt.date(2026, 3, 5)
+        return [
+            "".join(p.text for p in parse_format(f, _words(date, rng, _lower)))
+            for f in self.formats
+        ]
+
+    def why_unread(self, text: str) -> str:
+        """A date in a trained format that is no real date (or names the wrong weekday), or
+        a writing it was not trained on: then every format it was, by example."""
+        if any(_match(fmt, text) is not None for fmt in self.formats):
+            return "it is no date from 1900 to 2099 (or not on the weekday it names)"
+        return (
+            f"it was trained only on dates from 1900 to 2099 written in one of these "
+            f"{len(self.formats)} ways (names in lower case, Capitalised or CAPITALS): "
+            + "; ".join(self.trained_writings())
+        )
 
     def reference(self, source: str) -> Example | None:
         """Read a typed date back through the formats; None unless one matches a real date

@@ -133,25 +133,48 @@ class TranslateTask(Task):
     def read(self, text: str) -> Reading:
         """The grammar's words are lower case without punctuation: typed text is read that way,
         and a note says so when that changed anything ("The cat sees a house.")."""
-        words = [w.strip(PUNCTUATION).lower() for w in text.split()]
-        read = " ".join(w for w in words if w)
+        read = self.words_read(text)
         if not read and text.strip():
             raise InputError(f"text {text!r} has no words once punctuation is dropped")
+        unread = self.unread_notes(text)
         if read == " ".join(text.split()):
-            return Reading(read)
+            return Reading(read, unread)
         note = (
             f"{self.name} reads lower-case words without punctuation: {text!r} was read as {read!r}"
         )
-        return Reading(read, (note,))
+        return Reading(read, (note, *unread))
+
+    knows_answers = True
+
+    def why_unread(self, text: str) -> str:
+        """The words it does not know, or else that the sentence is outside its grammar."""
+        known = set(self.source_words())
+        unknown = list(dict.fromkeys(w for w in self.words_read(text).split() if w not in known))
+        if unknown:
+            verb = "is" if len(unknown) == 1 else "are"
+            return f"{', '.join(map(repr, unknown))} {verb} not among the English words it knows"
+        return (
+            "it is not a sentence of its grammar (a subject, then a verb alone, a verb and an "
+            "object, or 'says that' and a clause: 'the cat sees a house')"
+        )
+
+    @staticmethod
+    def words_read(text: str) -> str:
+        """The words of a typed text as the grammar has them: lower case, no punctuation."""
+        words = [w.strip(PUNCTUATION).lower() for w in text.split()]
+        return " ".join(w for w in words if w)
+
+    @staticmethod
+    def source_words() -> tuple[str, ...]:
+        """Every English word of the grammar, sorted."""
+        lexicons = (DETERMINERS, NOUNS, ADJECTIVES, INTRANSITIVE, TRANSITIVE, SAYING, THAT, MASS)
+        return tuple(sorted({w for lexicon in lexicons for s in lexicon for w in s.split(" ")}))
 
     def reference(self, source: str) -> Example | None:
         """The reference translation (greedy's synonyms) of a sentence of this grammar, as the
         model reads it (`read`)."""
-        try:
-            words = self.read(source).text.split()
-        except InputError:
-            return None
-        parsed = _Reader(words).sentence()
+        words = self.words_read(source).split()
+        parsed = _Reader(words).sentence() if words else None
         return None if parsed is None else self.render(*parsed, pick=greedy_choice)
 
     def hard_suite(self, n: int, seed: int) -> HardSuite:
