@@ -22,6 +22,11 @@ COLOURS = {  # the paper's Figure 1 palette
 }
 HIGHLIGHT = "#d62728"
 BLOCK_CHARS = 20  # a block's words wrap past this, so they stay inside it on a narrow figure
+# Heights in the diagram's units: on a projector (24 px text, a 760 px figure) a unit is ~30 px,
+# so a block of one line is 1 unit and one of two lines (an attention's name wrapped) 2
+ROW_HEIGHT = {"attention": 2.0, "norm": 1.0, "ffn": 1.2}
+ROW_GAP = 0.45
+FRAME_TOP = 1.0  # room above a stack's last block for "N = … ×"
 INK = "#222222"
 GREY = "#777777"
 ATTENTION_NAMES: dict[str, str] = {
@@ -63,23 +68,23 @@ def _stack(x0: float, x1: float, decoder: bool, with_cross: bool) -> list[Box]:
     rows += [("ffn", "Feed Forward", None), ("norm", "Add & Norm", None)]
     boxes, y = [], 4.6
     for role, label, kind in rows:
-        height = 1.2 if role != "norm" else 0.7
+        height = ROW_HEIGHT[role]
         boxes.append(Box(role, label, x0, x1, y, y + height, kind))
-        y += height + 0.45
+        y += height + ROW_GAP
     return boxes
 
 
 def _column(x0: float, x1: float, decoder: bool, with_cross: bool, n: int) -> list[Box]:
     """Embedding, the N× frame of layers, and (for the decoder) the output head."""
     name = "Output Embedding (shifted right)" if decoder else "Input Embedding"
-    boxes = [Box("embedding", name, x0, x1, 1.3, 2.4)]
+    boxes = [Box("embedding", name, x0, x1, 0.9, 2.9)]
     layer = _stack(x0 + 0.35, x1 - 0.35, decoder, with_cross)
-    top = layer[-1].y1 + 0.8
+    top = layer[-1].y1 + FRAME_TOP
     boxes.append(Box("frame", f"N = {n} ×", x0, x1, 4.2, top))
     boxes += layer
     if decoder:
-        boxes.append(Box("linear", "Linear", x0 + 0.35, x1 - 0.35, top + 0.8, top + 1.6))
-        boxes.append(Box("softmax", "Softmax", x0 + 0.35, x1 - 0.35, top + 2.1, top + 2.9))
+        boxes.append(Box("linear", "Linear", x0 + 0.35, x1 - 0.35, top + 0.8, top + 1.8))
+        boxes.append(Box("softmax", "Softmax", x0 + 0.35, x1 - 0.35, top + 2.3, top + 3.3))
     return boxes
 
 
@@ -169,21 +174,23 @@ def architecture_diagram(
     _io_labels(drawing, boxes, source, target)
     _missing_stack(drawing, info)
     heads = info.shape(info.self_kind)[1]
+    top = max(box.y1 for box in boxes) + 1.3  # the words above the highest block
     return go.Figure(
         layout={
-            "title": {
+            "title": {  # two lines: one would run past a projected figure's width
                 "text": f"{escape(info.name)}: N = {info.n_layers} layers, h = {heads} heads, "
-                f"d_model = {info.d_model} (the paper's base model: N = 6, h = 8, d_model = 512)",
+                f"d_model = {info.d_model}",
+                "subtitle": {"text": "the paper's base model: N = 6, h = 8, d_model = 512"},
                 "y": 0.98,
                 "yanchor": "top",
             },
             "shapes": drawing.shapes,
             "annotations": drawing.notes,
             "xaxis": {"visible": False, "range": [-3.4, 15.4], "fixedrange": True},
-            "yaxis": {"visible": False, "range": [-0.2, 17.2], "fixedrange": True},
+            "yaxis": {"visible": False, "range": [-0.2, max(top, 17.2)], "fixedrange": True},
             "plot_bgcolor": "rgba(0,0,0,0)",
             "showlegend": False,
-            "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
+            "margin": {"l": 10, "r": 10, "t": 80, "b": 10},
             "height": 720,
         }
     )
@@ -254,7 +261,7 @@ def _io_labels(drawing: Drawing, boxes: list[Box], source: str, target: str) -> 
             text = target if box.x0 > 6 else source
             drawing.text(x, 0.35, _short(text) or ("Outputs" if box.x0 > 6 else "Inputs"))
             drawing.arrow((x, 0.75), (x, box.y0))
-            drawing.text(x, 3.3, "⊕ positional encoding", 13)
+            drawing.text(x, 3.45, "⊕ positional encoding", 13)
         if box.role == "softmax":
             drawing.text(x, box.y1 + 0.7, "output probabilities")
 

@@ -55,7 +55,10 @@ def heads_row(trace: Trace, kind: Kind, layer: int, first_head: int = 0) -> go.F
             col=col,
         )
     fig.update_xaxes(type="category", side="bottom", tickangle=-60, showticklabels=len(x) <= 24)
-    fig.update_yaxes(type="category", autorange="reversed", showticklabels=len(y) <= 40)
+    fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
+    # the queries are named once, left of the first panel: a shared axis's labels drawn for
+    # every panel sit in the gap between panels, over the previous head's cells
+    fig.update_yaxes(showticklabels=len(y) <= 40, row=1, col=1)
     shown = "" if len(heads) == H else f" (heads {heads[0]}–{heads[-1]} of {H})"
     fig.update_layout(
         title=f"{KIND_TITLES[kind]}, layer {layer}: the same input through "

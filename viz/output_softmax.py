@@ -175,6 +175,7 @@ def strategies_view(
             textposition="inside",
             insidetextanchor="start",
             name="score",
+            showlegend=False,  # its bars are named by the axis: greedy, beam, sample
             hovertemplate="%{y}<br>score %{x:.4f}<extra></extra>",
         ),
         row=1,
@@ -209,7 +210,9 @@ def strategies_view(
             "yanchor": "top",
             "pad": {"t": 12},
         },
-        legend={"orientation": "h", "y": -0.2},
+        # at the right, where Plotly makes room for it: under the plots, grown to projector
+        # text, it lay over the score axis's title
+        legend={"x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"},
         margin={"l": 10, "r": 10, "t": 120, "b": 10},  # the title, two-line panel titles
     )
     return fig

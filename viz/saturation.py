@@ -111,7 +111,9 @@ def saturation_view(
             col=2,
         )
     fig.add_vline(x=d_k, line_dash="dot", line_color="#888", row=1, col=1)
-    fig.update_xaxes(type="log", title="d_k", row=1, col=1)
+    # the d_k measured, and only those: a log axis's own minor labels (2, 5) are drawn at
+    # three quarters of the text size, too small on a projector
+    fig.update_xaxes(type="log", title="d_k", tickvals=list(curve.d_ks), row=1, col=1)
     fig.update_yaxes(range=[0, 1.02], title="largest weight", row=1, col=1)
     fig.update_yaxes(range=[0, 1.02], title="weight", row=1, col=2)
     fig.update_xaxes(type="category", row=1, col=2)

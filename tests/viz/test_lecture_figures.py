@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -17,6 +19,7 @@ from attnlens.viz.padding_view import padding_masks, padding_view
 from attnlens.viz.qkv_view import PRINTED_UP_TO, qkv_view
 from attnlens.viz.reveal import RIGHT, blank_row, class_answers, head_scores, where_reveal
 from attnlens.viz.saturation import saturation, saturation_view
+from attnlens.viz.style import PROJECTOR_FONT, projector
 from helpers import synth
 
 ENC_DEC = ModelInfo("translate", "encoder-decoder", 2, 4, 64)
@@ -116,6 +119,24 @@ def test_every_head_of_a_layer_side_by_side() -> None:
     np.testing.assert_allclose(np.asarray(fig.data[2].z), tr.encoder_self[1, 2], rtol=1e-6)  # type: ignore[index]
     with pytest.raises(ValueError, match="layer 2"):
         heads_row(tr, "encoder_self", 2)
+
+
+@pytest.mark.parametrize("present", [False, True])
+def test_the_heads_query_labels_sit_left_of_the_first_panel_only(present: bool) -> None:
+    """Plotly draws a y axis's labels left of its panel's x domain: drawn for every panel, they
+    sat in the gap between panels, over the previous head's cells (slide 6, light and dark)."""
+    fig = heads_row(synth.make_trace(L=1, H=4), "encoder_self", 0)
+    if present:
+        projector(fig, PROJECTOR_FONT)
+    labelled = [axis for axis in fig.select_yaxes() if axis.showticklabels is not False]
+    assert [axis.plotly_name for axis in labelled] == ["yaxis"]
+    first = fig.layout.xaxis.domain
+    starts = sorted(axis.domain[0] for axis in fig.select_xaxes())
+    assert first[0] == starts[0] == 0.0  # the labels' panel is the leftmost: its left is margin
+    assert labelled[0].side in (None, "left") and fig.layout.xaxis.anchor in (None, "y")
+    for left, right in itertools.pairwise(sorted(a.domain for a in fig.select_xaxes())):
+        assert left[1] < right[0]  # panels side by side, none over another
+    assert all(axis.matches == "y" for axis in fig.select_yaxes() if axis.plotly_name != "yaxis")
 
 
 def test_the_causal_mask_grows_one_row_per_token() -> None:

@@ -10,14 +10,15 @@ import streamlit as st
 from attnlens.app.teaching.class_limits import ClassError
 from attnlens.app.teaching.class_store import ClassStore
 from attnlens.app.teaching.questions import NoQuestion, Question
+from attnlens.app.teaching.slide_sizes import projected, screened
 from attnlens.app.web.lecture.class_panel import reported_to_students
-from attnlens.app.web.lecture.resources import projected
 from attnlens.app.web.safe_text import md
 from attnlens.viz.reveal import class_answers
 
 LETTERS = "ABCDEFGHIJ"
 REVEALED = "_lec_revealed"  # session key: the question id revealed by a lone lecturer
 HISTOGRAM_HEIGHT = 300
+FIGURE_CONFIG = {"displayModeBar": False}  # no Plotly toolbar over a figure on a projector
 
 
 def option(question: Question, i: int) -> str:
@@ -102,7 +103,7 @@ def teacher(
         counts = store.counts(code, question.id, len(question.options))
         fig = projected(class_answers(question.options, counts, question.answer))
         fig.update_layout(height=HISTOGRAM_HEIGHT)
-        st.plotly_chart(fig, width="stretch", key="lec_histogram")
+        st.plotly_chart(fig, width="stretch", key="lec_histogram", config=FIGURE_CONFIG)
         return
     arriving(store, code, question)
     st.button("Reveal the answers", key="lec_reveal", type="primary", on_click=reveal)
@@ -151,6 +152,6 @@ def student(
         return
     result(question, mine)
     counts = store.counts(code, question.id, len(question.options))
-    fig = projected(class_answers(question.options, counts, question.answer))
+    fig = screened(class_answers(question.options, counts, question.answer))
     fig.update_layout(height=HISTOGRAM_HEIGHT)
-    st.plotly_chart(fig, width="stretch", key="lec_histogram")
+    st.plotly_chart(fig, width="stretch", key="lec_histogram", config=FIGURE_CONFIG)

@@ -100,9 +100,12 @@ def _deck_errors(decks: Library) -> None:
             st.caption("`attnlens serve` names each one and why on its terminal as it starts.")
 
 
-def slide_at(decks: Library, here: Place) -> tuple[Deck, Slide, Built, str, str] | None:
+def slide_at(
+    decks: Library, here: Place, projector: bool = True
+) -> tuple[Deck, Slide, Built, str, str] | None:
     """The deck and slide at `here`, built on its model and input (shared by every session),
-    with that model's name and the input; None with a message when the model cannot load."""
+    with that model's name and the input; None with a message when the model cannot load.
+    `projector`: its figures' text at the projector's size, else a student's screen's."""
     deck = decks.decks[here.deck]
     slide = deck.slides[here.slide]
     model = model_name(deck, slide, here.view)
@@ -111,7 +114,7 @@ def slide_at(decks: Library, here: Place) -> tuple[Deck, Slide, Built, str, str]
         return None
     text = input_text(deck, slide, here.view, lens.example)
     with st.spinner("Running the model…"):
-        built = built_slide(deck.name, slide.number, here.view, model, text)
+        built = built_slide(deck.name, slide.number, here.view, model, text, projector)
     _prefetch_next(deck, here, model, text)
     return deck, slide, built, model, text
 
@@ -271,7 +274,7 @@ def student_page(decks: Library, store: ClassStore, code: str) -> None:
     if following:
         st.session_state[place.SESSION] = teacher_place
     here = place.current(decks) if not following else teacher_place
-    made = slide_at(decks, here)
+    made = slide_at(decks, here, projector=urlstate.flag(st.query_params.get("present", "")))
     if made is None:
         return
     deck, slide, built, model, text = made

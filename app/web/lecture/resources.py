@@ -16,14 +16,10 @@ from attnlens.app.teaching.class_store import ClassStore, open_store, store_url
 from attnlens.app.teaching.deck import Deck, Library, read_library
 from attnlens.app.teaching.live import LiveInput
 from attnlens.app.teaching.prefetch import SlideCache
+from attnlens.app.teaching.slide_sizes import projected, screened
 from attnlens.app.teaching.slides import Built, build
 from attnlens.app.teaching.view import View
 from attnlens.app.web.resources import shared_lens
-
-FIGURE_HEIGHT = 640  # px: a 1080-line projector keeps room for the title and the buttons
-FONT = 18
-TICKS = 15
-LABELS = 16  # legends and axis titles
 
 
 @st.cache_resource(show_spinner=False)
@@ -63,49 +59,45 @@ def live_input(model: str, text: str) -> LiveInput:
 SLIDES = SlideCache()
 
 
-def slide_key(deck_name: str, number: int, view: View, model: str, text: str) -> tuple[str, ...]:
-    return (deck_name, str(number), json.dumps(view.to_dict(), sort_keys=True), model, text)
+def slide_key(
+    deck_name: str, number: int, view: View, model: str, text: str, projector: bool
+) -> tuple[str, ...]:
+    where = "projector" if projector else "screen"
+    return (deck_name, str(number), json.dumps(view.to_dict(), sort_keys=True), model, text, where)
 
 
-def built_slide(deck_name: str, number: int, view: View, model: str, text: str) -> Built:
-    """A slide built once per view and process: every student of a class gets the same figure
-    objects (never changed after this, so sharing them is safe)."""
+def built_slide(
+    deck_name: str, number: int, view: View, model: str, text: str, projector: bool = True
+) -> Built:
+    """A slide built once per view, size and process: every student of a class gets the same
+    figure objects (never changed after this, so sharing them is safe). `projector`: every text
+    at the projector's size (the lecturer, presentation mode), else a student's screen's."""
     live = live_input(model, text)
-    return SLIDES.get(slide_key(deck_name, number, view, model, text),
-                      lambda: _build(deck_name, number, view, live))  # fmt: skip
+    return SLIDES.get(slide_key(deck_name, number, view, model, text, projector),
+                      lambda: _build(deck_name, number, view, live, projector))  # fmt: skip
 
 
 def prefetch_slide(deck_name: str, number: int, view: View, model: str, text: str) -> None:
-    """Build a slide in the background (the next one, while the class looks at this one)."""
+    """Build a slide in the background (the next one, while the class looks at this one), for
+    the projector and for the students' screens."""
     live = live_input(model, text)
-    SLIDES.prefetch(slide_key(deck_name, number, view, model, text),
-                    lambda: _build(deck_name, number, view, live))  # fmt: skip
+    for projector in (True, False):
+        SLIDES.prefetch(slide_key(deck_name, number, view, model, text, projector),
+                        lambda p=projector: _build(deck_name, number, view, live, p))  # fmt: skip
 
 
-def _build(deck_name: str, number: int, view: View, live: LiveInput) -> Built:
+def _build(deck_name: str, number: int, view: View, live: LiveInput, projector: bool) -> Built:
     slide = library().decks[deck_name].slides[number - 1]
     built = build(slide, live, view)
     for fig in (built.figure, built.reveal):
         if fig is not None:
-            projected(fig)
+            sized(fig, projector)
     return built
 
 
-def projected(fig: go.Figure) -> go.Figure:
-    """Projector size in place: large type, a fixed height, no background of its own (so it
-    sits on a light or a dark page alike)."""
-    fig.update_layout(
-        font={"size": FONT},
-        height=FIGURE_HEIGHT,
-        paper_bgcolor="rgba(0,0,0,0)",
-        plot_bgcolor="rgba(0,0,0,0)",
-    )
-    fig.update_layout(legend_font_size=LABELS)  # set by the figures for a screen: 12 px
-    fig.update_xaxes(tickfont_size=TICKS, title_font_size=LABELS)
-    fig.update_yaxes(tickfont_size=TICKS, title_font_size=LABELS)
-    for note in fig.layout.annotations:  # subplot titles and labels: a size up, in proportion
-        note.font.size = round((note.font.size or FONT - 2) * 1.25)
-    return fig
+def sized(fig: go.Figure, projector: bool) -> go.Figure:
+    """The figure, in place, for a projector or for a student's own screen."""
+    return projected(fig) if projector else screened(fig)
 
 
 def find_deck(name: str) -> Deck | None:

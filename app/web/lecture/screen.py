@@ -22,6 +22,8 @@ PROJECTOR_CSS = """<style>
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li
   { font-size: 1.45rem; line-height: 1.45; }
 h1 { font-size: 2.5rem !important; padding-top: 0 !important; }
+[data-testid="stMain"] [data-testid="stCaptionContainer"],
+[data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1.5rem; }
 .st-key-lec_counter p { font-size: 1.6rem; text-align: right; font-weight: 600; }
 [class*="_hidden_keys"] { display: none; }
 [data-testid="stMain"] button p, [data-testid="stMain"] a p { font-size: 1.25rem; }
@@ -29,6 +31,7 @@ h1 { font-size: 2.5rem !important; padding-top: 0 !important; }
 .st-key-lec_options .stButton button { min-height: 3.2rem; justify-content: flex-start; }
 </style>"""
 STEP_FIGURES = {"causal", "softmax", "decoding"}
+FIGURE_CONFIG = {"displayModeBar": False}  # no Plotly toolbar floating over a slide's figure
 
 
 def projector_css() -> None:
@@ -72,7 +75,7 @@ def body(
     with fig_col:
         shown = built.reveal if revealed and built.reveal is not None else built.figure
         if shown is not None:
-            st.plotly_chart(shown, width="stretch", key="lec_figure", config={"displaylogo": False})
+            st.plotly_chart(shown, width="stretch", key="lec_figure", config=FIGURE_CONFIG)
         if built.problem:
             st.info(md(built.problem))
         for note in built.notes:

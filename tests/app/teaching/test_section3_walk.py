@@ -8,16 +8,25 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 
 import attnlens
 from attnlens.app.teaching.deck import Slide, read_library
 from attnlens.app.teaching.live import LiveInput
 from attnlens.app.teaching.questions import MARGIN, SHARP, NoQuestion, Question, head_scores
+from attnlens.app.teaching.slide_sizes import (
+    FIGURE_HEIGHT,
+    SCREEN_LABELS,
+    SCREEN_TICKS,
+    STACKS_HEIGHT,
+    projected,
+    screened,
+)
 from attnlens.app.teaching.slides import Built, build
 from attnlens.app.teaching.view import View
-from attnlens.app.web.lecture.resources import LABELS, TICKS, projected
 from attnlens.viz.saturation import D_KS
+from attnlens.viz.style import PROJECTOR_FONT
 from helpers.apptest import require_bundled
 
 SECTION_FIGURES = {  # what each section of the paper is shown with
@@ -38,8 +47,11 @@ def _names(fig: Any) -> list[str]:
 
 
 def _same_weights(fig: Any, trace_name: str, expected: np.ndarray) -> None:
-    """The figure's weights are the recorded ones (a question's row is left blank)."""
-    z = np.asarray(next(t for t in fig.data if t.name == trace_name).z, dtype=float)
+    """The figure's weights are the recorded ones (a question's row is left blank). A head's
+    heatmap colours by ∛weight and keeps the weights themselves for its hover (customdata)."""
+    trace = next(t for t in fig.data if t.name == trace_name)
+    held = trace.customdata if trace.customdata is not None else trace.z
+    z = np.asarray(held, dtype=float)
     shown = ~np.isnan(z)
     assert shown.any()
     np.testing.assert_allclose(z[shown], np.asarray(expected, dtype=float)[shown], atol=1e-4)
@@ -126,6 +138,7 @@ def test_the_bundled_lecture_walks_on_a_model(model_name: str, deck: Any) -> Non
     live = LiveInput(lens, lens.example)
     view = View(model=model_name)
     asked = 0
+    prompts: list[str] = []
     for slide in deck.slides:
         built = build(slide, live, view)
         where = f"{model_name}, slide {slide.number} ({slide.title})"
@@ -137,15 +150,55 @@ def test_the_bundled_lecture_walks_on_a_model(model_name: str, deck: Any) -> Non
         assert built.figure is not None and built.figure.layout.meta["figure"] == slide.figure
         CHECKS[slide.figure](built.figure, built, live)
         asked += _question_is_fair(slide, built, live, where)
-        _projector_sized(projected(built.figure), where)
+        if isinstance(built.question, Question):
+            prompts.append(built.question.prompt)
+        for fig in (built.figure, built.reveal):
+            if fig is not None:
+                _projector_sized(projected(go.Figure(fig)), where)
+                _screen_sized(screened(go.Figure(fig)), where)
     assert asked >= 3
+    assert len(set(prompts)) == len(prompts), f"a question asked twice on {model_name}: {prompts}"
 
 
 def _projector_sized(fig: Any, where: str) -> None:
-    """Legends and axis titles kept the 12 and 14 px the figures set for a screen."""
-    assert fig.layout.legend.font.size >= LABELS and fig.layout.font.size >= LABELS, where
+    """Every text of a projected figure at the projector size (24 px, as on every other page
+    in presentation mode): ticks, axis, colour bar and legend titles, the figure's title and
+    subtitle, panel titles and labels, text drawn on the plot; the figure fits the screen."""
+    least = PROJECTOR_FONT
+    layout = fig.layout
+    sizes = {"font": layout.font.size, "legend": layout.legend.font.size,
+             "title": layout.title.font.size}  # fmt: skip
+    if layout.title.subtitle.text:
+        sizes["subtitle"] = layout.title.subtitle.font.size
     for axis in [*fig.select_xaxes(), *fig.select_yaxes()]:
-        assert axis.tickfont.size >= TICKS and axis.title.font.size >= LABELS, where
+        sizes[f"{axis.plotly_name} ticks"] = axis.tickfont.size
+        if axis.title.text:
+            sizes[f"{axis.plotly_name} title"] = axis.title.font.size
+    for i, note in enumerate(layout.annotations):
+        if note.text:
+            sizes[f"annotation {i} {note.text[:20]!r}"] = note.font.size or layout.font.size
+    for trace in fig.data:
+        bar = getattr(trace, "colorbar", None)
+        if (
+            bar is not None
+            and trace.showscale is not False
+            and not getattr(trace, "coloraxis", None)
+        ):
+            sizes[f"{trace.name} colour bar"] = bar.tickfont.size
+        for prop in ("textfont", "insidetextfont", "outsidetextfont"):
+            font = getattr(trace, prop, None)
+            if font is not None and (trace.text is not None or trace.texttemplate):
+                sizes[f"{trace.name} {prop}"] = font.size
+    small = {name: size for name, size in sizes.items() if size is None or size < least}
+    assert not small, (where, small)
+    assert layout.height <= max(FIGURE_HEIGHT, STACKS_HEIGHT), where
+
+
+def _screen_sized(fig: Any, where: str) -> None:
+    """A student's screen: ticks, legends and axis titles a step over the figures' own."""
+    assert fig.layout.legend.font.size >= SCREEN_LABELS, where
+    for axis in [*fig.select_xaxes(), *fig.select_yaxes()]:
+        assert axis.tickfont.size >= SCREEN_TICKS and axis.title.font.size >= SCREEN_LABELS, where
 
 
 def _question_is_fair(slide: Slide, built: Built, live: LiveInput, where: str) -> int:

@@ -1,0 +1,54 @@
+"""The lecture's figures sized for a projector (every text 24 px, as every page in presentation
+mode) and for a student's own screen."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from attnlens.app.teaching.slide_sizes import (
+    FIGURE_HEIGHT,
+    SCREEN_TICKS,
+    STACKS_HEIGHT,
+    projected,
+    screened,
+)
+from attnlens.record.trace import ModelInfo
+from attnlens.viz.architecture import architecture_diagram
+from attnlens.viz.heads_row import heads_row
+from attnlens.viz.style import PROJECTOR_FONT
+from helpers import synth
+
+ENC_DEC = ModelInfo("translate", "encoder-decoder", 2, 4, 64)
+
+
+def test_figure_1_blocks_hold_their_words_at_the_projector_size() -> None:
+    """On a projector (every text 24 px, the lecture's Figure 1 760 px tall) each block is at
+    least as tall as its lines of text: at 14 px blocks of 0.7 units held 23 px."""
+    fig = architecture_diagram(ENC_DEC, "the cat", "<s> le chat")
+    fig = projected(fig.update_layout(meta={"figure": "stacks"}))  # as the lecture shows it
+    low, high = fig.layout.yaxis.range
+    margin = fig.layout.margin
+    px_per_unit = (fig.layout.height - margin.t - margin.b) / (high - low)
+    for shape in fig.layout.shapes:
+        if shape.type != "rect":
+            continue
+        inside = [a for a in fig.layout.annotations if not a.showarrow and a.text
+                  and shape.x0 < a.x < shape.x1 and shape.y0 < a.y < shape.y1
+                  and a.xanchor != "left"]  # fmt: skip
+        for note in inside:
+            lines = note.text.count("<br>") + 1
+            assert note.font.size >= PROJECTOR_FONT
+            need = lines * note.font.size * 1.15
+            assert (shape.y1 - shape.y0) * px_per_unit >= need, (note.text, px_per_unit)
+
+
+def test_a_projected_figure_fits_the_screen_and_a_screen_one_keeps_its_size() -> None:
+    heads = heads_row(synth.make_trace(L=1, H=4), "encoder_self", 0)
+    big = projected(go.Figure(heads))
+    assert big.layout.height <= FIGURE_HEIGHT and big.layout.font.size == PROJECTOR_FONT
+    assert all(axis.tickfont.size == PROJECTOR_FONT for axis in big.select_yaxes())
+    assert all(a.font.size >= PROJECTOR_FONT for a in big.layout.annotations)  # "head 0", …
+    small = screened(go.Figure(heads))
+    assert all(axis.tickfont.size == SCREEN_TICKS for axis in small.select_xaxes())
+    stacks = architecture_diagram(ENC_DEC).update_layout(meta={"figure": "stacks"})
+    assert projected(stacks).layout.height == STACKS_HEIGHT
