@@ -30,12 +30,15 @@ from attnlens.model.budget import RECORD_VAR, budget_bytes
 from attnlens.record.export import megabytes
 
 Writer = Callable[[IO[bytes]], None]
-PLAIN_BYTES = 16 * 2**20  # larger files are sent gzip-compressed (see button)
+PLAIN_BYTES = 16 * 2**20  # larger files are sent gzip-compressed (docs/app.md#downloads)
 GZIP_LEVEL = 3  # a 240 MB record: about 40% of its size in a few seconds
 PLOTLY_JS_BYTES = 5 * 2**20  # plotly.js inside a standalone HTML figure (4.6 MB in plotly 7)
-IMAGE_BYTES = 64 * 2**20  # a PNG or SVG: pixels, not data (kaleido draws it in its own process)
+PNG_SCALE = 2  # a PNG is drawn at twice its size, for projectors
+SVG_PER_JSON_BYTE = 8  # an SVG's text per byte of its figure's JSON (measured: 0.3 to 2.2)
+SVG_BASE_BYTES = 2**20  # an SVG's styles and fonts
 NUMBER_CHARS = 24  # the most one number of a figure takes in its JSON
-COMPRESSED = ("application/zip", "application/gzip")  # sent as they are (NPZ is a zip)
+# sent as they are: NPZ is a zip, and gzip makes a PNG no smaller
+COMPRESSED = ("application/zip", "application/gzip", "image/png")
 SERVED_COPIES = 4  # the server's memory per byte of a file while it is sent (3.4 measured)
 
 
@@ -172,6 +175,23 @@ def _json_bound(value: Any) -> int:
     return NUMBER_CHARS
 
 
+def image_bound(json_bytes: int, fmt: str, width: int, height: int) -> int:
+    """At most how many bytes a PNG or SVG of the figure at width × height px takes: a PNG
+    its pixels (RGBA, at PNG_SCALE, unpacked: deflate never makes them much larger); an SVG
+    its figure's JSON (json_bytes, figure_bound) several times over, and a heatmap's pixels
+    inside it (base64 PNG)."""
+    if fmt == "png":
+        w, h = width * PNG_SCALE, height * PNG_SCALE
+        return w * h * 4 + h + SVG_BASE_BYTES
+    return SVG_PER_JSON_BYTE * json_bytes + width * height * 4 * 4 // 3 + SVG_BASE_BYTES
+
+
+def figure_name(kind: str, layer: int, head: int, view: str = "") -> str:
+    """A figure's file name (without extension) by what it shows: "cross-layer0-head3",
+    with the view after it when one head has several ("cross-layer0-head3-lines")."""
+    return f"{kind}-layer{layer}-head{head}" + (f"-{view}" if view else "")
+
+
 def html_writer(fig: go.Figure) -> Writer:
     """The figure with plotly.js inside, so it opens offline."""
 
@@ -185,6 +205,7 @@ def image_writer(fig: go.Figure, fmt: str) -> Writer:
     """A PNG (at twice the size, for projectors) or SVG drawn by kaleido: seconds, not ms."""
 
     def write(handle: IO[bytes]) -> None:
-        handle.write(bytes(fig.to_image(format=fmt, scale=2 if fmt == "png" else 1)))
+        scale = PNG_SCALE if fmt == "png" else 1
+        handle.write(bytes(fig.to_image(format=fmt, scale=scale)))
 
     return write

@@ -19,7 +19,7 @@ from attnlens.record.decode import DecodeRun
 from attnlens.record.export import json_bound, json_chunks
 from attnlens.record.trace import Trace
 from attnlens.viz.labels import visible
-from attnlens.viz.style import PROJECTOR_FONT, exported, image_size, projector
+from attnlens.viz.style import EXPORT_WIDTH, PROJECTOR_FONT, exported, image_size, projector
 
 CLEAR = "rgba(0,0,0,0)"
 FIRST_CHART_PAUSE = 0.04  # seconds between the chart an action waits for and the ones after it
@@ -27,6 +27,11 @@ MISSING = "–"  # a value a table has no meaning for
 
 
 PROJECTED_ROWS = 30  # a table up to this long is drawn as large text on a projector
+TALLEST_PX = 1300  # the tallest figure a page draws (a beam tree of 16 rows at 24 px)
+# Plotly's own camera button drew the chart at its size on screen (556 px: x labels on top of
+# one another) and named the file from its title, without the head: the buttons below give
+# the file, named and laid out as every other download
+CHART_CONFIG = {"modeBarButtonsToRemove": ["toImage"]}
 
 
 def presenting() -> bool:
@@ -77,24 +82,33 @@ def figure(
     st.session_state[key])."""
     shown = styled(fig)
     if on_click is None:
-        st.plotly_chart(shown, key=key, width="stretch")
+        st.plotly_chart(shown, key=key, width="stretch", config=CHART_CONFIG)
     else:
         st.plotly_chart(
-            shown, key=key, width="stretch", on_select=on_click, selection_mode="points"
-        )
+            shown, key=key, width="stretch", on_select=on_click, selection_mode="points",
+            config=CHART_CONFIG,
+        )  # fmt: skip
     download_buttons(shown, key, file_name)
 
 
 def download_buttons(fig: go.Figure, key: str, file_name: str) -> None:
     """Download buttons for a figure as this session shows it, in the page's theme."""
-    figure_downloads(lambda: fig, downloads.figure_bound(fig), key, file_name)
+    figure_downloads(lambda: fig, downloads.figure_bound(fig), key, file_name, image_size(fig))
 
 
-def figure_downloads(make: Callable[[], go.Figure], bound: int, key: str, file_name: str) -> None:
+def figure_downloads(
+    make: Callable[[], go.Figure],
+    bound: int,
+    key: str,
+    file_name: str,
+    size: dict[str, int] | None = None,
+) -> None:
     """Download buttons for the figure `make` builds as shown, only when one is clicked (for a
     view the page draws without Plotly, such as Explore's lines), in the page's theme; `bound`
-    is at most how many bytes its JSON takes."""
+    is at most how many bytes its JSON takes, `size` its image's width and height (at most
+    EXPORT_WIDTH × TALLEST_PX when not known before it is built)."""
     dark = _dark()
+    width, height = (size or {}).get("width", EXPORT_WIDTH), (size or {}).get("height", TALLEST_PX)
     with st.container(horizontal=True):
         downloads.button(
             "Figure (HTML)", _writer(make, "html", dark), bound + downloads.PLOTLY_JS_BYTES,
@@ -103,7 +117,8 @@ def figure_downloads(make: Callable[[], go.Figure], bound: int, key: str, file_n
         if can_export_images():
             for fmt, mime in (("png", "image/png"), ("svg", "image/svg+xml")):
                 downloads.button(
-                    fmt.upper(), _writer(make, fmt, dark), downloads.IMAGE_BYTES,
+                    fmt.upper(), _writer(make, fmt, dark),
+                    downloads.image_bound(bound, fmt, width, height),
                     f"{file_name}.{fmt}", mime, f"{key}_{fmt}",
                     help="drawn by kaleido with the system's Chromium: a few seconds",
                 )  # fmt: skip
@@ -112,13 +127,15 @@ def figure_downloads(make: Callable[[], go.Figure], bound: int, key: str, file_n
 def export(fig: go.Figure, fmt: str, dark: bool = False) -> bytes:
     """The file a download button gives: the figure as shown (presentation sizes included),
     in the light or dark theme's own template, whose margins grow to fit every label (the
-    process-wide default is Streamlit's, with fixed margins and placeholder colours).
-    HTML opens offline (plotly.js inside); PNG is drawn at twice the size for sharpness."""
+    process-wide default is Streamlit's, with fixed margins and placeholder colours). HTML,
+    PNG and SVG share one layout: the same width and height (image_size), so the same
+    margins; HTML opens offline (plotly.js inside); PNG is drawn at twice the size."""
     out = exported(fig, dark)
+    out.update_layout(**image_size(out))
     if fmt == "html":
         return str(out.to_html(include_plotlyjs=True, full_html=True)).encode()
-    scale = 2 if fmt == "png" else 1
-    return bytes(out.to_image(format=fmt, scale=scale, **image_size(out)))
+    scale = downloads.PNG_SCALE if fmt == "png" else 1
+    return bytes(out.to_image(format=fmt, scale=scale))
 
 
 def _writer(make: Callable[[], go.Figure], fmt: str, dark: bool) -> downloads.Writer:

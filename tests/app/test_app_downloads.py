@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -135,3 +136,47 @@ def test_a_spooled_file_is_read_once_and_leaves_nothing_on_disk(tmp_path: Path) 
     with pytest.raises(downloads.ExportTooLargeError):
         too_big()
     assert not Path(written[-1]).exists()
+
+
+def test_figures_are_named_by_kind_layer_and_head_and_compressed_only_over_16_mb(
+    tiny_model_dir: Path, clicked: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 38: head 3's PNG was `cross-attention-decoder-encoder-layer-0.png` (Plotly's
+    camera, named from the title), and a 22 KB SVG came as `.svg.gz` (its bound was 64 MB)."""
+    monkeypatch.setattr("attnlens.app.web.show.can_export_images", lambda: True)
+    at = open_on(tiny_model_dir, "explore", text="abc", kind="cross", layer="1", head="0")
+    assert not at.exception
+    names = {k: (v["file_name"], v["mime"]) for k, v in clicked.items()}
+    assert names["heatmap_download"] == ("cross-layer1-head0.html", "text/html")
+    assert names["heatmap_png"] == ("cross-layer1-head0.png", "image/png")
+    assert names["heatmap_svg"] == ("cross-layer1-head0.svg", "image/svg+xml")
+    assert names["lines_svg"] == ("cross-layer1-head0-lines.svg", "image/svg+xml")
+    (chart,) = [c for c in at.get("plotly_chart") if c.proto.id and "heatmap" in c.proto.id]
+    assert "toImage" in json.loads(chart.proto.config)["modeBarButtonsToRemove"]  # no camera
+    at = open_on(tiny_model_dir, "decode", text="bad cafe")
+    assert clicked["step_attention_png"]["file_name"] == "step-0-attention-layer1-head0.png"
+
+
+def test_the_compression_rule_is_the_documented_16_mb() -> None:
+    assert downloads.PLAIN_BYTES == 16 * 2**20  # docs/app.md#downloads says 16 MB
+    heatmap = downloads.image_bound(200_000, "svg", 1100, 760)  # measured: a 44 KB SVG
+    assert 44_000 < heatmap < downloads.PLAIN_BYTES
+    assert downloads.image_bound(200_000, "png", 1100, 760) < downloads.PLAIN_BYTES
+    assert "image/png" in downloads.COMPRESSED  # gzip makes a PNG no smaller: never .png.gz
+
+
+@pytest.mark.parametrize(
+    ("bound", "mime", "name"),
+    [
+        (16 * 2**20, "image/svg+xml", "f.svg"),
+        (16 * 2**20 + 1, "image/svg+xml", "f.svg.gz"),
+        (40 * 2**20, "image/png", "f.png"),
+    ],
+)
+def test_a_file_is_gzipped_only_when_it_may_pass_16_mb(
+    bound: int, mime: str, name: str, clicked: dict[str, dict[str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", "1000")
+    downloads.button("x", lambda h: None, bound, "f.svg" if "svg" in name else "f.png", mime, "k")
+    assert clicked["k"]["file_name"] == name

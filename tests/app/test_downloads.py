@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import shutil
 from collections.abc import Callable, Iterator
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -139,3 +140,44 @@ def test_every_label_of_a_downloaded_figure_is_inside_the_image(
         assert rows, "row labels are drawn"
     blank = [t["text"] for t in rows if ink(png, t["box"], 2.0) < 5]
     assert not blank, f"row labels with nothing drawn in the PNG: {blank}"
+
+
+PLOT_AREA_SVG = """() => { const r = document.querySelector('clipPath.axesclip[id$="xy"] rect');
+  const svg = document.querySelector('svg');
+  return {width: +svg.getAttribute('width'), height: +svg.getAttribute('height'),
+          area: ['x', 'y', 'width', 'height'].map(k => +r.getAttribute(k))}; }"""
+X_LABELS = """() => Array.from(document.querySelectorAll('.xtick text')).filter(t => t.textContent)
+  .map(t => { const b = t.getBoundingClientRect(); return [b.left, b.right]; })
+  .sort((a, b) => a[0] - b[0])"""
+PLOT_AREA_HTML = """() => { const L = document.querySelector('.js-plotly-plot')._fullLayout;
+  return {width: L.width, height: L.height, area: [L._size.l, L._size.t, L._size.w, L._size.h]};
+}"""
+
+
+@pytest.mark.parametrize("view", ["heatmap", "beam", "candidates"])
+def test_html_png_and_svg_of_a_figure_share_one_layout(
+    view: str, figures: dict[str, Callable[[], go.Figure]], browser: Any, tmp_path: Path
+) -> None:
+    """Issue 38: the SVG had another layout than the PNG, and the HTML filled the window:
+    all three now have the same width, height and plot area (so the same margins), and the
+    x labels stand apart (the 556 px PNG of Plotly's camera had them on top of one another)."""
+    fig = as_shown(figures[view](), present=False)
+    found = {}
+    for fmt, script in (("svg", PLOT_AREA_SVG), ("html", PLOT_AREA_HTML)):
+        path = tmp_path / f"figure.{fmt}"
+        path.write_bytes(show.export(fig, fmt))
+        page = browser.new_page(viewport={"width": 1800, "height": 1400})
+        page.goto(path.as_uri())
+        if fmt == "html":
+            page.wait_for_function("() => document.querySelector('.js-plotly-plot')?._fullLayout")
+        found[fmt] = page.evaluate(script)
+        if fmt == "svg":  # the PNG is drawn from the same SVG by the same kaleido
+            labels = page.evaluate(X_LABELS)
+        page.close()
+    size = image_size(fig)
+    assert (found["svg"]["width"], found["svg"]["height"]) == (size["width"], size["height"])
+    assert (found["html"]["width"], found["html"]["height"]) == (size["width"], size["height"])
+    assert np.allclose(found["svg"]["area"], found["html"]["area"], atol=1.0), found
+    png = Image.open(io.BytesIO(show.export(fig, "png")))
+    assert png.size == (2 * size["width"], 2 * size["height"])
+    assert labels and all(a[1] <= b[0] for a, b in pairwise(labels)), labels  # apart

@@ -19,6 +19,7 @@ from attnlens.app.web.click_targets import clickable
 from attnlens.app.web.decode.controls import VIEWS, decoded, settings, what_if
 from attnlens.app.web.decode.step_view import step_view as show_steps
 from attnlens.app.web.decode.step_view import stepped
+from attnlens.app.web.downloads import figure_name
 from attnlens.app.web.pickers import layer_head_pickers, text_input
 from attnlens.app.web.safe_text import md
 from attnlens.app.web.scaffold import page_start
@@ -191,7 +192,8 @@ def step_view(run: DecodeRun) -> None:
         with right:
             st.caption(md(f"Step {step}'s attention, layer {layer} · head {head}, to download:"))
             fig = show.styled(steps_viz.step_attention(run, step, layer, head, row))
-            show.download_buttons(fig, "step_attention", f"step-{step}-attention-{layer}-{head}")
+            name = f"step-{step}-" + figure_name("attention", layer, head)
+            show.download_buttons(fig, "step_attention", name)
     width, font = TREE_PX[show.presenting()]
     tree = viz.beam_tree(run, node, font)
     tree = clickable(steps_viz.up_to_step(tree, step, steps_that_fit(run, width, font)))

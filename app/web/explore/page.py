@@ -76,7 +76,7 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
         show.figure(
             viz.head_heatmap(tr, kind, layer, head, circled, scale),
             "heatmap",
-            f"heatmap-{kind}-{layer}-{head}",
+            f"{kind}-layer{layer}-head{head}",
         )
         if circled is not None:
             st.caption("○ the true source of each output token, known from the task")
@@ -96,7 +96,7 @@ def lines_view(tr: Trace, kind: Kind, layer: int, head: int, present: bool) -> N
     lines_canvas(data.data(), present)
     show.figure_downloads(
         lambda: show.styled(viz.lines_view(tr, kind, layer, [head], text_px=text_px), present),
-        data.figure_bound(), "lines", f"lines-{kind}-{layer}-{head}",
+        data.figure_bound(), "lines", f"{kind}-layer{layer}-head{head}-lines",
     )  # fmt: skip
 
 
