@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
@@ -81,13 +81,17 @@ def where_question(
     head: int | None = None,
     query: int | None = None,
     reference: Sequence[int] | None = None,
+    taken: Collection[int | None] = (),
 ) -> Question | NoQuestion:
     """ "Where will this head look?" on a row where it puts at least SHARP on one key; with no
-    head or row given, the sharpest (preferring rows whose answer is not a special token)."""
+    head or row given, the sharpest (preferring rows whose answer is not a special token) of
+    the heads not `taken` (asked about already: a deck asks of another head the next time)."""
     weights = attention_of(trace, kind)[layer]  # (H, Q, K)
     allowed = allowed_of(trace, kind)  # (Q, K)
     q_tokens, k_tokens = trace.shown(kind)
-    heads = range(weights.shape[0]) if head is None else [head]
+    heads = [h for h in range(weights.shape[0]) if h not in taken] if head is None else [head]
+    if not heads:
+        return NoQuestion(f"every head of layer {layer} was asked about on an earlier slide")
     rows = [q for q in range(weights.shape[1]) if allowed[q].sum() >= 3]
     rows = rows if query is None else [q for q in rows if q == query]
     if not rows:  # a short input: every row sees fewer than 3 keys, so any guess is a coin toss

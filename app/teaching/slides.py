@@ -6,7 +6,7 @@ Whatever the model cannot give becomes a message, never an exception.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -79,15 +79,16 @@ class Built:
     shown: Shown = field(default_factory=Shown)
 
 
-def build(slide: Slide, live: LiveInput, view: View) -> Built:
+def build(slide: Slide, live: LiveInput, view: View, asked: Sequence[Question] = ()) -> Built:
     """The slide's figure, question and reveal on this input, or a message where the model
-    cannot give them (no decoder, no projections, bad input)."""
+    cannot give them (no decoder, no projections, bad input). `asked`: the questions earlier
+    slides of its deck ask, which this one does not ask again (deck_questions.py)."""
     built = Built(slide.figure)
     try:
         tr = live.trace
         kind = _kind(slide, tr, built)
         shown = _resolve(slide, tr, kind, view, built)
-        built.question = _question(slide, live, shown, view) if slide.ask else None
+        built.question = _question(slide, live, shown, view, asked) if slide.ask else None
         built.shown = shown = _after_question(shown, built.question, slide, live, view)
         if slide.figure != "title":
             built.figure = FIGURES[slide.figure](slide, live, shown)
@@ -102,6 +103,20 @@ def build(slide: Slide, live: LiveInput, view: View) -> Built:
     if built.figure is not None:
         built.figure.update_layout(meta={"figure": slide.figure})
     return built
+
+
+def question_of(
+    slide: Slide, live: LiveInput, view: View, asked: Sequence[Question] = ()
+) -> Question | NoQuestion | None:
+    """The question the slide asks on this input (as `build` gives it), without its figure."""
+    if not slide.ask:
+        return None
+    built = Built(slide.figure)  # for the notes, unused here
+    try:
+        shown = _resolve(slide, live.trace, _kind(slide, live.trace, built), view, built)
+        return _question(slide, live, shown, view, asked)
+    except ValueError:
+        return None
 
 
 def _kind(slide: Slide, tr: Trace, built: Built) -> Kind | None:
@@ -160,7 +175,9 @@ def _resolve(slide: Slide, tr: Trace, kind: Kind | None, view: View, built: Buil
     return Shown(kind, layer, head_value, step_value, L, H, T)
 
 
-def _question(slide: Slide, live: LiveInput, shown: Shown, view: View) -> Question | NoQuestion:
+def _question(
+    slide: Slide, live: LiveInput, shown: Shown, view: View, asked: Sequence[Question] = ()
+) -> Question | NoQuestion:
     ask, tr = slide.ask, live.trace
     if ask == "where":
         assert shown.kind is not None and shown.layer is not None
@@ -168,7 +185,10 @@ def _question(slide: Slide, live: LiveInput, shown: Shown, view: View) -> Questi
         if slide.figure == "causal" and query is None:
             query = shown.step
         ref = live.reference() if shown.kind == "cross" else None
-        return where_question(tr, shown.kind, shown.layer, shown.head, query, ref)
+        taken = {
+            q.head for q in asked if (q.ask, q.kind, q.layer) == (ask, shown.kind, shown.layer)
+        }
+        return where_question(tr, shown.kind, shown.layer, shown.head, query, ref, taken)
     if ask in ("previous-head", "alignment-head"):
         assert shown.kind is not None
         job = "previous" if ask == "previous-head" else "alignment"

@@ -14,10 +14,11 @@ import streamlit.components.v1 as components
 from attnlens.app.teaching.board import VersionBoard
 from attnlens.app.teaching.class_store import ClassStore, open_store, store_url
 from attnlens.app.teaching.deck import Deck, Library, read_library
+from attnlens.app.teaching.deck_questions import build_in_deck
 from attnlens.app.teaching.live import LiveInput
 from attnlens.app.teaching.prefetch import SlideCache
 from attnlens.app.teaching.slide_sizes import projected, screened
-from attnlens.app.teaching.slides import Built, build
+from attnlens.app.teaching.slides import Built
 from attnlens.app.teaching.view import View
 from attnlens.app.web.resources import shared_lens
 
@@ -87,8 +88,7 @@ def prefetch_slide(deck_name: str, number: int, view: View, model: str, text: st
 
 
 def _build(deck_name: str, number: int, view: View, live: LiveInput, projector: bool) -> Built:
-    slide = library().decks[deck_name].slides[number - 1]
-    built = build(slide, live, view)
+    built = build_in_deck(library().decks[deck_name].slides, number - 1, live, view)
     for fig in (built.figure, built.reveal):
         if fig is not None:
             sized(fig, projector)

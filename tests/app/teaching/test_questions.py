@@ -48,6 +48,23 @@ def test_where_asks_the_sharp_row_with_four_options_in_position_order() -> None:
     assert Question.from_dict(q.to_dict()) == q and Question.from_dict(q.to_dict()).id == q.id
 
 
+def test_where_asks_of_a_head_not_taken_by_an_earlier_slide() -> None:
+    """A deck asks where a layer's sharpest head looks once: the next slide asking "where" on
+    that layer asks of the sharpest other head (slides 4 and 6 asked the same question)."""
+    enc = with_row(with_row(uniform(1, 3, 6, 6), 0, 1, 2, 4, 0.9), 0, 2, 1, 3, 0.7)
+    tr = synth.make_trace(src=SRC, L=1, H=3, encoder_self=enc)
+    first = where_question(tr, "encoder_self", 0)
+    assert isinstance(first, Question) and first.head == 1
+    second = where_question(tr, "encoder_self", 0, taken={1})
+    assert isinstance(second, Question) and (second.head, second.query, second.key) == (2, 1, 3)
+    assert second.prompt != first.prompt
+    left = where_question(tr, "encoder_self", 0, taken={1, 2})  # head 0 is diffuse
+    assert isinstance(left, NoQuestion) and f"below {SHARP}" in left.reason
+    gone = where_question(tr, "encoder_self", 0, taken={0, 1, 2})
+    assert isinstance(gone, NoQuestion) and "asked about on an earlier slide" in gone.reason
+    assert where_question(tr, "encoder_self", 0, 1, taken={1}) == first  # a head named is asked
+
+
 def test_where_asks_nothing_on_a_diffuse_head() -> None:
     """The issue's complaint: the largest weight ~0.2 and a question was still graded."""
     enc = with_row(uniform(2, 3, 6, 6), 0, 1, 2, 4, 0.2)

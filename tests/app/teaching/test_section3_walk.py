@@ -13,6 +13,7 @@ import pytest
 
 import attnlens
 from attnlens.app.teaching.deck import Slide, read_library
+from attnlens.app.teaching.deck_questions import build_in_deck
 from attnlens.app.teaching.live import LiveInput
 from attnlens.app.teaching.questions import MARGIN, SHARP, NoQuestion, Question, head_scores
 from attnlens.app.teaching.slide_sizes import (
@@ -139,8 +140,8 @@ def test_the_bundled_lecture_walks_on_a_model(model_name: str, deck: Any) -> Non
     view = View(model=model_name)
     asked = 0
     prompts: list[str] = []
-    for slide in deck.slides:
-        built = build(slide, live, view)
+    for index, slide in enumerate(deck.slides):
+        built = build_in_deck(deck.slides, index, live, view)  # as the lecture builds it
         where = f"{model_name}, slide {slide.number} ({slide.title})"
         if model_name == "lm" and slide.figure == "cross":
             assert built.figure is None and "no cross-attention" in (built.problem or ""), where
