@@ -39,6 +39,7 @@ from attnlens.record.experiment import ExperimentResult
 from attnlens.record.trace import Kind
 
 BATCH = 32  # texts per forward pass on a decoder
+SORTED_BATCH = 16  # texts per forward pass when sorted by length: less padding, same speed
 LOST_POINTS = 0.01  # issue 15: heads that can go with at most 1 point of exact match lost
 
 
@@ -50,40 +51,93 @@ class Score:
     value: float  # mean log-likelihood per token; an encoder's output similarity
 
 
-Scorer = Callable[[Sequence[HeadRef], Search], Score]
+Scorer = Callable[[Sequence[Sequence[HeadRef]], Search], list[Score]]  # one per set of heads
+GROUP = 12  # sets of ablated heads scored side by side between two progress reports
 
 
-def task_scorer(lens: Lens, examples: Sequence[Example]) -> Scorer:
+def task_scorer(lens: Lens, examples: Sequence[Example], batched: bool = True) -> Scorer:
     """Exact match and log-likelihood per reference token of a task model's examples."""
 
-    def score(ablate: Sequence[HeadRef], search: Search) -> Score:
-        s = lens.task_scores(examples, ablate, search)
-        return Score(float(s.exact.mean()), float(s.loglik.sum() / s.tokens.sum()))
+    def score(ablations: Sequence[Sequence[HeadRef]], search: Search) -> list[Score]:
+        if batched:
+            many = lens.task_scores_many(examples, ablations, search)
+        else:
+            many = [lens.task_scores(examples, ablate, search) for ablate in ablations]
+        return [Score(float(s.exact.mean()), float(s.loglik.sum() / s.tokens.sum())) for s in many]
 
     return score
 
 
-def output_scorer(lens: Lens, texts: Sequence[str]) -> Scorer:
+def output_scorer(lens: Lens, texts: Sequence[str], batched: bool = True) -> Scorer:
     """An encoder-only model's output kept: the mean over tokens of the cosine similarity of
     each token's last hidden state to the whole model's on the same text."""
-    parts = [list(part) for part in chunks([lens.token_ids(t) for t in texts], BATCH)]
-    whole = [_hidden(lens, part, ()) for part in parts]
+    parts = _parts(lens, texts, batched)
+    whole = [_hidden(r) for r in _runs(lens, parts, [()], batched)[0]]
 
-    def score(ablate: Sequence[HeadRef], search: Search) -> Score:
-        total, count = 0.0, 0
-        for part, reference in zip(parts, whole, strict=True):
-            similarity = cosine(_hidden(lens, part, ablate), reference)  # (B, T)
-            total += float(np.nansum(similarity))
-            count += int(np.isfinite(similarity).sum())
-        return Score(float("nan"), total / max(count, 1))
+    def score(ablations: Sequence[Sequence[HeadRef]], search: Search) -> list[Score]:
+        out = []
+        for runs in _runs(lens, parts, ablations, batched):
+            total, count = 0.0, 0
+            for run, reference in zip(runs, whole, strict=True):
+                similarity = cosine(_hidden(run), reference)  # (B, T)
+                total += float(np.nansum(similarity))
+                count += int(np.isfinite(similarity).sum())
+            out.append(Score(float("nan"), total / max(count, 1)))
+        return out
 
     return score
 
 
-def _hidden(lens: Lens, part: Sequence[Sequence[int]], ablate: Sequence[HeadRef]) -> np.ndarray:
-    hidden = lens.run_tokens(TokenBatch(part), ablate).hidden
-    assert hidden is not None, "an encoder-only model gives its last hidden states"
-    return hidden
+def text_scorer(lens: Lens, texts: Sequence[str], batched: bool = True) -> Scorer:
+    """Log-likelihood per token of texts, each read as one sequence."""
+    parts = _parts(lens, texts, batched)
+
+    def score(ablations: Sequence[Sequence[HeadRef]], search: Search) -> list[Score]:
+        out = []
+        for runs in _runs(lens, parts, ablations, batched):
+            total, count = 0.0, 0
+            for run in runs:
+                lp = run.logprobs
+                assert lp is not None, "a decoder gives log-probabilities"
+                total, count = total + float(np.nansum(lp)), count + int(np.isfinite(lp).sum())
+            out.append(Score(float("nan"), total / max(count, 1)))
+        return out
+
+    return score
+
+
+def _parts(lens: Lens, texts: Sequence[str], batched: bool) -> list[list[tuple[int, ...]]]:
+    """The texts' ids in batches; batched, shortest first in batches of SORTED_BATCH, so that
+    a batch pads little (a score sums over every token, so the order does not change it)."""
+    ids = [lens.token_ids(t) for t in texts]
+    if not batched:
+        return [list(part) for part in chunks(ids, BATCH)]
+    return [list(part) for part in chunks(sorted(ids, key=len), SORTED_BATCH)]
+
+
+def _runs(
+    lens: Lens,
+    parts: Sequence[Sequence[tuple[int, ...]]],
+    ablations: Sequence[Sequence[HeadRef]],
+    batched: bool,
+) -> list[list[TokenRun]]:
+    """For each set of ablated heads, its run of each part: the sets side by side (the lens'
+    `run_ablations`), or one set per forward pass (the reference the bench measures)."""
+    out: list[list[TokenRun]] = [[] for _ in ablations]
+    for part in parts:
+        batch = TokenBatch(part)
+        if batched:
+            runs = lens.run_ablations(batch, ablations)
+        else:
+            runs = [lens.run_tokens(batch, ablate) for ablate in ablations]
+        for mine, run in zip(out, runs, strict=True):
+            mine.append(run)
+    return out
+
+
+def _hidden(run: TokenRun) -> np.ndarray:
+    assert run.hidden is not None, "an encoder-only model gives its last hidden states"
+    return run.hidden
 
 
 def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -92,21 +146,6 @@ def cosine(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(a64, axis=-1) * np.linalg.norm(b64, axis=-1)
     similarity: np.ndarray = (a64 * b64).sum(-1) / np.maximum(norms, np.finfo(np.float64).tiny)
     return similarity
-
-
-def text_scorer(lens: Lens, texts: Sequence[str]) -> Scorer:
-    """Log-likelihood per token of texts, each read as one sequence."""
-    ids = [lens.token_ids(t) for t in texts]
-
-    def score(ablate: Sequence[HeadRef], search: Search) -> Score:
-        total, count = 0.0, 0
-        for part in chunks(ids, BATCH):
-            lp = lens.run_tokens(TokenBatch(list(part)), ablate).logprobs
-            assert lp is not None, "a decoder gives log-probabilities"
-            total, count = total + float(np.nansum(lp)), count + int(np.isfinite(lp).sum())
-        return Score(float("nan"), total / max(count, 1))
-
-    return score
 
 
 def confidence(runs: Sequence[TokenRun], heads: Sequence[HeadRef]) -> np.ndarray:
@@ -149,8 +188,13 @@ def measure_importance(
     progress: Progress = no_progress,
     beam: bool = True,
     pruning: bool = True,
+    batched: bool = True,
 ) -> ExperimentResult:
-    """Every head's importance and confidence, and (with pruning) the pruning curves."""
+    """Every head's importance and confidence, and (with pruning) the pruning curves.
+
+    batched: the sets of ablated heads side by side (the lens' `run_ablations` and
+    `task_scores_many`); False scores one set per forward pass and each beam search alone,
+    the path before them, kept as the reference bench/experiments_speed.py measures."""
     started = time.perf_counter()
     n, heads, task = check_n(n), all_heads(lens.info), lens.task_name
     check_applies(lens)
@@ -167,11 +211,11 @@ def measure_importance(
         return ExperimentResult("importance", lens.name, params, table, {}, {}, (note,),
                                 time.perf_counter() - started)  # fmt: skip
     if examples:
-        scorer = task_scorer(lens, examples)
+        scorer = task_scorer(lens, examples, batched)
     elif lens.info.architecture == "encoder":
-        scorer = output_scorer(lens, texts)
+        scorer = output_scorer(lens, texts, batched)
     else:
-        scorer = text_scorer(lens, texts)
+        scorer = text_scorer(lens, texts, batched)
     beam = beam and pruning and examples is not None
     plan = _Plan(len(heads), beam, len(kinds_of(lens.info)) if pruning else 0, progress, pruning)
     table, summary, tables = _measured(scorer, heads, conf, plan, beam, score_column(lens))
@@ -192,12 +236,12 @@ def _measured(
 ) -> tuple[pd.DataFrame, dict[str, object], dict[str, pd.DataFrame]]:
     """Each head ablated alone, then (when plan counts them) the pruning curves: the heads'
     table, the summary and the curves."""
-    base = scorer([], "greedy")
-    plan.tick("scoring the whole model")
-    singles = []
-    for ref in heads:
-        singles.append(scorer([ref], "greedy"))
-        plan.tick(f"ablating {ref}")
+
+    def said(i: int) -> str:
+        return f"ablating {heads[i - 1]}" if i else "scoring the whole model"
+
+    firsts = _scores(scorer, [[], *([ref] for ref in heads)], "greedy", plan, said)
+    base, singles = firsts[0], firsts[1:]
     importance = np.array([base.value - s.value for s in singles])
     exact_drop = np.array([base.exact - s.exact for s in singles])
     order = [heads[i] for i in np.lexsort((-conf, exact_drop, importance))]  # least first
@@ -207,10 +251,26 @@ def _measured(
                                   "exact_greedy": base.exact}  # fmt: skip
     if not plan.curves:
         return table, summary, {}
-    curve = _pruning(scorer, order, plan, beam, column)
+    curve = _pruning(scorer, order, plan, beam, column, base)
     by_kind = _pruning_by_kind(scorer, order, plan, column)
     summary = _summary(base, curve, by_kind, not np.isnan(base.exact), column)
     return table, summary, {"pruning": curve, "pruning_by_kind": by_kind}
+
+
+def _scores(
+    scorer: Scorer,
+    sets: Sequence[Sequence[HeadRef]],
+    search: Search,
+    plan: _Plan,
+    what: Callable[[int], str],
+) -> list[Score]:
+    """Each set of ablated heads scored, GROUP sets side by side, progress told per set."""
+    out: list[Score] = []
+    for start in range(0, len(sets), GROUP):
+        out += scorer(sets[start : start + GROUP], search)
+        for i in range(start, len(out)):
+            plan.tick(what(i))
+    return out
 
 
 class _Plan:
@@ -247,25 +307,29 @@ def _attention_runs(
 
 
 def _pruning(
-    scorer: Scorer, order: Sequence[HeadRef], plan: _Plan, beam: bool, column: str
+    scorer: Scorer, order: Sequence[HeadRef], plan: _Plan, beam: bool, column: str, base: Score
 ) -> pd.DataFrame:
-    """Score after removing the first k heads of order, for k = 0 .. all."""
+    """Score after removing the first k heads of order, for k = 0 .. all (k = 0 is the whole
+    model, scored once already: base)."""
+    H = len(order)
+    plan.tick(f"pruning 0 of {H} heads (greedy)")
+    greedy = [base] + _scores(scorer, [order[:k] for k in range(1, H + 1)], "greedy", plan,
+                              lambda i: f"pruning {i + 1} of {H} heads (greedy)")  # fmt: skip
+    beams = (
+        _scores(scorer, [order[:k] for k in range(H + 1)], "beam", plan,
+                lambda i: f"pruning {i} of {H} heads (beam)")
+        if beam else []
+    )  # fmt: skip
     rows = []
-    for k in range(len(order) + 1):
-        greedy = scorer(order[:k], "greedy")
-        plan.tick(f"pruning {k} of {len(order)} heads (greedy)")
-        row = {
+    for k in range(H + 1):
+        rows.append({
             "heads_removed": k,
-            "fraction_pruned": k / len(order),
+            "fraction_pruned": k / H,
             "removed": str(order[k - 1]) if k else "",
-            "exact_greedy": greedy.exact,
-            column: greedy.value,
-            "exact_beam": float("nan"),
-        }
-        if beam:
-            row["exact_beam"] = scorer(order[:k], "beam").exact
-            plan.tick(f"pruning {k} of {len(order)} heads (beam)")
-        rows.append(row)
+            "exact_greedy": greedy[k].exact,
+            column: greedy[k].value,
+            "exact_beam": beams[k].exact if beam else float("nan"),
+        })  # fmt: skip
     return pd.DataFrame(rows)
 
 
@@ -275,26 +339,19 @@ def _pruning_by_kind(
     """Michel et al.'s per-kind curves: heads of one kind removed, least important first,
     the others kept (greedy)."""
     kinds: list[Kind] = list(dict.fromkeys(h.kind for h in order))
-    rows: list[dict[str, object]] = []
+    columns = ["kind", "heads_removed", "fraction_pruned", "exact_greedy", column]
     if len(kinds) < 2:
-        return pd.DataFrame(
-            rows, columns=["kind", "heads_removed", "fraction_pruned", "exact_greedy", column]
-        )
-    for kind in kinds:
-        mine = [h for h in order if h.kind == kind]
-        for k in range(1, len(mine) + 1):
-            s = scorer(mine[:k], "greedy")
-            plan.tick(f"pruning {k} {kind} heads")
-            rows.append(
-                {
-                    "kind": kind,
-                    "heads_removed": k,
-                    "fraction_pruned": k / len(mine),
-                    "exact_greedy": s.exact,
-                    column: s.value,
-                }
-            )
-    return pd.DataFrame(rows)
+        return pd.DataFrame([], columns=columns)
+    of_kind = {kind: [h for h in order if h.kind == kind] for kind in kinds}
+    keys = [
+        (kind, k, len(of_kind[kind])) for kind in kinds for k in range(1, len(of_kind[kind]) + 1)
+    ]
+    sets = [of_kind[kind][:k] for kind, k, _ in keys]
+    scores = _scores(scorer, sets, "greedy", plan,
+                     lambda i: f"pruning {keys[i][1]} {keys[i][0]} heads")  # fmt: skip
+    rows = [(kind, k, k / total, s.exact, s.value)
+            for (kind, k, total), s in zip(keys, scores, strict=True)]  # fmt: skip
+    return pd.DataFrame(rows, columns=columns)
 
 
 def prunable(curve: pd.DataFrame, column: str) -> int:

@@ -57,7 +57,7 @@ class TransformerStepper:
             raise ValueError("our Transformer is an encoder-decoder model: it needs a source")
         src = torch.tensor([list(source)], dtype=torch.long, device=self.device)  # (1, S)
         src_mask = torch.ones(1, 1, src.size(1), dtype=torch.bool, device=self.device)  # (1, 1, S)
-        return self._begin(src, src_mask, prefix, ablate)
+        return self._begin(src, src_mask, prefix, self.head_mask(ablate))
 
     @torch.inference_mode()
     def start_batch(
@@ -75,19 +75,31 @@ class TransformerStepper:
         src = torch.tensor(rows, dtype=torch.long, device=device)  # (B, S)
         lengths = torch.tensor([len(s) for s in sources], device=device)  # (B,)
         src_mask = torch.arange(width, device=device) < lengths.unsqueeze(1)  # (B, S)
-        return self._begin(src, src_mask.unsqueeze(1), prefix, ablate)  # mask (B, 1, S)
+        return self._begin(src, src_mask.unsqueeze(1), prefix, self.head_mask(ablate))
 
     def _begin(
         self,
         src: torch.Tensor,
         src_mask: torch.Tensor,
         prefix: Sequence[int],
-        ablate: Sequence[HeadRef],
+        head_mask: HeadMask | None,
     ) -> StepOutput[TransformerState]:
         """§3.1: encode src (B, S) once under src_mask (B, 1, S), then feed each row prefix."""
-        head_mask = self.head_mask(ablate)
         memory = self.net.encode(src, src_mask, head_mask).memory  # (B, S, d_model)
-        first = torch.tensor([list(prefix)] * src.size(0), dtype=torch.long, device=self.device)
+        return self.start_encoded(memory, src_mask, prefix, head_mask)
+
+    @torch.inference_mode()
+    def start_encoded(
+        self,
+        memory: torch.Tensor,
+        src_mask: torch.Tensor,
+        prefix: Sequence[int],
+        head_mask: HeadMask | None,
+    ) -> StepOutput[TransformerState]:
+        """Feed each row prefix after a memory (B, S, d_model) already encoded under src_mask
+        (B, 1, S): the experiments encode a source once for every set of decoder heads."""
+        rows = [list(prefix)] * memory.size(0)
+        first = torch.tensor(rows, dtype=torch.long, device=self.device)  # (B, P)
         empty = first[:, :0]  # (B, 0): nothing fed yet; first is (B, P)
         state = TransformerState(self.net.memory_kv(memory), src_mask, empty, None, head_mask)
         return self._feed(state, first)
@@ -121,6 +133,18 @@ class TransformerStepper:
             encoder=masks["encoder_self"], decoder=masks["decoder_self"], cross=masks["cross"]
         )
 
+    def rows_mask(self, ablations: Sequence[Sequence[HeadRef]], repeat: int) -> HeadMask:
+        """(N, B, h) multipliers per kind for B = len(ablations) × repeat rows: each set of
+        ablated heads `repeat` times in a row, 0 for its heads."""
+        c, rows = self.net.config, len(ablations) * repeat
+        masks = {kind: torch.ones(c.N, rows, c.h, device=self.device) for kind in KINDS}
+        for i, ablate in enumerate(ablations):
+            for ref in ablate:
+                masks[ref.kind][ref.layer, i * repeat : (i + 1) * repeat, ref.head] = 0.0
+        return HeadMask(
+            encoder=masks["encoder_self"], decoder=masks["decoder_self"], cross=masks["cross"]
+        )
+
     def _feed(self, state: TransformerState, new: torch.Tensor) -> StepOutput[TransformerState]:
         """Run the decoder on the new positions new (B, n) and read off the last one."""
         tokens = torch.cat([state.tokens.expand(new.size(0), -1), new], dim=1)  # (B, t + 1)
@@ -148,6 +172,21 @@ def causal_head_mask(net: DecoderOnlyTransformer, ablate: Sequence[HeadRef]) -> 
         if ref.kind != "decoder_self":
             raise ValueError(f"a decoder-only model has no {ref.kind} attention to ablate")
         head_mask[ref.layer, ref.head] = 0.0
+    return head_mask
+
+
+def causal_rows_mask(
+    net: DecoderOnlyTransformer, ablations: Sequence[Sequence[HeadRef]], repeat: int
+) -> torch.Tensor:
+    """(N, len(ablations) × repeat, h) multipliers: each set of ablated heads `repeat` times in
+    a row, 0 for its heads (the experiments' ablations side by side)."""
+    c, rows = net.config, len(ablations) * repeat
+    head_mask = torch.ones(c.N, rows, c.h, device=next(net.parameters()).device)
+    for i, ablate in enumerate(ablations):
+        for ref in ablate:
+            if ref.kind != "decoder_self":
+                raise ValueError(f"a decoder-only model has no {ref.kind} attention to ablate")
+            head_mask[ref.layer, i * repeat : (i + 1) * repeat, ref.head] = 0.0
     return head_mask
 
 

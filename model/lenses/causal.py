@@ -14,7 +14,11 @@ import torch
 
 from attnlens.model.budget import check_budget, trace_bytes
 from attnlens.model.decoding.heads import HeadRef
-from attnlens.model.decoding.net_steppers import CausalStepper, causal_head_mask
+from attnlens.model.decoding.net_steppers import (
+    CausalStepper,
+    causal_head_mask,
+    causal_rows_mask,
+)
 from attnlens.model.decoding.request import ModelLimits
 from attnlens.model.lenses.lens import (
     DecodePlan,
@@ -170,6 +174,34 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
             past_length(numpy_of(given), lengths - 1, 1, np.nan),
             past_length(logprobs.argmax(-1).cpu().numpy(), lengths, 1, -1),
         )  # fmt: skip
+
+    def run_ablations(
+        self, batch: TokenBatch, ablations: Sequence[Sequence[HeadRef]]
+    ) -> list[TokenRun]:
+        """The batch once per set of ablated heads, the sets side by side in one forward pass
+        (a head mask per row), attention left out."""
+        if batch.source is not None:
+            raise InputError(f"{self.name} is decoder-only: it takes no source")
+        ids, lengths = self.padded(batch.tokens, "tokens")  # (B, T)
+        B, runs = ids.size(0), []
+        for group in self.ablation_groups(ablations, B):
+            rows = ids.repeat(len(group), 1)  # (k·B, T): set i on rows i·B … (i + 1)·B - 1
+            self.check_batch_budget(rows.size(0), 0, rows.size(1))
+            head_mask = causal_rows_mask(self.net, group, B)  # (N, k·B, h)
+            with torch.inference_mode():
+                out = self.net.decode(rows, target_mask(rows, self.tokenizer.pad_id), None,
+                                      head_mask)  # fmt: skip
+                logprobs = self.net.log_probs(out.hidden)  # (k·B, T, V)
+            given = logprobs[:, :-1].gather(-1, rows[:, 1:].unsqueeze(-1)).squeeze(-1)
+            top = logprobs.argmax(-1).cpu().numpy()  # (k·B, T)
+            given_np = numpy_of(given)  # (k·B, T - 1)
+            for i in range(len(group)):
+                mine = slice(i * B, (i + 1) * B)
+                runs.append(TokenRun(
+                    None, None, None, past_length(given_np[mine], lengths - 1, 1, np.nan),
+                    past_length(top[mine], lengths, 1, -1),
+                ))  # fmt: skip
+        return runs
 
     def attention_inputs(self, trace: Trace, kind: Kind, layer: int) -> tuple[QKV, np.ndarray]:
         if kind != "decoder_self":

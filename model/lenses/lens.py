@@ -21,7 +21,14 @@ from attnlens.model.decoding.request import (
     StrategyName,
     resolve,
 )
-from attnlens.model.lenses.token_runs import Search, TaskScores, TokenBatch, TokenRun, TokenSpace
+from attnlens.model.lenses.token_runs import (
+    Search,
+    TaskScores,
+    TokenBatch,
+    TokenRun,
+    TokenSpace,
+    without_attention,
+)
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError
 from attnlens.record.example import Example
@@ -234,6 +241,14 @@ class Lens(ABC):
         InputError names a missing head)."""
         raise InputError(f"{self.name} does not run on token ids")
 
+    def run_ablations(
+        self, batch: TokenBatch, ablations: Sequence[Sequence[HeadRef]]
+    ) -> list[TokenRun]:
+        """`run_tokens` of the batch once per set of ablated heads, attention left out (None):
+        the outputs the head experiments compare. Here one set at a time; a lens may run the
+        sets side by side, each result equal to its own run (to float rounding)."""
+        return [without_attention(self.run_tokens(batch, ablate)) for ablate in ablations]
+
     def why_no_ablation(self) -> str | None:
         """None when heads can be ablated; otherwise why not, fit to show a user."""
         return None
@@ -248,6 +263,16 @@ class Lens(ABC):
         """Exact match (greedy or beam search) and the teacher-forced log-likelihood of each
         example's reference target, with the ablated heads zeroed."""
         raise InputError(f"{self.name!r} was not trained on one of our tasks")
+
+    def task_scores_many(
+        self,
+        examples: Sequence[Example],
+        ablations: Sequence[Sequence[HeadRef]],
+        search: Search = "greedy",
+    ) -> list[TaskScores]:
+        """`task_scores` once per set of ablated heads. Here one set at a time; a lens may run
+        the sets side by side, each result equal to its own run (to float rounding)."""
+        return [self.task_scores(examples, ablate, search) for ablate in ablations]
 
 
 def check_text(text: object, what: str = "text") -> str:

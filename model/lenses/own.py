@@ -46,6 +46,9 @@ NetT = TypeVar("NetT", bound=nn.Module)
 READS_LIKE = ("task", "max_source_len")
 
 
+ABLATION_ROWS = 512  # rows of one forward pass when sets of ablated heads run side by side
+
+
 class OwnLens(Lens, Generic[NetT]):
     """One of attnlens' own models, saved by `attnlens train` as config.json + safetensors."""
 
@@ -325,6 +328,15 @@ class OwnLens(Lens, Generic[NetT]):
         for ref in ablate:
             check_head(ref, self.head_kinds, c.N, c.h)
         return list(ablate)
+
+    def ablation_groups(
+        self, ablations: Sequence[Sequence[HeadRef]], batch: int
+    ) -> list[list[list[HeadRef]]]:
+        """The sets of ablated heads, each checked, in groups whose copies of a batch of
+        `batch` sequences make at most ABLATION_ROWS rows of one forward pass (one set at least)."""
+        sets = [self.checked_heads(a) for a in ablations]
+        size = max(1, ABLATION_ROWS // max(batch, 1))
+        return [sets[i : i + size] for i in range(0, len(sets), size)]
 
     def check_batch_budget(self, batch: int, S: int, T: int) -> None:
         c = self.config

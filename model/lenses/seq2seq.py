@@ -8,9 +8,11 @@ import numpy as np
 import torch
 
 from attnlens.model.budget import check_budget, trace_bytes
+from attnlens.model.decoding.beam_batch import beam_texts
+from attnlens.model.decoding.greedy import greedy_ids
 from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.decoding.net_steppers import TransformerStepper
-from attnlens.model.decoding.request import ModelLimits
+from attnlens.model.decoding.request import DecodeRequest, ModelLimits, resolve
 from attnlens.model.lenses.lens import (
     DecodePlan,
     check_target,
@@ -30,7 +32,8 @@ from attnlens.model.net.attention import QKV
 from attnlens.model.net.config import TransformerConfig
 from attnlens.model.net.masks import padding_mask, subsequent_mask, target_mask
 from attnlens.model.net.tokenizer import BOS, EOS
-from attnlens.model.net.transformer import Decoded, Encoded, Transformer
+from attnlens.model.net.transformer import Decoded, Encoded, HeadMask, Transformer
+from attnlens.model.training.batch import source_ids
 from attnlens.model.training.evaluate import Report, evaluate_task, greedy_batch
 from attnlens.model.training.tasks import TASKS
 from attnlens.model.training.tasks.base import Reading
@@ -169,6 +172,118 @@ class Seq2SeqLens(OwnLens[Transformer]):
             past_length(numpy_of(given), tgt_len - 1, 1, np.nan),
             past_length(logprobs.argmax(-1).cpu().numpy(), tgt_len, 1, -1),
         )
+
+    def run_ablations(
+        self, batch: TokenBatch, ablations: Sequence[Sequence[HeadRef]]
+    ) -> list[TokenRun]:
+        """The batch once per set of ablated heads, the sets side by side in one forward pass
+        (a head mask per row; the source encoded once for every set that ablates no encoder
+        head), attention left out."""
+        if batch.source is None or len(batch.source) != len(batch.tokens):
+            raise InputError(f"{self.name} is an encoder-decoder: give one source per sequence")
+        src, _ = self.padded(batch.source, "source")  # (B, S)
+        tgt, tgt_len = self.padded(batch.tokens, "tokens")  # (B, T)
+        B, pad, net, runs = src.size(0), self.tokenizer.pad_id, self.net, []
+        src_mask = padding_mask(src, pad)  # (B, 1, S)
+        for group in self.ablation_groups(ablations, B):
+            k = len(group)
+            self.check_batch_budget(k * B, src.size(1), tgt.size(1))
+            head_mask = TransformerStepper(net).rows_mask(group, B)  # (N, k·B, h) per kind
+            rows_tgt = tgt.repeat(k, 1)  # (k·B, T)
+            with torch.inference_mode():
+                memory = self._memory(src, src_mask, group, head_mask)  # (k·B, S, d_model)
+                decoded = net.decode(net.memory_kv(memory), src_mask.repeat(k, 1, 1), rows_tgt,
+                                     target_mask(rows_tgt, pad), head_mask=head_mask)  # fmt: skip
+                logprobs = net.log_probs(decoded.hidden)  # (k·B, T, V)
+            given = numpy_of(logprobs[:, :-1].gather(-1, rows_tgt[:, 1:].unsqueeze(-1)))
+            top = logprobs.argmax(-1).cpu().numpy()  # (k·B, T)
+            for i in range(k):
+                mine = slice(i * B, (i + 1) * B)
+                runs.append(TokenRun(
+                    None, None, None, past_length(given[mine, :, 0], tgt_len - 1, 1, np.nan),
+                    past_length(top[mine], tgt_len, 1, -1),
+                ))  # fmt: skip
+        return runs
+
+    def _memory(
+        self,
+        src: torch.Tensor,
+        src_mask: torch.Tensor,
+        group: Sequence[Sequence[HeadRef]],
+        head_mask: HeadMask,
+    ) -> torch.Tensor:
+        """The memory (k·B, S, d_model) of src (B, S) for each of the k sets of ablated heads:
+        encoded once for all the sets that ablate no encoder head, once per set that does."""
+        B, net = src.size(0), self.net
+        own = [i for i, ablate in enumerate(group) if any(r.kind == "encoder_self" for r in ablate)]
+        parts: dict[int, torch.Tensor] = {}
+        if own:
+            rows = torch.cat([torch.arange(i * B, (i + 1) * B) for i in own])  # (m·B,)
+            mask = HeadMask(encoder=head_mask.encoder[:, rows])  # type: ignore[index]
+            memory = net.encode(src.repeat(len(own), 1), src_mask.repeat(len(own), 1, 1), mask)
+            parts = {i: memory.memory[j * B : (j + 1) * B] for j, i in enumerate(own)}
+        if len(own) < len(group):
+            clean = net.encode(src, src_mask).memory  # (B, S, d_model)
+            parts |= {i: clean for i in range(len(group)) if i not in parts}
+        return torch.cat([parts[i] for i in range(len(group))])
+
+    def task_scores_many(
+        self,
+        examples: Sequence[Example],
+        ablations: Sequence[Sequence[HeadRef]],
+        search: Search = "greedy",
+    ) -> list[TaskScores]:
+        """`task_scores` for each set of ablated heads, side by side: the teacher-forced runs
+        and greedy answers of every set in one batch (a head mask per row), beam search over
+        every example of a set at once (`beam_texts`, the step loop's decisions per example)."""
+        if self.task is None:
+            return super().task_scores_many(examples, ablations, search)
+        tok, sets = self.tokenizer, [self.checked_heads(a) for a in ablations]
+        parts: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in sets]
+        for i in range(0, len(examples), self.experiment_batch):
+            chunk = examples[i : i + self.experiment_batch]
+            targets = [(tok.bos_id, *tok.encode(e.target).ids, tok.eos_id) for e in chunk]
+            sources = [self.token_ids(e.source) for e in chunk]
+            runs = self.run_ablations(TokenBatch(targets, sources), sets)
+            answers = self._answers_many(chunk, sets, search)
+            counts = np.array([len(t) - 1 for t in targets])
+            for part, run, outputs in zip(parts, runs, answers, strict=True):
+                assert run.logprobs is not None
+                exact = np.array([o == e.target for o, e in zip(outputs, chunk, strict=True)])
+                part.append((exact, np.nansum(run.logprobs, axis=1), counts))
+        return [TaskScores(*(np.concatenate(p) for p in zip(*part, strict=True))) for part in parts]
+
+    def _answers_many(
+        self, chunk: Sequence[Example], sets: Sequence[list[HeadRef]], search: Search
+    ) -> list[list[str]]:
+        """The decoded output of each example's source for each set of ablated heads."""
+        tok, vocab, prefix = self.tokenizer, self.vocabulary(), [self.tokenizer.bos_id]
+        room = [min(self.max_tokens, tok.count(e.target) + 2) for e in chunk]
+        stepper = TransformerStepper(self.net)
+        if search == "beam":  # every example of a set at once, each searched as decode would
+            sources = [self.source_ids(e.source)[0] for e in chunk]
+            out = []
+            for refs in sets:
+                ablate = [str(r) for r in refs]
+                request = DecodeRequest.from_kwargs(
+                    strategy="beam", beam_size=EXPERIMENT_BEAM, ablate=ablate, max_len=max(room)
+                )
+                first = stepper.start_batch(sources, prefix, refs)
+                settings = resolve(request, self.limits)
+                out.append(beam_texts(stepper, first, prefix, vocab, settings, room))
+            return out
+        src, _ = self.padded([source_ids(tok, e.source) for e in chunk], "source")  # (B, S)
+        src_mask, B, out = padding_mask(src, tok.pad_id), len(chunk), []
+        for group in self.ablation_groups(sets, B):
+            head_mask = stepper.rows_mask(group, B)  # (N, k·B, h) per kind
+            with torch.inference_mode():
+                memory = self._memory(src, src_mask, group, head_mask)  # (k·B, S, d_model)
+            first = stepper.start_encoded(memory, src_mask.repeat(len(group), 1, 1), prefix,
+                                          head_mask)  # fmt: skip
+            ids = greedy_ids(stepper, first, prefix, vocab, max(room))
+            texts = [vocab.detokenize(i) for i in ids]
+            out += [texts[j * B : (j + 1) * B] for j in range(len(group))]
+        return out
 
     def task_scores(
         self, examples: Sequence[Example], ablate: Sequence[HeadRef] = (), search: Search = "greedy"

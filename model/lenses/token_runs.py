@@ -7,7 +7,7 @@ CPU."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
@@ -51,6 +51,11 @@ class TokenRun:
     logprobs: np.ndarray | None  # (B, T - 1): log p(tokens[t + 1] | what came before); decoders
     top: np.ndarray | None  # (B, T): the most likely next id at each position; decoders
     hidden: np.ndarray | None = None  # (B, T, d_model): an encoder-only model's output
+
+
+def without_attention(run: TokenRun) -> TokenRun:
+    """The run's outputs alone, its attention dropped (what an ablation's score reads)."""
+    return replace(run, encoder_self=None, decoder_self=None, cross=None)
 
 
 @dataclass(frozen=True)

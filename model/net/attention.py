@@ -70,13 +70,14 @@ class MultiHeadAttention(nn.Module):
         head_mask: torch.Tensor | None = None,
         keep_qkv: bool = False,
     ) -> Attended:
-        """Queries from x (B, T, d_model) attend over kv; head_mask (h,) scales each head.
+        """Queries from x (B, T, d_model) attend over kv; head_mask (h,) scales each head, or
+        (B, h) each head of each row (the experiments' ablations, batched).
         With keep_qkv, the per-head Q, K and V that were used come back too."""
         q = self.split_heads(self.w_q(x))  # (B, h, T, d_k)
         mask = mask.unsqueeze(1) if mask is not None else None  # (B, 1, T, S): same for all heads
         heads, weights = attention(q, kv[0], kv[1], mask)  # (B, h, T, d_k), (B, h, T, S)
         if head_mask is not None:
-            heads = heads * head_mask.view(1, -1, 1, 1)
+            heads = heads * head_mask.view(-1 if head_mask.dim() > 1 else 1, self.h, 1, 1)
         concat = heads.transpose(1, 2).reshape(
             x.size(0), x.size(1), self.h * self.d_k
         )  # (B, T, d_model)

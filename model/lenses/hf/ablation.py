@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -126,6 +126,31 @@ class OutputProjections:
             module = twin.get_submodule(proj.path)
             module.weight = proj.zeroed(weight_of(module), ablated)
         return twin
+
+    def variants(
+        self, model: PreTrainedModel, ablations: Sequence[Sequence[HeadRef]]
+    ) -> Iterator[PreTrainedModel]:
+        """`without` for each set of heads in turn, one private copy made for all of them: its
+        output projections are set for each set (zeroed slices where the set ablates a head,
+        the shared weight elsewhere) before it is handed over. Use each model before asking
+        for the next; model itself stands for a set of none."""
+        twin: PreTrainedModel | None = None
+        for heads in ablations:
+            if not heads:
+                yield model
+                continue
+            if self.reason is not None:
+                raise InputError(f"cannot ablate {', '.join(map(str, heads))}: {self.reason}")
+            by_layer = self._by_layer(heads)
+            self._check_size(model, by_layer)
+            if twin is None:
+                shared = itertools.chain(model.parameters(), model.buffers())
+                twin = copy.deepcopy(model, {id(t): t for t in shared})
+            for key, proj in self.found.items():
+                weight = model.get_submodule(proj.path).weight
+                module = twin.get_submodule(proj.path)
+                module.weight = proj.zeroed(weight, by_layer[key]) if key in by_layer else weight
+            yield twin
 
     def _by_layer(self, heads: Sequence[HeadRef]) -> dict[tuple[Kind, int], list[int]]:
         """The ablated heads grouped by (kind, layer), each checked against the model."""

@@ -57,7 +57,7 @@ from attnlens.model.lenses.lens import (
     ids_of_tokens,
     refuse_pair,
 )
-from attnlens.model.lenses.token_runs import TokenBatch, TokenRun, TokenSpace
+from attnlens.model.lenses.token_runs import TokenBatch, TokenRun, TokenSpace, without_attention
 from attnlens.model.training.corpus import load_corpus
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError
@@ -339,14 +339,29 @@ class HFLens(Lens):
     def run_tokens(self, batch: TokenBatch, ablate: Sequence[HeadRef] = ()) -> TokenRun:
         """One forward pass over the batch; ablated heads zeroed in a private copy of the model
         made for this call (the shared model is never changed)."""
-        rows = max(len(r) for r in [*batch.tokens, *(batch.source or [])]) if batch.tokens else 0
-        check_budget(len(batch.tokens) * trace_bytes(
-            self.info.n_layers, self.info.n_heads, rows, rows), "experiment batch",
-            "use fewer or shorter sequences")  # fmt: skip
+        self._check_batch(batch)
         model = self.projections.without(self.model, ablate)
         return batches.run_tokens(
             model, self.kind, batch, len(self.names), self.max_tokens, self.device
         )
+
+    def run_ablations(
+        self, batch: TokenBatch, ablations: Sequence[Sequence[HeadRef]]
+    ) -> list[TokenRun]:
+        """A forward pass per set of ablated heads, all in one private copy of the model made
+        for this call (its output projections set for each set in turn), attention left out."""
+        self._check_batch(batch)
+        return [
+            without_attention(batches.run_tokens(
+                model, self.kind, batch, len(self.names), self.max_tokens, self.device))
+            for model in self.projections.variants(self.model, ablations)
+        ]  # fmt: skip
+
+    def _check_batch(self, batch: TokenBatch) -> None:
+        rows = max(len(r) for r in [*batch.tokens, *(batch.source or [])]) if batch.tokens else 0
+        check_budget(len(batch.tokens) * trace_bytes(
+            self.info.n_layers, self.info.n_heads, rows, rows), "experiment batch",
+            "use fewer or shorter sequences")  # fmt: skip
 
     def sample_texts(self, n: int, seed: int) -> list[str]:
         """English sentences: held-out help text that ships with Python (nothing to fetch)."""

@@ -137,6 +137,13 @@ class WrappedLens(HFLens):
             self._checked_device()
             return super().run_tokens(batch, ablate)
 
+    def run_ablations(
+        self, batch: TokenBatch, ablations: Sequence[Sequence[HeadRef]]
+    ) -> list[TokenRun]:
+        with self._switch.held(self.model):
+            self._checked_device()
+            return super().run_ablations(batch, ablations)
+
 
 def wrap(model: object, tokenizer: object, name: str | None = None) -> WrappedLens:
     """A Lens over a Hugging Face model already loaded (encoder, decoder or encoder-decoder),
