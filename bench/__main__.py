@@ -17,6 +17,7 @@ from bench import (
     class_capacity,
     decode_speed,
     experiment_load,
+    explore_long,
     exports,
     load_check,
     long_inputs,
@@ -91,6 +92,8 @@ def main(argv: list[str] | None = None) -> None:
     section("every head at long inputs: attnlens' trace against the sdpa forward (issue 35)")
     long_targets = long_inputs.main(["--quick"] if args.quick else [])
     print(table(long_targets))
+    section("Explore at 1,024 tokens: Enter and another head, in Chromium (issue 36)")
+    explore_long.main(["--repeats", "2"] if args.quick else [])
     section(f"targets of issue 20 (make bench, {time.perf_counter() - started:.0f} s)")
     held = load_check.largest_held(swept)
     targets = [
