@@ -120,7 +120,9 @@ def saturation_view(
     fig.update_layout(
         barmode="group",
         title={"text": "§3.2.1: why divide by √d_k", "y": 1, "yanchor": "top", "pad": {"t": 12}},
-        legend={"orientation": "h", "y": -0.15},
+        # at the right, where Plotly makes room for it: under the plots, grown to projector
+        # text, it lay over the d_k axis's title
+        legend={"x": 1.02, "xanchor": "left", "y": 1, "yanchor": "top"},
         margin={"t": TOP_MARGIN},
     )
     return fig

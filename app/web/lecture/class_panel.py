@@ -56,7 +56,7 @@ def class_bar(code: str, store: ClassStore, state: ClassState) -> None:
         with st.container(key="lec_join_warning"):
             st.warning(md(base.warning))
             if base.command:
-                st.code(base.command, language="bash")
+                st.code(base.command, language=None)
     roster = store.roster(code)
     qr, settings, shown, left = st.columns([1, 1, 4, 3], vertical_alignment="center")
     with shown.container(key="lec_join_link"):

@@ -27,7 +27,8 @@ h1 { font-size: 2.5rem !important; padding-top: 0 !important; }
 .st-key-lec_counter p { font-size: 1.6rem; text-align: right; font-weight: 600; }
 [class*="_hidden_keys"] { display: none; }
 [data-testid="stMain"] button p, [data-testid="stMain"] a p { font-size: 1.25rem; }
-.st-key-lec_join_link code, .st-key-lec_qr_link code { font-size: 1.45rem; }
+.st-key-lec_join_link code, .st-key-lec_qr_link code, .st-key-lec_join_warning code
+  { font-size: 1.45rem; }
 .st-key-lec_options .stButton button { min-height: 3.2rem; justify-content: flex-start; }
 </style>"""
 STEP_FIGURES = {"causal", "softmax", "decoding"}
