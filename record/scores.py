@@ -3,14 +3,17 @@
 A layer's weights are softmax(scores) row by row, so each row is fixed by the queries and keys as
 the kernel used them, the scale, the rule that masks some keys, and the row's log-sum-exp:
 
-    score(i, j) = scale · qᵢ·kⱼ  (then softcap · tanh(score / softcap) where the model caps)
+    score(i, j) = scale · qᵢ·kⱼ  (then softcap · tanh(score / softcap) where the model caps,
+                                  and + bias[j − i] where it adds a relative-position bias)
     pᵢⱼ = exp(score(i, j) − lseᵢ)  where the mask allows (i, j), else exactly 0
 
 Q and K grow with T, not T²: any head, or any tile of it, is recomputed exactly on demand. Keys
 are kept at the width the kernel read them: under grouped-query attention query head h reads
-key head h // (H / H_kv). What a model applies beyond this (ALiBi slopes, a relative-position
-bias, learned sink logits) is not expressible here: such a model is recorded with its eager
-weights instead, and its record says so (docs/python.md).
+key head h // (H / H_kv). A bias that depends on the distance j − i alone (T5's bucketed
+relative positions) is kept as one number per head and distance, O(T). What a model applies
+beyond this (ALiBi inside a model's own attention code, learned sink logits) is not expressible
+here: such a model is recorded with its eager weights instead, and its record says so
+(docs/python.md).
 """
 
 from __future__ import annotations
@@ -82,6 +85,8 @@ class LayerScores:
     scale: float
     mask: MaskRule = field(default_factory=MaskRule)
     softcap: float | None = None
+    # (H, Q + K − 1) float32: added to score(i, j) at [h, j − i + Q − 1]; None: no bias
+    bias: np.ndarray | None = None
 
     @property
     def n_heads(self) -> int:
@@ -105,6 +110,8 @@ class LayerScores:
         s = (self.q[head, rows] @ self.k[self.key_head(head), cols].T) * np.float32(self.scale)
         if self.softcap is not None:
             s = np.float32(self.softcap) * np.tanh(s / np.float32(self.softcap))
+        if self.bias is not None:
+            s += self.bias[head][c[None, :] - r[:, None] + (Q - 1)]
         s -= self.lse[head, rows][:, None]
         np.minimum(s, np.float32(1e-3), out=s)  # a masked key's score may be any size: no inf
         out: np.ndarray = np.exp(s, out=s)  # (r, c)
@@ -133,7 +140,8 @@ class LayerScores:
         return lo, max(lo, hi)
 
     def nbytes(self) -> int:
-        return int(self.q.nbytes + self.k.nbytes + self.lse.nbytes)
+        extra = 0 if self.bias is None else self.bias.nbytes
+        return int(self.q.nbytes + self.k.nbytes + self.lse.nbytes + extra)
 
 
 def stack_nbytes(layers: tuple[LayerScores, ...]) -> int:
@@ -150,12 +158,14 @@ Stacks = dict[str, tuple[LayerScores, ...]]  # kind → its layers
 
 
 def npz_arrays(stacks: Stacks) -> dict[str, np.ndarray]:
-    """Each layer's q, k and lse as NPZ entries `scores.KIND.LAYER.q` (and .k, .lse)."""
+    """Each layer's q, k and lse as NPZ entries `scores.KIND.LAYER.q` (and .k, .lse; .bias
+    for a layer with a relative-position bias)."""
     return {
         f"scores.{kind}.{i}.{part}": getattr(layer, part)
         for kind, layers in stacks.items()
         for i, layer in enumerate(layers)
-        for part in ("q", "k", "lse")
+        for part in ("q", "k", "lse", "bias")
+        if getattr(layer, part) is not None
     }
 
 
@@ -165,7 +175,9 @@ def tree(stacks: Stacks, with_arrays: bool = True) -> dict[str, list[dict[str, A
     return {
         kind: [
             {"scale": lay.scale, "mask": lay.mask.to_dict(), "softcap": lay.softcap}
+            | {"has_bias": lay.bias is not None}
             | ({"q": lay.q, "k": lay.k, "lse": lay.lse} if with_arrays else {})
+            | ({"bias": lay.bias} if with_arrays and lay.bias is not None else {})
             for lay in layers
         ]
         for kind, layers in stacks.items()
@@ -189,6 +201,7 @@ def from_parts(described: dict[str, list[dict[str, Any]]], arrays: Any = None) -
                 scale=float(d["scale"]),
                 mask=MaskRule(**d["mask"]),
                 softcap=d.get("softcap"),
+                bias=part(kind, i, d, "bias") if d.get("has_bias") else None,
             )
             for i, d in enumerate(layers)
         )

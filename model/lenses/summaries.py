@@ -1,7 +1,7 @@
 """Every head's overview and statistics at trace time, from its exact weights, a tile at a time
 (record/scores.py's Summary).
 
-The weights are rebuilt from what the kernel computed them from, pᵢⱼ = exp(scale·qᵢ·kⱼ − lseᵢ),
+The weights are rebuilt from what the kernel computed them from, pᵢⱼ = exp(scoreᵢⱼ − lseᵢ),
 one tile at a time: one block of overview rows, the query heads that share one key head, and at
 most TILE_COLUMNS keys (about a megabyte of scores, so every pass over it stays in the cache),
 reduced and dropped: the trace never holds a head's T × T. Keys a causal or windowed mask cannot
@@ -109,6 +109,8 @@ def _weights_at(
     s = (q[:, qi] * keys).sum(-1) * layer.scale  # (H, n)
     if layer.softcap is not None:
         s = layer.softcap * torch.tanh(s / layer.softcap)
+    if layer.bias is not None:
+        s = s + torch.from_numpy(layer.bias)[:, kj - qi + (layer.shape[1] - 1)]
     ok = layer.mask.allows(qi.numpy(), kj.numpy())
     w = (s - lse[:, qi]).exp()
     return w if ok is None else w * torch.from_numpy(ok)
@@ -134,6 +136,10 @@ def _tile(
         log2p.mul_(layer.scale * LOG2E)
     else:
         log2p = layer.softcap * torch.tanh(log2p * (layer.scale / layer.softcap)) * LOG2E
+    if layer.bias is not None:  # by distance j − i: a (r, c) gather per head
+        Q = layer.shape[1]
+        at = torch.arange(c0, c0 + c).unsqueeze(0) - torch.arange(r0, r0 + r).unsqueeze(1)
+        log2p.add_(torch.from_numpy(layer.bias)[:, at + (Q - 1)].mul_(LOG2E))
     blocked = _blocked(layer.mask, r0, r, c0, c)
     if blocked is not None:
         log2p.add_(blocked)

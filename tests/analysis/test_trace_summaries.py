@@ -25,7 +25,7 @@ def words(n: int) -> str:
     return " ".join((["the", "cat", "sat", "on", "a", "mat"] * n)[:n])
 
 
-@pytest.mark.parametrize("name", ["llama", "bart"])
+@pytest.mark.parametrize("name", ["llama", "bart", "t5", "gemma2"])  # t5: a bias; gemma2: a cap
 def test_the_summaries_are_the_statistics_and_pooled_maps_of_the_exact_weights(name: str) -> None:
     """The same numbers analysis.head_statistics reads off every head's weights."""
     text = words(12) + " " + words(12)  # a block twice: induction pairs

@@ -11,9 +11,11 @@ the registry entry is a pure function, and the model's own implementation is put
 
 A layer that caps its logits (Gemma 2's soft-capping) has no fused kernel: transformers runs it
 eagerly, and so does CAPTURE, a block of query rows at a time, with the cap in the record.
-What the record cannot express (ALiBi or a relative-position bias folded into the scores,
-learned sink logits, a mask that is neither causal nor a sliding window) raises
-UnexpressibleError, and the lens records that model's eager weights instead, saying why.
+A relative-position bias handed to the kernel (T5's) is kept by distance, one number per head
+and distance j − i, after checking it depends on nothing else. What the record cannot express
+(ALiBi or another bias folded into the mask, learned sink logits, a mask that is neither causal
+nor a sliding window) raises UnexpressibleError, and the lens records that model's eager weights
+instead, saying why.
 """
 
 from __future__ import annotations
@@ -32,7 +34,6 @@ CAPTURE = "attnlens_capture"
 EXTRAS = {  # keyword arguments that change the scores beyond what the record states
     "s_aux": "it adds learned sink logits",
     "sinks": "it adds learned sink logits",
-    "position_bias": "it adds a relative-position bias",
 }
 MASK_ROWS = 1024  # rows of the mask compared with a rule at a time
 
@@ -63,10 +64,13 @@ def capture_attention(
     cap = _softcap(kwargs.get("softcap"))
     causal = bool(getattr(module, "is_causal", False) if is_causal is None else is_causal)
     rule = mask_rule(attention_mask, Q, K, causal, kwargs.get("sliding_window"))
-    if cap is None:
-        out, lse = _kernel(query, key, value, attention_mask, scale, rule)  # (1,H,Q,d), (1,H,Q)
-    else:
+    bias = by_distance(kwargs.get("position_bias"), query.size(1), Q, K)
+    if cap is not None:
         out, lse = _capped(query, key, value, scale, cap, rule)
+    elif bias is not None:
+        out, lse = _biased(query, key, value, scale, bias, rule)
+    else:
+        out, lse = _kernel(query, key, value, attention_mask, scale, rule)  # (1,H,Q,d), (1,H,Q)
     scores = LayerScores(
         q=_numpy(query[0]),
         k=_numpy(key[0]),
@@ -74,8 +78,32 @@ def capture_attention(
         scale=scale,
         mask=rule,
         softcap=cap,
+        bias=None if bias is None else _numpy(bias),
     )
     return out.transpose(1, 2).contiguous(), scores
+
+
+def by_distance(bias: object, H: int, Q: int, K: int) -> torch.Tensor | None:
+    """(H, Q + K − 1): a (1, H, Q, K) score bias as one number per head and distance j − i
+    (at [h, j − i + Q − 1]); None for no bias or one of zeros (T5's layers without their own
+    table hand on zeros to cross-attention). A bias that depends on more than the distance
+    raises: the record could not restate it."""
+    if bias is None:
+        return None
+    if not isinstance(bias, torch.Tensor) or tuple(bias.shape) != (1, H, Q, K):
+        shape = tuple(bias.shape) if isinstance(bias, torch.Tensor) else type(bias).__name__
+        raise UnexpressibleError(f"it adds a score bias of shape {shape}")
+    b = bias[0].float()  # (H, Q, K)
+    if not bool(b.any()):
+        return None
+    table = torch.cat([b[:, 1:, 0].flip(-1), b[:, 0, :]], dim=-1)  # distances 1 − Q .. K − 1
+    cols = torch.arange(K)
+    for start in range(0, Q, MASK_ROWS):
+        rows = torch.arange(start, min(start + MASK_ROWS, Q))
+        restated = table[:, cols[None, :] - rows[:, None] + (Q - 1)]  # (H, r, K)
+        if not torch.equal(restated, b[:, start : start + MASK_ROWS]):
+            raise UnexpressibleError("it adds a score bias that is not by relative position")
+    return table.contiguous()
 
 
 def _softcap(value: object) -> float | None:
@@ -215,6 +243,42 @@ def _capped(
         lse[:, :, rows] = torch.logsumexp(s, dim=-1)
         p = torch.softmax(s, dim=-1).to(v.dtype)
         out[:, :, rows] = p @ v
+    return out, lse
+
+
+def _biased(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    scale: float,
+    bias: torch.Tensor,
+    rule: MaskRule,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Attention with a bias by distance (and the mask's rule) added to the scores, through
+    the CPU's flash kernel where there is one, a block of query rows at a time (the bias and
+    mask of one block at once): (1, H, Q, d), (1, H, Q)."""  # fmt: skip
+    Q, K = q.size(2), k.size(2)
+    group = q.size(1) // k.size(1)
+    kk, vv = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)  # (1, H, K, d)
+    out = torch.empty_like(q)
+    lse = torch.empty(q.shape[:3], dtype=torch.float32, device=q.device)  # (1, H, Q)
+    cols = torch.arange(K, device=q.device)
+    for start in range(0, Q, MASK_ROWS):
+        stop = min(start + MASK_ROWS, Q)
+        rows = torch.arange(start, stop, device=q.device)
+        add = bias[:, cols[None, :] - rows[:, None] + (Q - 1)].to(q.dtype)  # (H, r, K)
+        ok = rule.allowed(np.arange(start, stop), np.arange(K))
+        if ok is not None:
+            add = add.masked_fill(~torch.as_tensor(ok, device=q.device), float("-inf"))
+        mask = add.unsqueeze(0)
+        if q.device.type == "cpu" and q.dtype == torch.float32:
+            flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
+            o, row_lse = flash(q[:, :, start:stop], kk, vv, 0.0, False, attn_mask=mask, scale=scale)
+        else:
+            s = (q[:, :, start:stop].float() @ kk.float().transpose(-1, -2)) * scale + mask
+            row_lse = torch.logsumexp(s, dim=-1)
+            o = (torch.softmax(s, dim=-1) @ vv.float()).to(q.dtype)
+        out[:, :, start:stop], lse[:, :, start:stop] = o, row_lse
     return out, lse
 
 

@@ -61,7 +61,7 @@ def test_the_architectures_people_run_long_are_captured_not_eager() -> None:
     through the kernel."""
     captured = ("llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "phi", "starcoder2",
                 "gpt2", "gptj", "gpt-neox", "opt", "bert", "roberta", "bart", "marian",
-                "m2m100")  # fmt: skip
+                "m2m100", "t5")  # fmt: skip
     for name in captured:
         _, scores = both(name)
         assert scores.scores is not None and set(scores.scores) == set(scores.kinds), name
@@ -69,8 +69,7 @@ def test_the_architectures_people_run_long_are_captured_not_eager() -> None:
 
 @pytest.mark.parametrize(
     ("name", "why"),
-    [("t5", "relative-position bias"),
-     ("bloom", "does not go through transformers' attention functions")],
+    [("bloom", "does not go through transformers' attention functions")],
 )  # fmt: skip
 def test_what_the_record_cannot_state_is_recorded_as_eager_weights_saying_why(
     name: str, why: str
@@ -95,7 +94,9 @@ AttentionInterface.register("attnlens_capture_test", _with_values)
 ALL_MASK_ATTENTION_FUNCTIONS.register("attnlens_capture_test", sdpa_mask)  # CAPTURE's masks
 
 
-@pytest.mark.parametrize("name", ["llama", "mistral", "qwen2", "gemma2", "gpt2", "bert", "bart"])
+@pytest.mark.parametrize(
+    "name", ["llama", "mistral", "qwen2", "gemma2", "gpt2", "bert", "bart", "t5"]
+)
 def test_weights_times_values_give_the_kernels_own_output(name: str) -> None:
     model = capture_twin(lens(name).model)
     model.set_attn_implementation("attnlens_capture_test")
@@ -112,6 +113,9 @@ def test_weights_times_values_give_the_kernels_own_output(name: str) -> None:
     if name == "gemma2":  # soft-capped, windowed on alternate layers: both stated, not dropped
         assert all(scores.softcap for scores, _, _ in layers)
         assert {scores.mask.window for scores, _, _ in layers} - {None}
+    if name == "t5":  # a bias by distance in the self-attention of both stacks, none across
+        biased = [scores.bias is not None for g in groups[1:] for scores, _, _ in g or ()]
+        assert biased == [True] * (len(groups[1]) + len(groups[2])) + [False] * len(groups[3])
     for scores, value, kernel_out in layers:
         for h in range(scores.n_heads):
             p = scores.head(h)  # (Q, K)
@@ -128,12 +132,15 @@ def test_the_shared_model_is_never_switched() -> None:
     assert hf.trace(TEXT).decoder_self is not None  # eager weights, as before
 
 
-def test_a_scores_record_reads_back_from_npz_and_json() -> None:
-    _, scores = both("bart")
+@pytest.mark.parametrize("name", ["bart", "t5"])
+def test_a_scores_record_reads_back_from_npz_and_json(name: str) -> None:
+    _, scores = both(name)
     for back in (Trace.from_npz(scores.to_npz()), Trace.from_json(scores.to_json())):
         assert back.scores is not None and set(back.scores) == set(scores.scores or {})
         for kind in scores.kinds:
             assert np.array_equal(back.head(kind, 0, 1), scores.head(kind, 0, 1))
+            was, now = (scores.scores or {})[kind][0].bias, back.scores[kind][0].bias
+            assert (was is None and now is None) or np.array_equal(was, now)
 
 
 def test_a_tile_is_the_same_as_the_whole_heads_slice() -> None:
