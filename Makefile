@@ -71,7 +71,7 @@ service-deps:
 WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 unit: install
 	$(COMPILE) -q $(SOURCES)  # ours too, each time: only what changed
-	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder
+	$(BIN)/python -m pytest -n $(WORKERS) --dist loadfile --no-loadscope-reorder --durations=25
 
 # The checks side by side: the tests leave the cores idle about 40% of their run (browsers and
 # servers waiting on each other), time the cold type check (about a minute) and ruff fill.
