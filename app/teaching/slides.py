@@ -79,16 +79,16 @@ class Built:
     shown: Shown = field(default_factory=Shown)
 
 
-def build(slide: Slide, live: LiveInput, view: View, asked: Sequence[Question] = ()) -> Built:
+def build(slide: Slide, live: LiveInput, view: View, earlier: Sequence[Question] = ()) -> Built:
     """The slide's figure, question and reveal on this input, or a message where the model
-    cannot give them (no decoder, no projections, bad input). `asked`: the questions earlier
+    cannot give them (no decoder, no projections, bad input). `earlier`: the questions earlier
     slides of its deck ask, which this one does not ask again (deck_questions.py)."""
     built = Built(slide.figure)
     try:
         tr = live.trace
         kind = _kind(slide, tr, built)
         shown = _resolve(slide, tr, kind, view, built)
-        built.question = _question(slide, live, shown, view, asked) if slide.ask else None
+        built.question = _question(slide, live, shown, view, earlier) if slide.ask else None
         built.shown = shown = _after_question(shown, built.question, slide, live, view)
         if slide.figure != "title":
             built.figure = FIGURES[slide.figure](slide, live, shown)

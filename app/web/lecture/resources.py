@@ -3,6 +3,7 @@ records of each input and each slide built on them (built once, drawn for every 
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from typing import Any
@@ -83,8 +84,8 @@ def prefetch_slide(deck_name: str, number: int, view: View, model: str, text: st
     the projector and for the students' screens."""
     live = live_input(model, text)
     for projector in (True, False):
-        SLIDES.prefetch(slide_key(deck_name, number, view, model, text, projector),
-                        lambda p=projector: _build(deck_name, number, view, live, p))  # fmt: skip
+        make = functools.partial(_build, deck_name, number, view, live, projector)
+        SLIDES.prefetch(slide_key(deck_name, number, view, model, text, projector), make)
 
 
 def _build(deck_name: str, number: int, view: View, live: LiveInput, projector: bool) -> Built:
