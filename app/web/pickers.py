@@ -21,6 +21,8 @@ KIND_LABELS: dict[str, str] = {
 }
 T = TypeVar("T")
 LIVE = "300ms"  # the text boxes commit after this pause in typing, so figures follow the typing
+LONG_TEXT_CHARS = 200  # a text longer than this is edited in a box of several lines
+LONG_TEXT_HEIGHT = 160  # px: about six lines
 
 
 def memo(slot: str, key: Hashable, compute: Callable[[], T]) -> T:
@@ -45,12 +47,20 @@ def text_input(lens: attnlens.Lens) -> str:
         st.session_state["w_text"] = lens.example
     st.session_state["_example"] = lens.example
     urlstate.prepare("w_text", "text", lens.example, str)
-    text = st.text_input(
-        "Text",
-        key="w_text",
-        help=f"at most {lens.max_tokens} tokens; the figures follow as you type",
-        live=LIVE,
-    )
+    if len(str(st.session_state.get("w_text", ""))) > LONG_TEXT_CHARS:  # a paragraph: read it all
+        text = st.text_area(
+            "Text",
+            key="w_text",
+            height=LONG_TEXT_HEIGHT,
+            help=f"at most {lens.max_tokens} tokens; Ctrl+Enter (or a click outside) applies it",
+        )
+    else:
+        text = st.text_input(
+            "Text",
+            key="w_text",
+            help=f"at most {lens.max_tokens} tokens; the figures follow as you type",
+            live=LIVE,
+        )
     urlstate.remember("text", text)
     return str(text)
 

@@ -55,7 +55,11 @@ def test_a_long_input_past_the_budget_shows_one_heads_overview(
     np.testing.assert_array_equal(shown[seen], kept[seen])
     (grid,) = head_grids(at)
     assert grid["kind"] == "decoder_self" and grid["selected"] == [1, 0]
-    assert "The lines view is drawn up to 256 positions" in " ".join(c.value for c in at.caption)
+    captions = " ".join(c.value for c in at.caption)
+    assert "The lines view is drawn up to 256 positions" in captions
+    assert "401 tokens of the 600 this model reads" in captions
+    (box,) = at.text_area  # a paragraph is edited in a box of several lines
+    assert box.key == "w_text" and box.value == words(N)
 
 
 def test_the_colour_rule_and_the_pooling_are_the_users_to_pick(
@@ -85,9 +89,13 @@ def test_a_long_input_within_the_budget_is_pooled_from_its_weights(model_dir: Pa
 
 def test_a_short_input_keeps_the_heatmap(model_dir: Path) -> None:
     at = open_on(model_dir, "explore", text=words(20))
-    assert not at.exception and zooms(at) == []
+    assert not at.exception and zooms(at) == [] and len(at.text_area) == 0
+    assert at.text_input(key="w_text").value == words(20)
     (heat,) = figures(at)
     assert heat["data"][0]["colorbar"]["title"]["text"] == "weight (colour ∝ ∛weight)"
+    at.text_input(key="w_text").input(words(N)).run()  # pasted a paragraph: the box grows
+    assert not at.exception and at.text_area(key="w_text").value == words(N)
+    assert len(zooms(at)) == 1
 
 
 @pytest.mark.parametrize(

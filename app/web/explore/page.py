@@ -39,10 +39,17 @@ def page() -> None:
 
 def traced_view(started: Started) -> None:
     lens, tr = started.lens, started.trace
+    st.caption(token_count(tr, lens.max_tokens))
     output = lens.text_of(tr.tgt_tokens[1:])
     if started.target is None and lens.capabilities.takes_target:
         st.text("Output: " + output)
     head_view(tr, true_alignment(started))
+
+
+def token_count(tr: Trace, limit: int) -> str:
+    """How many tokens the text is, against the model's limit."""
+    n = len(tr.tgt_tokens if tr.model.architecture == "decoder" else tr.src_tokens)
+    return f"{n:,} tokens of the {limit:,} this model reads"
 
 
 def _enlarge_clicked(n_layers: int, n_heads: int) -> None:
