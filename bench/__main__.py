@@ -17,6 +17,7 @@ from bench import (
     class_capacity,
     decode_speed,
     experiment_load,
+    experiments_speed,
     explore_long,
     exports,
     load_check,
@@ -89,6 +90,8 @@ def main(argv: list[str] | None = None) -> None:
     memory_load.main([])
     section("an experiment running on a public server: Explore keystrokes beside it (issue 39)")
     experiment_load.main([])
+    section("the head experiments in seconds: importance against one head at a time (issue 40)")
+    experiments_speed.main([])
     section("every head at long inputs: attnlens' trace against the sdpa forward (issue 35)")
     long_targets = long_inputs.main(["--quick"] if args.quick else [])
     print(table(long_targets))
