@@ -302,3 +302,44 @@ def test_a_task_model_never_answers_wrong_without_a_word() -> None:
     assert "The right answer is “un om dice ke gelo gelo manja”" in said
     at = open_bundled("decode", "reverse", text="hello world")
     assert not [w for w in at.warning if "right answer" in w.value]  # right: nothing to say
+
+
+def test_settings_the_strategy_does_not_use_are_disabled_with_their_values_kept(
+    tiny_model_dir: Path,
+) -> None:
+    """Issue 38: under greedy the beam size stayed editable, showing 4."""
+    at = open_page(tiny_model_dir, strategy="greedy", beam_size="6")
+    beam = at.number_input(key="w_beam_size")
+    assert beam.disabled and beam.value == 6
+    assert "is used by beam search only; the strategy is greedy" in str(beam.help)
+    assert at.number_input(key="w_length_penalty").disabled
+    assert at.number_input(key="w_temperature").disabled and at.number_input(key="w_seed").disabled
+    at.selectbox(key="w_strategy").select("beam").run()
+    beam = at.number_input(key="w_beam_size")
+    assert not beam.disabled and beam.value == 6  # kept while it did not count
+    assert at.number_input(key="w_temperature").disabled
+    assert shown(at)["view"]  # decoded with it
+    at.selectbox(key="w_strategy").select("sample").run()
+    assert at.number_input(key="w_beam_size").disabled
+    assert not at.number_input(key="w_temperature").disabled
+    assert not at.number_input(key="w_seed").disabled
+
+
+def test_clearing_the_text_clears_the_old_output_and_warnings_and_keeps_the_settings() -> None:
+    """Clearing the text leaves no output or warning of the text before (the run that drew
+    them is gone), only the message naming the empty text; the settings stay as they were."""
+    at = open_bundled("decode", "dates", text="Nov 26th '26", strategy="beam", beam_size="3")
+    assert any("cannot read" in w.value for w in at.warning)
+    assert any(t.value.startswith("Output:") for t in at.text)
+    at.text_input(key="w_text").set_value("").run()
+    assert not at.exception
+    assert not at.warning and not [t for t in at.text if t.value.startswith("Output:")]
+    assert [e.value for e in at.error] == ["text is empty; type at least one character"]
+    assert at.number_input(key="w_beam_size").value == 3
+    assert at.selectbox(key="w_strategy").value == "beam"
+
+
+def test_side_by_side_uses_every_setting_so_none_is_disabled(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir, strategy="greedy", view="versus")
+    assert not at.number_input(key="w_beam_size").disabled  # its beam search's k
+    assert not at.number_input(key="w_seed").disabled  # its sampling's seed

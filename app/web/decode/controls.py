@@ -34,6 +34,7 @@ LABELS = {
     "top_p": "Top-p (1 = off)",
     "seed": "Seed",
 }
+STRATEGY_NAMES = {"beam": "beam search", "sample": "sampling"}
 MAIN = ("strategy", "beam_size", "max_len", "length_penalty")
 SAMPLING = ("temperature", "top_k", "top_p", "seed")
 OFF = {"top_k": 0, "top_p": 1.0}  # the widget value that means None
@@ -64,10 +65,13 @@ def _defaults(lens: Lens, limits: ModelLimits | None) -> dict[str, Any]:
     return {**base, **OFF}
 
 
-def _widget(where: Any, name: str, default: Any, high: float | None = None) -> Any:
+def _widget(
+    where: Any, name: str, default: Any, high: float | None = None, off: str | None = None
+) -> Any:
     """The widget of one DecodeRequest field, its bounds from the field's Knob (top-k takes 0
     for "off"); a value outside them (a bad link, or less room after a longer prompt) gives
-    way to the default."""
+    way to the default. off: why the setting does nothing now (the widget is then disabled,
+    its value kept for when it counts again)."""
     key, knob = f"w_{name}", knobs()[name]
     if name == "strategy":
         urlstate.prepare(key, name, str(DEFAULT_STRATEGY), str, list(STRATEGIES))
@@ -83,8 +87,27 @@ def _widget(where: Any, name: str, default: Any, high: float | None = None) -> A
         st.session_state[key] = cast(default)
     return where.number_input(
         LABELS[name], min_value=low, max_value=top, step=cast(knob.step or 1), key=key,
-        help=knob.help,
+        help=knob.help if off is None else f"{off}. {knob.help}", disabled=off is not None,
     )  # fmt: skip
+
+
+def _unused(name: str, strategy: object) -> str | None:
+    """Why a setting does nothing under the strategy picked (its Knob names the strategies
+    that use it: the beam size and α beam search, temperature, top-k, top-p and the seed
+    sampling), else None. The side-by-side tab uses every one of them."""
+    used = knobs()[name].strategies
+    if name == "strategy" or strategy is None or strategy in used or _comparing():
+        return None
+    users = " and ".join(STRATEGY_NAMES.get(u, u) for u in used)
+    return f"{LABELS[name]} is used by {users} only; the strategy is {strategy}"
+
+
+def _comparing() -> bool:
+    """Whether the side-by-side tab is open (greedy, beam search and sampling at once)."""
+    view = st.session_state.get("w_view")
+    if view is None:  # the page's first run: the tab a link opens
+        return urlstate.remembered("view", "steps", str) == "versus"
+    return bool(view == VIEWS["versus"])
 
 
 def _follow_default(key: str, name: str, default: Any) -> None:
@@ -111,10 +134,12 @@ def settings(lens: Lens, text: str, stacked: bool = False) -> dict[str, Any]:
     room = lens.max_tokens if limits is None else limits.max_len
     values: dict[str, Any] = {}
     for col, name in zip(_row(len(MAIN), stacked), MAIN, strict=True):
-        values[name] = _widget(col, name, defaults[name], room if name == "max_len" else None)
+        off = _unused(name, values.get("strategy"))
+        values[name] = _widget(col, name, defaults[name], room if name == "max_len" else None, off)
     with st.expander("Sampling settings"):
         for col, name in zip(_row(len(SAMPLING), stacked), SAMPLING, strict=True):
-            values[name] = _widget(col, name, defaults[name])
+            off = _unused(name, values["strategy"])
+            values[name] = _widget(col, name, defaults[name], off=off)
     for name, value in values.items():
         urlstate.remember(name, value)
     strategy = str(values["strategy"])
