@@ -16,6 +16,7 @@ import streamlit as st
 from attnlens.app.web import show
 from attnlens.app.web.explore.head_zoom import RESET, head_zoom, zoom_asked
 from attnlens.app.web.pickers import layer_head_pickers
+from attnlens.app.web.safe_text import md
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.colour_scale import Scale
 from attnlens.viz.head_window import EXACT_SIDE, HeadWindow, Span, head_window
@@ -83,8 +84,10 @@ def long_head(tr: Trace, kind: Kind, scale: Scale, present: bool) -> None:
     _downloads(window, scale, present, f"heatmap-{kind}-{layer}-{head}")
     n = max(window.size)
     st.caption(
-        f"The lines view is drawn up to {EXACT_SIDE} positions a side; this input has {n}. "
-        "Zoom in to read each weight and its tokens."
+        md(
+            f"The lines view is drawn up to {EXACT_SIDE} positions a side; this input has {n}. "
+            "Zoom in to read each weight and its tokens."
+        )
     )
 
 

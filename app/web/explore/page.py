@@ -24,6 +24,7 @@ from attnlens.app.web.explore.lines_canvas import lines_canvas
 from attnlens.app.web.explore.long_head import held_head, is_long, long_head, scale_picker
 from attnlens.app.web.explore.pairs import pair_view
 from attnlens.app.web.pickers import kind_picker, layer_head_pickers, memo
+from attnlens.app.web.safe_text import md
 from attnlens.app.web.scaffold import Started, traced_page, true_alignment
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.margins import BASE_FONT
@@ -39,7 +40,7 @@ def page() -> None:
 
 def traced_view(started: Started) -> None:
     lens, tr = started.lens, started.trace
-    st.caption(token_count(tr, lens.max_tokens))
+    st.caption(md(token_count(tr, lens.max_tokens)))
     output = lens.text_of(tr.tgt_tokens[1:])
     if started.target is None and lens.capabilities.takes_target:
         st.text("Output: " + output)
