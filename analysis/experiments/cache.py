@@ -21,8 +21,10 @@ from attnlens.record.experiment import ExperimentResult
 MAX_ENTRIES = 500
 FILE = "experiments.sqlite"
 # bump when an experiment's definition changes: older results are not reused (v3: heads are
-# named by the records' kinds, `encoder_self:0.1` where v2's pruning curves said `encoder:0.1`)
-VERSION = 3
+# named by the records' kinds, `encoder_self:0.1` where v2's pruning curves said `encoder:0.1`;
+# v4: a task model's confidence is read on the queries that predict a token, the end token fed
+# as an input no longer among them, as docs/experiments.md defines it)
+VERSION = 4
 
 
 def cache_dir(env: Mapping[str, str] | None = None) -> Path | None:

@@ -31,7 +31,7 @@ from attnlens.analysis.experiments.common import (
 )
 from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.lenses.lens import Lens
-from attnlens.model.lenses.token_runs import Search, TokenBatch, TokenRun
+from attnlens.model.lenses.token_runs import Search, TokenBatch, TokenRun, TokenSpace
 from attnlens.model.training.tasks import get_task
 from attnlens.record.errors import InputError
 from attnlens.record.example import Example
@@ -291,19 +291,27 @@ class _Plan:
 def _attention_runs(
     lens: Lens, examples: Sequence[Example] | None, texts: Sequence[str]
 ) -> list[TokenRun]:
-    """The model's attention on the input set (task models: teacher-forced on the reference)."""
+    """The model's attention on the input set. Task models: teacher-forced on the start token
+    and the reference, the positions that predict a token (as a trace of source and reference
+    holds them; the end token is the last prediction, not a query)."""
     runs = []
     if examples is not None:
         space = lens.token_space()
         assert space.start is not None, "a task model is an encoder-decoder"
         for part in chunks(examples, 128):
-            tokens = [(space.start, *lens.token_ids(e.target)) for e in part]
+            tokens = [(space.start, *_reference(lens, space, e.target)) for e in part]
             runs.append(
                 lens.run_tokens(TokenBatch(tokens, [lens.token_ids(e.source) for e in part]))
             )
         return runs
     ids = [lens.token_ids(t) for t in texts]
     return [lens.run_tokens(TokenBatch(list(part))) for part in chunks(ids, BATCH)]
+
+
+def _reference(lens: Lens, space: TokenSpace, target: str) -> tuple[int, ...]:
+    """The ids of a reference target, without the markers the model puts around a text."""
+    ids = lens.token_ids(target)
+    return ids[len(space.prefix) : len(ids) - len(space.suffix)]
 
 
 def _pruning(

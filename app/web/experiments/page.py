@@ -8,6 +8,7 @@ import streamlit as st
 
 from attnlens.analysis.experiments.catalog import DEFAULT_N, NAMES, TITLES, why_not
 from attnlens.analysis.experiments.common import MAX_N
+from attnlens.analysis.experiments.definitions import DEFINITIONS
 from attnlens.app.web import urlstate
 from attnlens.app.web.experiments.sections import cached_or_none, result_view
 from attnlens.app.web.experiments.turns import n_refusal, run_in_turn
@@ -41,6 +42,8 @@ def page() -> None:
     name = st.selectbox("Experiment", NAMES, key="w_experiment", format_func=TITLES.__getitem__)
     urlstate.remember("experiment", name)
     st.caption(md(WHAT[name]))
+    with st.expander("Exact definition: inputs, queries, keys, paper"):
+        st.markdown(DEFINITIONS[name])  # our own text, no user input
     reason = why_not(lens, name)
     if reason is not None:
         st.info(md(reason))
