@@ -8,12 +8,15 @@ run's own warnings (model/training/tasks), so nothing is shown wrong without a w
 from __future__ import annotations
 
 from attnlens.model.lenses.lens import Lens
+from attnlens.model.training.tasks import TASKS
 
 
 def right_answer(lens: Lens, text: str, output: str) -> str | None:
-    """ "The right answer is …" when the model's task knows the answer for `text` and
-    `output` is not it; None when it is right or the task cannot tell."""
+    """ "The right answer is …" when the model's task knows the answers for `text` and
+    `output` is none of them (translate's synonyms are all right); None when it is right or
+    the task cannot tell."""
+    name = lens.capabilities.task
     reference = lens.reference(text)
-    if reference is None or output == reference.target:
+    if name not in TASKS or reference is None or TASKS[name]().accepts(text, output):
         return None
     return f"The right answer is “{reference.target}”, not “{output}”."

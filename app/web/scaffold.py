@@ -96,12 +96,12 @@ def true_alignment(started: Started) -> tuple[int, ...] | None:
     reference = started.lens.reference(started.text)
     if reference is None:
         return None
-    wrong = right_answer(
-        started.lens, started.text, started.lens.text_of(started.trace.tgt_tokens[1:])
-    )
+    output = started.lens.text_of(started.trace.tgt_tokens[1:])
+    if output == reference.target:
+        return reference.alignment
+    wrong = right_answer(started.lens, started.text, output)  # None: another right answer
     if wrong is not None:
         st.caption(
             md(f"{wrong} Give it as the target to see the true alignment on cross-attention.")
         )
-        return None
-    return reference.alignment
+    return None  # the true sources are the reference's, token by token

@@ -343,3 +343,12 @@ def test_side_by_side_uses_every_setting_so_none_is_disabled(tiny_model_dir: Pat
     at = open_page(tiny_model_dir, strategy="greedy", view="versus")
     assert not at.number_input(key="w_beam_size").disabled  # its beam search's k
     assert not at.number_input(key="w_seed").disabled  # its sampling's seed
+
+
+def test_beam_search_writing_a_synonym_is_not_told_it_is_wrong() -> None:
+    """translate's beam search finds 'kasa' for "house" where greedy (and the reference)
+    write 'ca dom': both right."""
+    text = "the man says that the girl sees a house"
+    at = open_bundled("decode", "translate", text=text, strategy="beam", beam_size="8")
+    assert any("kasa" in t.value for t in at.text if t.value.startswith("Output:"))
+    assert not [w for w in at.warning if "right answer" in w.value]

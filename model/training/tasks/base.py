@@ -61,6 +61,12 @@ class Task(ABC):
         task cannot tell (outside its vocabulary or grammar, or a task that does not say)."""
         return None
 
+    def accepts(self, source: str, output: str) -> bool:
+        """Whether output is a right answer for a typed source (the reference's, unless the
+        task has several right answers); False when the task cannot tell."""
+        reference = self.reference(source)
+        return reference is not None and output == reference.target
+
     def unread_notes(self, text: str) -> tuple[str, ...]:
         """A plain note when this task cannot read a typed text (its model's output is then a
         guess with no right answer to check it against), else none."""

@@ -177,6 +177,15 @@ class TranslateTask(Task):
         parsed = _Reader(words).sentence() if words else None
         return None if parsed is None else self.render(*parsed, pick=greedy_choice)
 
+    def accepts(self, source: str, output: str) -> bool:
+        """Any translation of the sentence is right, whichever synonym stands for each word
+        ("house" is kasa, ca dom or ca tet), not only the reference's."""
+        parsed = _Reader(self.words_read(source).split()).sentence()
+        if parsed is None:
+            return False
+        units, order = parsed
+        return _spelled(output.split(), [units[i].variants for i in order])
+
     def hard_suite(self, n: int, seed: int) -> HardSuite:
         """A word said twice ("the dog sees the dog"), typed sentences ("The cat sees a
         house."), the shortest sentences (3 words) and the longest (11 or 12)."""
@@ -310,6 +319,17 @@ class _Reader:
                 self.at += n
                 return [len(self.units) - 1]
         return None
+
+
+def _spelled(words: list[str], phrases: list[Variants]) -> bool:
+    """Whether words are the phrases in order, each written as one of its variants."""
+    if not phrases:
+        return not words
+    for variant, _ in phrases[0]:
+        n = len(variant.split(" "))
+        if words[:n] == variant.split(" ") and _spelled(words[n:], phrases[1:]):
+            return True
+    return False
 
 
 def vocabulary() -> tuple[str, ...]:

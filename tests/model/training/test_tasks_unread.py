@@ -53,3 +53,20 @@ def test_translate_names_unknown_words_and_sentences_outside_its_grammar() -> No
     assert "it is not a sentence of its grammar" in note
     assert task.read("the cat sees a house").notes == ()
     assert "xylophone" not in task.source_words() and "house" in task.source_words()
+
+
+def test_translate_takes_any_synonym_as_right_and_nothing_else() -> None:
+    """Beam search writes 'kasa' where the reference (greedy's synonyms) has 'ca dom': both
+    are right, so the page must not name a 'right answer' against it."""
+    task = TranslateTask()
+    source = "the man says that the girl sees a house"
+    ref = task.reference(source)
+    assert ref is not None and ref.target == "lo om dice ke lo nina un ca dom vid"
+    assert task.accepts(source, ref.target)
+    assert task.accepts(source, "lo om dice ke lo nina un kasa vid")
+    assert task.accepts(source, "lo om dice ke lo nina un ca tet vid")
+    assert not task.accepts(source, "lo om dice ke lo nina un kasa")  # the verb is missing
+    assert not task.accepts(source, "lo om dice ke lo nina un ca vid")
+    assert not task.accepts("house the sees", "kasa")  # outside the grammar: cannot tell
+    assert DatesTask().accepts("sat 21 nov 2026", "2026-11-21")
+    assert not DatesTask().accepts("sat 21 nov 2026", "2026-11-22")
