@@ -61,7 +61,7 @@ def plot_point(page: Any, fx: float, fy: float) -> tuple[float, float]:
     canvas = page.locator(CANVAS)
     box = canvas.bounding_box()
     g = json.loads(canvas.get_attribute("data-geometry"))
-    return box["x"] + g["left"] + fx * g["side"], box["y"] + g["top"] + fy * g["side"]
+    return box["x"] + g["left"] + fx * g["w"], box["y"] + g["top"] + fy * g["h"]
 
 
 def hovered_weight(page: Any, row: int, col: int, shape: tuple[int, int]) -> float:

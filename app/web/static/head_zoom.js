@@ -8,6 +8,8 @@
 const MASKED = [128, 128, 128, 96]; // grey, part see-through: lighter or darker with the theme
 const MIN_DRAG = 4; // px: a smaller drag is a click, not a box
 const MAX_PLOT = 760; // px: the plot's side at most (the old heatmap's height)
+const MIN_PLOT = 240; // px: the plot's side at least, however short the window
+const FRAME = 200; // px of the window left for the title, the caption and the colour bar
 
 export default function headZoom({ data, parentElement, setTriggerValue }) {
   const root = parentElement.querySelector(".hz-root");
@@ -127,6 +129,7 @@ function texts(state) {
 }
 
 // Room for the labels: token labels when the window is exact, position numbers otherwise.
+// Cells stay square: the longer side of the window takes the plot's side.
 function geometry(state) {
   const { data } = state;
   const [rows, cols] = data.shape;
@@ -135,9 +138,12 @@ function geometry(state) {
   const left = Math.round(text * (labelled ? 11 : 4));
   const bottom = Math.round(text * (labelled ? 9 : 3));
   const width = state.stage.clientWidth;
-  const side = Math.max(80, Math.min(MAX_PLOT, width - left - 10));
-  const cellW = side / cols, cellH = side / rows;
-  return { rows, cols, left, top: 4, side, cellW, cellH, width, height: 4 + side + bottom, text };
+  const fits = Math.max(MIN_PLOT, window.innerHeight - FRAME); // the whole plot in view
+  const side = Math.max(MIN_PLOT, Math.min(MAX_PLOT, fits, width - left - 10));
+  const cell = side / Math.max(rows, cols);
+  const w = cell * cols, h = cell * rows;
+  return { rows, cols, left, top: 4, w, h, cellW: cell, cellH: cell, width,
+           height: 4 + h + bottom, text };
 }
 
 function draw(state) {
@@ -151,10 +157,10 @@ function draw(state) {
   const ctx = canvas.getContext("2d");
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.imageSmoothingEnabled = false;
-  ctx.drawImage(state.image, g.left, g.top, g.side, g.side);
+  ctx.drawImage(state.image, g.left, g.top, g.w, g.h);
   axisLabels(state, g);
   state.width = g.width;
-  canvas.dataset.geometry = JSON.stringify({ left: g.left, top: g.top, side: g.side });
+  canvas.dataset.geometry = JSON.stringify({ left: g.left, top: g.top, w: g.w, h: g.h });
   canvas.dataset.window = JSON.stringify({ rows: state.data.rows, cols: state.data.cols });
   canvas.dataset.drawn = String(++state.drawn); // tests and the bench watch this
 }
@@ -180,7 +186,7 @@ function axisLabels(state, g) {
   }
   for (let c = 0; c < g.cols; c += colStep) {
     const text = exact ? data.key_labels[c] : String(data.col_edges[c]);
-    put(text, exact ? "hz-col hz-turned" : "hz-col", g.left + (c + 0.5) * g.cellW, g.top + g.side + 4);
+    put(text, exact ? "hz-col hz-turned" : "hz-col", g.left + (c + 0.5) * g.cellW, g.top + g.h + 4);
   }
   state.labels.replaceChildren(...spans);
 }
@@ -213,8 +219,8 @@ function moveDrag(state, event) {
   box.hidden = false;
   box.style.left = `${g.left + Math.max(0, x0)}px`;
   box.style.top = `${g.top + Math.max(0, y0)}px`;
-  box.style.width = `${Math.min(g.side, x1) - Math.max(0, x0)}px`;
-  box.style.height = `${Math.min(g.side, y1) - Math.max(0, y0)}px`;
+  box.style.width = `${Math.min(g.w, x1) - Math.max(0, x0)}px`;
+  box.style.height = `${Math.min(g.h, y1) - Math.max(0, y0)}px`;
 }
 
 function endDrag(state, event) {
