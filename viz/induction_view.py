@@ -11,17 +11,26 @@ from attnlens.record.experiment import ExperimentResult
 from attnlens.record.picking import attention_of, check_head, check_layer, earlier_matches
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.labels import position_labels
+from attnlens.viz.point_labels import placed_labels
 
 TARGET = 0.9  # issue 15's bar for a sharp head
 ARROW_COLOUR = "rgb(230,85,13)"
 MAX_ARROWS = 64  # beyond this the arrows hide the heatmap
 LABELLED = 0.3  # heads scoring this much on either score are named on the chart
+X_SPAN, Y_SPAN = (-0.02, 1.05), (-0.02, 1.08)  # the axes' ranges
 
 
 def induction_scores_chart(result: ExperimentResult) -> go.Figure:
     """Each head at (previous-token score, induction score), labelled layer.head; the dashed
     lines mark 0.9."""
     h = result.heads
+    named = h[np.maximum(h["induction"], h["previous_token"]) >= LABELLED]  # the rest: on hover
+    text, place = placed_labels(
+        named["previous_token"], named["induction"],
+        [f"{layer}.{k}" for layer, k in zip(named["layer"], named["head"], strict=True)],
+        X_SPAN, Y_SPAN, lines_y=[TARGET], lines_x=[TARGET],
+    )  # fmt: skip
+    labels = {i: (t, p) for i, t, p in zip(named.index, text, place, strict=True)}
     fig = go.Figure()
     for layer in sorted(h["layer"].unique()):
         rows = h[h["layer"] == layer]
@@ -31,14 +40,9 @@ def induction_scores_chart(result: ExperimentResult) -> go.Figure:
                 y=rows["induction"],
                 mode="markers+text",
                 name=f"layer {layer}",
-                text=[
-                    f"{layer}.{k}" if max(i, p) >= LABELLED else ""  # the rest: on hover
-                    for k, i, p in zip(
-                        rows["head"], rows["induction"], rows["previous_token"], strict=True
-                    )
-                ],
+                text=[labels.get(i, ("", ""))[0] for i in rows.index],
                 customdata=[f"{layer}.{k}" for k in rows["head"]],
-                textposition="top center",
+                textposition=[labels.get(i, ("", "top center"))[1] for i in rows.index],
                 marker={"size": 11},
                 hovertemplate="head %{customdata}<br>previous-token %{x:.3f}<br>induction %{y:.3f}"
                 "<extra></extra>",
@@ -55,8 +59,8 @@ def induction_scores_chart(result: ExperimentResult) -> go.Figure:
     fig.update_layout(
         title=f"induction heads · {result.model} · {summary.get('sequences')} sequences of "
         f"{summary.get('block')} random tokens, twice{shown}",
-        xaxis={"title": "previous-token score", "range": [-0.02, 1.05]},
-        yaxis={"title": "induction (prefix-matching) score", "range": [-0.02, 1.08]},
+        xaxis={"title": "previous-token score", "range": list(X_SPAN)},
+        yaxis={"title": "induction (prefix-matching) score", "range": list(Y_SPAN)},
     )
     return fig
 

@@ -4,9 +4,6 @@ the Heads page shows the induction heads of a model that reads one sequence."""
 
 from __future__ import annotations
 
-import json
-
-import pandas as pd
 import streamlit as st
 
 from attnlens.analysis.agreement import paper_table
@@ -20,6 +17,7 @@ from attnlens.app.web.safe_text import md
 from attnlens.model.lenses.lens import Lens
 from attnlens.record.trace import Trace
 from attnlens.viz.alignment_view import alignment_chart
+from attnlens.viz.experiment_summary import summary_table
 from attnlens.viz.explanation_view import explanation_view
 from attnlens.viz.importance_view import importance_chart, pruning_curve
 from attnlens.viz.induction_view import induction_heads_view, induction_scores_chart
@@ -56,20 +54,10 @@ def downloads(outcome: Outcome, key: str) -> None:
 
 
 def summary_lines(outcome: Outcome) -> None:
-    """The summary as one short line per number."""
-    rows = [{"measure": k, "value": _shown(v)} for k, v in outcome.result.summary.items()]
-    if rows:
-        st.dataframe(pd.DataFrame(rows), hide_index=True)
-
-
-def _shown(value: object) -> str:
-    if isinstance(value, float):
-        return f"{value:.4f}"
-    if isinstance(value, dict):
-        return ", ".join(f"{k} {_shown(v)}" for k, v in value.items())
-    if isinstance(value, list):
-        return json.dumps(value)
-    return str(value)
+    """The summary as one line per measure, in words (viz.experiment_summary)."""
+    table = summary_table(outcome.result)
+    if len(table):
+        st.dataframe(table, hide_index=True)
 
 
 def induction_figures(lens: Lens, outcome: Outcome, trace: Trace, key: str) -> None:
