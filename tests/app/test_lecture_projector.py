@@ -1,0 +1,92 @@
+"""The Lecture on a 1920×1080 projector, in a real browser (issue 37): every slide's figure text at
+the presentation size, nothing over another text, no Plotly toolbar, the heads slide's query
+labels left of its panels; and a class's join link that copies as the URL it says (no invisible
+characters), whose QR code opens beside the question, never over it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from helpers import figure_checks as check
+from helpers.apptest import require_bundled
+from helpers.browser import chromium, settle
+from helpers.lecture_page import shows, start_class
+from helpers.server import serving
+
+PROJECTOR = {"width": 1920, "height": 1080}
+TEXT_PX = 23.5  # 24 px, less rounding in the browser's measure
+SLIDES = 14
+INVISIBLE = ("\u2060", "\u200b", "\u200c", "\u200d", "\ufeff", "\u00ad")
+# Each subplot's plot area (Plotly's drag rectangle), and the y tick labels: page coordinates
+PANELS = """() => [...document.querySelectorAll('.js-plotly-plot .draglayer .nsewdrag')]
+  .map(r => { const b = r.getBoundingClientRect(); return [b.left, b.right]; })"""
+Y_LABELS = """() => [...document.querySelectorAll('.js-plotly-plot .ytick text')]
+  .filter(t => t.textContent).map(t => t.getBoundingClientRect().right)"""
+TOOLBARS = """() => [...document.querySelectorAll('.modebar')]
+  .filter(m => getComputedStyle(m).display !== 'none').length"""
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    require_bundled("translate")
+    store = f"sqlite:///{tmp_path_factory.mktemp('store') / 'classes.sqlite3'}"
+    with serving("translate", {"ATTNLENS_CLASS_STORE": store}) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as opened:
+        yield opened
+
+
+def slide(page: Any, url: str, n: int) -> None:
+    page.goto(f"{url}/?page=lecture&deck=section3&slide={n}&present=1", timeout=180_000)
+    page.wait_for_function(shows(n), timeout=180_000)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=180_000)  # built, then drawn
+    settle(page, 1500, 180_000)
+
+
+def test_every_slide_reads_from_the_back_row(browser: Any, server: str) -> None:
+    page = browser.new_page(viewport=PROJECTOR)
+    for n in range(1, SLIDES + 1):
+        slide(page, server, n)
+        found = check.texts(page)
+        assert found, f"slide {n}: no figure text"
+        assert not check.small(found, TEXT_PX), f"slide {n}"
+        assert not check.overlapping(found), f"slide {n}"
+        assert page.evaluate(TOOLBARS) == 0, f"slide {n}: Plotly's toolbar"
+        sub = page.locator("[data-testid='stCaptionContainer']").first
+        assert sub.evaluate("e => parseFloat(getComputedStyle(e).fontSize)") >= TEXT_PX
+        if n == 6:  # Many heads: the queries named left of the first panel, over no cells
+            panels = page.evaluate(PANELS)
+            assert len(panels) >= 4
+            first = min(left for left, _ in panels)
+            assert all(right <= first + 1 for right in page.evaluate(Y_LABELS))
+    page.close()
+
+
+def test_the_join_link_copies_whole_and_its_qr_code_leaves_the_question(
+    browser: Any, server: str
+) -> None:
+    teacher, code = start_class(browser, server, 4)  # slide 4 asks a question
+    settle(teacher, 1000, 120_000)
+    link = teacher.locator(".st-key-lec_join_link").inner_text().strip()
+    assert link.endswith(f"/?class={code}") and link.startswith("http://")
+    assert not [c for c in INVISIBLE if c in link]
+    if teacher.locator(".st-key-lec_join_warning").count():  # a machine with no network
+        assert "no network address" in teacher.locator(".st-key-lec_join_warning").inner_text()
+    else:
+        assert "127.0.0.1" not in link and "localhost" not in link
+    question = teacher.get_by_role("button", name="Reveal the answers").bounding_box()
+    teacher.get_by_role("button", name="QR code").click()
+    teacher.wait_for_selector("[data-testid='stPopoverBody'] img", timeout=30_000)
+    qr = teacher.locator("[data-testid='stPopoverBody']").bounding_box()
+    words = teacher.get_by_text("Predict, then reveal").bounding_box()
+    for box in (question, words):
+        assert qr["x"] + qr["width"] <= box["x"] or qr["y"] + qr["height"] <= box["y"]
+    assert not [c for c in INVISIBLE if c in teacher.locator(".st-key-lec_qr_link").inner_text()]
+    teacher.close()
