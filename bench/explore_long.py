@@ -19,6 +19,7 @@ import argparse
 import statistics
 import tempfile
 import time
+from functools import partial
 from pathlib import Path
 
 from bench import servers
@@ -66,15 +67,15 @@ def measure(folder: Path, repeats: int) -> dict[str, list[float]]:
         tab = Tab(browser, ours)
         tab.open("page=explore&text=w2+w3+w4")  # the model loaded, a short input drawn
         box = tab.page.get_by_role("textbox", name="Text")  # a text area once it is long
+
+        def enter(words: str) -> None:
+            box.fill(words)
+            box.press("Control+Enter")  # a one-line box takes it as Enter
+
         for i in range(repeats):
-
-            def enter(words: str) -> None:
-                box.fill(words)
-                box.press("Control+Enter")  # a one-line box takes it as Enter
-
             # a short text first, drawn as a Plotly heatmap: the long one's canvas is then new
-            tab.measure(lambda i=i: enter(f"w{i + 2} w3"), SHORT_DRAWN, "Enter")
-            timing = tab.measure(lambda i=i: enter(text(100 + i)), f"({DRAWN})({TOKENS})", "Enter")
+            tab.measure(partial(enter, f"w{i + 2} w3"), SHORT_DRAWN, "Enter")
+            timing = tab.measure(partial(enter, text(100 + i)), f"({DRAWN})({TOKENS})", "Enter")
             out["enter"].append(timing.shown or float("inf"))
             out["enter_kb"].append(timing.received / 1000)
         for head in range(1, repeats + 1):
