@@ -22,8 +22,9 @@ PROJECTOR_CSS = """<style>
 [data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li
   { font-size: 1.45rem; line-height: 1.45; }
 h1 { font-size: 2.5rem !important; padding-top: 0 !important; }
-[data-testid="stMain"] [data-testid="stCaptionContainer"],
-[data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1.5rem; }
+@media (min-width: 1200px) {  /* a projector's: a phone keeps the small line */
+  [data-testid="stMain"] [data-testid="stCaptionContainer"],
+  [data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1.5rem; } }
 .st-key-lec_counter p { font-size: 1.6rem; text-align: right; font-weight: 600; }
 [class*="_hidden_keys"] { display: none; }
 [data-testid="stMain"] button p, [data-testid="stMain"] a p { font-size: 1.25rem; }
