@@ -42,6 +42,8 @@ def test_induction_runs_then_is_read_from_the_cache(hand_lm_dir: Path) -> None:
     assert {"layer", "head", "induction", "previous_token"} <= set(heads.columns)
     definition = " ".join(m.value for e in at.expander for m in e.markdown)
     assert "P+1 … P+2b−1" in definition and "Olsson et al. 2022" in definition  # stated exactly
+    support = " ".join(c.value for e in at.expander for c in e.caption)
+    assert "llama" in support and "ALBERT" in support  # which models can silence heads
     again = open_on(hand_lm_dir, "experiments", experiment="induction")
     again.number_input(key="w_n_induction").set_value(4).run()
     assert "read from the cache" in captions(again) and not again.exception

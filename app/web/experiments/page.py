@@ -15,6 +15,7 @@ from attnlens.app.web.experiments.turns import n_refusal, run_in_turn
 from attnlens.app.web.pickers import text_input, traced
 from attnlens.app.web.safe_text import md
 from attnlens.app.web.scaffold import page_start
+from attnlens.model.lenses.hf.ablation import ablation_support
 
 WHAT = {
     "induction": "Per head: the share of attention on the token after the earlier match "
@@ -44,6 +45,8 @@ def page() -> None:
     st.caption(md(WHAT[name]))
     with st.expander("Exact definition: inputs, queries, keys, paper"):
         st.markdown(DEFINITIONS[name])  # our own text, no user input
+        if name in ("importance", "alignment", "induction"):  # the experiments that ablate
+            st.caption(ablation_support())
     reason = why_not(lens, name)
     if reason is not None:
         st.info(md(reason))

@@ -75,6 +75,17 @@ OUTPUT_PROJECTIONS: dict[str, dict[Kind, str]] = {
 SHARED_LAYERS = {"albert": "ALBERT"}  # one set of weights serves every layer
 
 
+def ablation_support() -> str:
+    """Which models' heads can be ablated, in words fit to show a user."""
+    shared = ", ".join(f"{name} ({kind})" for kind, name in SHARED_LAYERS.items())
+    return (
+        "Heads can be silenced on attnlens' own models and on Hugging Face models of these "
+        f"architectures: {', '.join(sorted(OUTPUT_PROJECTIONS))}. Not on {shared}, whose layers "
+        "share one set of weights, nor on an architecture not listed (attnlens does not know "
+        "where its attention output projection is); there only Voita's confidence is measured."
+    )
+
+
 def weight_of(module: nn.Module) -> torch.Tensor:
     """A linear module's weight."""
     weight = module.weight
