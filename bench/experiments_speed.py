@@ -15,6 +15,7 @@ their numbers are (≤ 1e-6 expected).
 from __future__ import annotations
 
 import argparse
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from attnlens.analysis.experiments.alignment import measure_alignment
 from attnlens.analysis.experiments.catalog import explanation
 from attnlens.analysis.experiments.importance import measure_importance
 from attnlens.analysis.experiments.induction import measure_induction
+from attnlens.model.lenses.lens import Lens
 from attnlens.model.lenses.registry import load
 from attnlens.record.experiment import ExperimentResult
 from bench.targets import Target, load_average, table
@@ -80,6 +82,12 @@ def importance_rows(name: str, n: int, reference_n: int) -> tuple[list[dict[str,
     return rows, target
 
 
+def alignment(lens: Lens, n: int, batched: bool) -> ExperimentResult:
+    """The alignment experiment with the single-head importance it sets beside (no cache)."""
+    importance = measure_importance(lens, n, 0, pruning=False, batched=batched)
+    return measure_alignment(lens, importance, n, 0)
+
+
 def other_rows(n: int) -> list[dict[str, object]]:
     """The other experiments' CPU time at their default n: induction and explanation (code
     unchanged by the batching but for induction's ablations), alignment with its single-head
@@ -95,8 +103,7 @@ def other_rows(n: int) -> list[dict[str, object]]:
         row = {"experiment": label, "path": "as run", "n": t.result.params["n"]}
         rows.append(row | {"cpu_s": t.cpu, "wall_s": t.wall, "largest_difference": float("nan")})
     for batched in (True, False):
-        t = timed(lambda b=batched: measure_alignment(translate, measure_importance(
-            translate, n, 0, pruning=False, batched=b), n, 0))  # fmt: skip
+        t = timed(functools.partial(alignment, translate, n, batched))
         path = "side by side" if batched else "one at a time (reference)"
         rows.append({"experiment": "alignment translate (with its importance)", "path": path,
                      "n": n, "cpu_s": t.cpu, "wall_s": t.wall,

@@ -99,7 +99,7 @@ def placed_labels(
 
 
 def _same(x: np.ndarray, y: np.ndarray, a: int, b: int) -> bool:
-    return abs(x[a] - x[b]) < MARKER and abs(y[a] - y[b]) < MARKER
+    return bool(abs(x[a] - x[b]) < MARKER and abs(y[a] - y[b]) < MARKER)
 
 
 def _coinciding(x: np.ndarray, y: np.ndarray, order: Sequence[int]) -> dict[int, list[int]]:
