@@ -10,6 +10,7 @@ import streamlit as st
 import attnlens
 from attnlens.app.web import urlstate
 from attnlens.app.web.answers import right_answer
+from attnlens.app.web.guides import guide
 from attnlens.app.web.pickers import pair_input, target_input, text_input, traced
 from attnlens.app.web.resources import load_lens
 from attnlens.app.web.safe_text import md
@@ -24,6 +25,7 @@ def page_start(url_path: str, title: str) -> attnlens.Lens | None:
     urlstate.remember("page", url_path)
     name = sidebar(st.session_state.get("default_model", ""))
     st.title(title)
+    guide(url_path)
     if not name:
         st.info("Pick a model in the sidebar, or type a folder or hub id.")
         return None

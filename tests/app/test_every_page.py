@@ -11,6 +11,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attnlens import bundled_models
+from attnlens.app.web.guides import GUIDES
 from attnlens.app.web.main import PAGES
 from helpers.apptest import APP_SCRIPT
 
@@ -26,6 +27,8 @@ def test_page_opens_without_an_exception(page: str, model_name: str) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert at.title and at.title[0].value  # the page drew itself, not just the sidebar
     assert not at.error, [e.value for e in at.error]
+    if page in GUIDES:  # one line for a newcomer: what the page is for, where to start
+        assert GUIDES[page] in [c.value for c in at.caption]
     if page == "decode" and model_name == "minilm":  # an encoder does not generate: says where
         assert "nothing to decode" in at.info[0].value and "Explore" in at.info[0].value
         assert not at.number_input  # no decoding settings that could not be used
@@ -41,3 +44,12 @@ def test_every_kind_of_attention_draws(page: str, model_name: str) -> None:
         at.selectbox(key="w_kind").select(kind).run()
         assert not at.exception, (kind, [e.value for e in at.exception])
         assert not at.error, (kind, [e.value for e in at.error])
+
+
+def test_a_projector_shows_no_guidance_line() -> None:
+    """The teacher says it: presentation mode keeps the screen for the figure."""
+    at = AppTest.from_file(APP_SCRIPT, default_timeout=120)
+    at.query_params.update({"page": "explore", "model": "reverse", "present": "1"})
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert GUIDES["explore"] not in [c.value for c in at.caption]
