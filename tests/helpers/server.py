@@ -52,7 +52,7 @@ def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 40.
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"{proc.args[0]} exited with status {proc.returncode}")
+            raise RuntimeError(f"the server exited with status {proc.returncode}")
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0 and _listens(proc.pid, port):
                 return
