@@ -27,6 +27,7 @@ from attnlens.model.lenses.lens import (
     ids_of_tokens,
     refuse_pair,
 )
+from attnlens.model.lenses.next_tokens import check_logits_budget, check_top, top_next
 from attnlens.model.lenses.own import OwnLens, numpy_of, past_length
 from attnlens.model.lenses.token_runs import TokenBatch, TokenRun
 from attnlens.model.net.attention import QKV
@@ -38,6 +39,7 @@ from attnlens.model.training.corpus import load_corpus
 from attnlens.model.training.evaluate import Report, evaluate_lm
 from attnlens.model.training.repeats import repeated_text
 from attnlens.record.errors import InputError
+from attnlens.record.next_tokens import NextTokens
 from attnlens.record.trace import Kind, Trace
 
 
@@ -110,6 +112,18 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
             tgt_logprobs=numpy_of(logprobs.gather(-1, nxt.unsqueeze(-1)).squeeze(-1)),
             warnings=tuple(warnings), positional_scheme="sinusoidal",
         )  # fmt: skip
+
+    def next_tokens(self, text: str, k: int = 3) -> NextTokens:
+        """Each position's k likeliest next characters: the softmax of the generator's logits
+        over <s> + text, as `trace` reads it."""
+        k = check_top(k)
+        ids, tokens, _ = self.prompt(text)
+        check_logits_budget(len(ids), self.config.tgt_vocab)
+        out, _ = self.forward(torch.tensor([ids], device=self.device))
+        with torch.inference_mode():
+            logits = self.net.generator(out.hidden)[0]  # (T, V)
+        names = [self.tokenizer.token(i) for i in range(self.config.tgt_vocab)]
+        return top_next(logits, k, tokens, names)
 
     @torch.inference_mode()
     def forward(

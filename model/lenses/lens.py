@@ -32,6 +32,7 @@ from attnlens.model.lenses.token_runs import (
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError
 from attnlens.record.example import Example
+from attnlens.record.next_tokens import NextTokens
 from attnlens.record.projections import HeadProjections
 from attnlens.record.trace import Kind, ModelInfo, Trace
 
@@ -162,6 +163,14 @@ class Lens(ABC):
     @abstractmethod
     def decode_plan(self, text: str) -> DecodePlan:
         """Check text and prepare decoding it; bad input raises InputError here."""
+
+    def next_tokens(self, text: str, k: int = 3) -> NextTokens:
+        """Each position's k likeliest next tokens and their probabilities, the softmax of the
+        model's own logits over the tokens `trace` reads (a decoder-only model; k ≤ 20)."""
+        raise InputError(
+            f"{self.name} is not a decoder-only model: next-token predictions at each position "
+            "come from a model that continues text (lm, GPT-2, Llama …)"
+        )
 
     @abstractmethod
     def text_of(self, tokens: Sequence[str]) -> str:

@@ -31,6 +31,7 @@ from attnlens.model.lenses.hf.encoding import (
     start_id,
 )
 from attnlens.model.lenses.hf.loading import Loaded, load_folder, resolve
+from attnlens.model.lenses.hf.next_tokens import prompt_next_tokens
 from attnlens.model.lenses.hf.processors import (
     applied_settings,
     build_processors,
@@ -61,6 +62,7 @@ from attnlens.model.lenses.token_runs import TokenBatch, TokenRun, TokenSpace, w
 from attnlens.model.training.corpus import load_corpus
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError
+from attnlens.record.next_tokens import NextTokens
 from attnlens.record.trace import Kind, Trace
 
 MIN_DEFAULT_NEW = 16  # without a length in the generation config: twice the input, at least this
@@ -374,6 +376,12 @@ class HFLens(Lens):
                 if len(fitting) == n:
                     break
         return fitting
+
+    def next_tokens(self, text: str, k: int = 3) -> NextTokens:
+        if self.kind != "decoder":
+            return super().next_tokens(text, k)
+        return prompt_next_tokens(self.model, self.tokenizer, check_text(text), k,
+                                  self.max_tokens, self.info.name, self.names)  # fmt: skip
 
     def text_of(self, tokens: Sequence[str]) -> str:
         return self._detokenize([self.vocab_ids[t] for t in tokens if t in self.vocab_ids])
