@@ -22,6 +22,7 @@ from attnlens.app.web import downloads, show
 from attnlens.app.web.explore.grid_canvas import head_grid, picked_head
 from attnlens.app.web.explore.lines_canvas import lines_canvas
 from attnlens.app.web.explore.long_head import held_head, is_long, long_head, scale_picker
+from attnlens.app.web.explore.next_tokens import predictions
 from attnlens.app.web.explore.pairs import pair_view
 from attnlens.app.web.pickers import kind_picker, layer_head_pickers, memo
 from attnlens.app.web.safe_text import md
@@ -44,7 +45,9 @@ def traced_view(started: Started) -> None:
     output = lens.text_of(tr.tgt_tokens[1:])
     if started.target is None and lens.capabilities.takes_target:
         st.text("Output: " + output)
+    slot = st.container()  # a decoder-only model's continuation, filled after the heatmap
     head_view(tr, true_alignment(started))
+    predictions(started, slot)
 
 
 def token_count(tr: Trace, limit: int) -> str:

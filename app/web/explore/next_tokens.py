@@ -1,0 +1,70 @@
+"""Explore on a decoder-only model: its greedy continuation of the text, where an
+encoder-decoder shows "Output: …", and each position's likeliest next tokens (docs/app.md).
+
+Both come by value from the shared lens (`Lens.decode`, `Lens.next_tokens`), once per text
+in a session; they are drawn after the head view, in a slot above it, so a keystroke still
+waits for the heatmap only.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+import attnlens
+from attnlens.app.web import show
+from attnlens.app.web.pickers import memo
+from attnlens.app.web.safe_text import md
+from attnlens.app.web.scaffold import Started
+from attnlens.record.errors import InputError
+from attnlens.record.next_tokens import NextTokens
+from attnlens.viz.next_tokens_table import next_tokens_table
+
+CONTINUATION_TOKENS = 8  # greedy steps of the continuation, fewer when the model ends it
+TOP = 3  # next tokens shown per position
+TABLE_ROWS = 100  # positions the table shows; a longer input says how many it leaves out
+
+
+def predictions(started: Started, slot: DeltaGenerator | None = None) -> None:
+    """The continuation and the next-token table of a decoder-only model (nothing for others,
+    nor when the text is followed by a target of the user's), drawn in `slot` when given."""
+    lens, text = started.lens, started.text
+    if started.trace.model.architecture != "decoder" or started.target is not None:
+        return
+    key = (id(lens), lens.name, text)
+    with slot if slot is not None else st.container():
+        try:
+            continuation = memo("explore_continuation", key, lambda: _continue(lens, text))
+            st.text("Continuation: " + continuation)
+        except InputError as err:
+            st.caption(md(f"No continuation: {err}"))
+        try:
+            nt = memo("explore_next_tokens", key, lambda: lens.next_tokens(text, TOP))
+        except InputError as err:
+            st.caption(md(f"No next-token predictions: {err}"))
+            return
+        next_token_table(lens, nt)
+
+
+def _continue(lens: attnlens.Lens, text: str) -> str:
+    """The model's greedy continuation of text, at most CONTINUATION_TOKENS tokens, quoted so
+    that the spaces it begins or ends with show (a line break as ⏎)."""
+    run = lens.decode(text, "greedy", max_len=CONTINUATION_TOKENS)
+    shown = lens.text_of(run.output_tokens)
+    return quoted(shown) if shown else "none (the model ends the text here)"
+
+
+def quoted(continuation: str) -> str:
+    """The continuation in double quotes, line breaks and tabs drawn (⏎, ⇥)."""
+    return '"' + continuation.replace("\n", "⏎").replace("\t", "⇥") + '"'
+
+
+def next_token_table(lens: attnlens.Lens, nt: NextTokens) -> None:
+    """Each position's TOP likeliest next tokens, in an expander under the continuation."""
+    T = len(nt.tokens)
+    label = f"Next tokens at each position (the {nt.k} likeliest, with their probabilities)"
+    with st.expander(label):
+        if T > TABLE_ROWS:
+            st.caption(f"The first {TABLE_ROWS} of {T:,} positions are shown.")
+        frame = next_tokens_table(nt, TABLE_ROWS, lens.display_tokens)
+        show.table(frame, "explore_next_tokens", "next-tokens")

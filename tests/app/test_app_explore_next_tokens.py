@@ -1,0 +1,75 @@
+"""Explore on a decoder-only model under AppTest: its greedy continuation where an
+encoder-decoder shows "Output: …", and each position's likeliest next tokens in a table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from streamlit.testing.v1 import AppTest
+
+from attnlens import load
+from attnlens.app.web.explore.next_tokens import CONTINUATION_TOKENS, TABLE_ROWS, TOP, quoted
+from helpers.apptest import open_bundled, open_on
+
+
+def table(at: AppTest) -> pd.DataFrame:
+    """The next-token table (the page's only dataframe)."""
+    [frame] = at.dataframe
+    value = frame.value
+    return value.data if hasattr(value, "data") else value  # a Styler holds its frame
+
+
+def visible(char: str) -> str:
+    return "␣" if char == " " else char
+
+
+def texts(at: AppTest) -> list[str]:
+    return [t.value for t in at.text]
+
+
+def test_lm_shows_its_continuation_and_each_positions_next_tokens() -> None:
+    at = open_bundled("explore", "lm")
+    assert not at.exception and not at.error
+    text = at.text_input(key="w_text").value
+    lens = load("lm", device="cpu")
+    run = lens.decode(text, "greedy", max_len=CONTINUATION_TOKENS)  # computed here on its own
+    assert f'Continuation: "{lens.text_of(run.output_tokens)}"' in texts(at)
+    assert not any(t.startswith("Output:") for t in texts(at))
+    frame = table(at)
+    assert len(frame) == len(text) + 1  # <s>, then each character
+    assert frame["token"].tolist()[1:] == [visible(c) for c in text]  # a space drawn as ␣
+    assert frame["1st"].iloc[-1] == visible(run.output_tokens[0])  # greedy takes the likeliest
+    p = frame[[f"p({o})" for o in ("1st", "2nd", "3rd")]].to_numpy()  # (T, TOP)
+    assert p.shape[1] == TOP and np.all(np.diff(p, axis=1) <= 0) and np.all(p.sum(1) <= 1 + 1e-6)
+
+
+def test_a_long_input_caps_the_table_and_says_so() -> None:
+    at = open_bundled("explore", "lm")
+    long = ("the cat sat on the mat " * 6)[:120]  # lm reads 127 characters
+    at.text_input(key="w_text").input(long).run()
+    assert not at.exception and not at.error
+    assert len(table(at)) == TABLE_ROWS < len(long) + 1
+    captions = [c.value for c in at.caption]
+    assert f"The first {TABLE_ROWS} of {len(long) + 1} positions are shown." in captions
+
+
+def test_a_text_with_no_room_left_says_why_there_is_no_continuation(tiny_lm_dir: Path) -> None:
+    at = open_on(tiny_lm_dir, "explore")
+    lens = load(str(tiny_lm_dir), device="cpu")
+    at.text_input(key="w_text").input("a" * lens.max_tokens).run()
+    assert not at.exception and not at.error
+    assert any("No continuation" in c.value and "no room" in c.value for c in at.caption)
+    assert len(table(at)) == lens.max_tokens + 1  # the predictions at each position still show
+
+
+def test_an_encoder_decoder_shows_its_output_and_no_continuation(tiny_model_dir: Path) -> None:
+    at = open_on(tiny_model_dir, "explore")
+    assert not at.exception
+    assert any(t.startswith("Output: ") for t in texts(at))
+    assert not any(t.startswith("Continuation:") for t in texts(at)) and not at.dataframe
+
+
+def test_a_continuation_is_quoted_with_its_line_breaks_drawn() -> None:
+    assert quoted(" to the\nend\t") == '" to the⏎end⇥"'
