@@ -13,9 +13,12 @@ from typing import Any
 from .server import free_port, serve_command, started
 
 WORDS = ("the", "cat", "sat", "on", "mat", "and", "a", "dog", "saw", "it")
-HEATMAP_READY = (
+HEATMAP_READY = (  # the Plotly heatmap, or past 256 positions the head's overview canvas
     "() => { const p = document.querySelector('.js-plotly-plot');"
-    " return !!(p && p.data && p.data[0].x && p.data[0].x.length >= {n}); }"
+    " if (p && p.data && p.data[0].x && p.data[0].x.length >= {n}) return true;"
+    " return [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')].some((h) =>"
+    " { const c = h.shadowRoot && h.shadowRoot.querySelector('canvas.hz-canvas[data-drawn]');"
+    " return !!c && JSON.parse(c.dataset.window).cols[1] >= {n}; }); }"
 )
 
 
