@@ -19,6 +19,7 @@ be ablated, and `reason` says why.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import itertools
 from collections.abc import Iterator, Mapping, Sequence
@@ -73,6 +74,9 @@ OUTPUT_PROJECTIONS: dict[str, dict[Kind, str]] = {
     },
 }  # fmt: skip
 SHARED_LAYERS = {"albert": "ALBERT"}  # one set of weights serves every layer
+# model_type → its embeddings and its list of layers, beside each other in the base model: an
+# ablation whose first head is in layer l runs from layer l on the unablated layers' output
+RESUMABLE: dict[str, tuple[str, str]] = {"bert": ("embeddings", "encoder.layer")}
 
 
 def ablation_support() -> str:
@@ -84,6 +88,18 @@ def ablation_support() -> str:
         "share one set of weights, nor on an architecture not listed (attnlens does not know "
         "where its attention output projection is); there only Voita's confidence is measured."
     )
+
+
+class Given(nn.Module):
+    """Stands for a private copy's embeddings: hands back the hidden states it was given (what
+    the layers before the first ablated one computed, unablated)."""
+
+    def __init__(self, hidden: torch.Tensor) -> None:
+        super().__init__()
+        self.hidden = hidden
+
+    def forward(self, *args: object, **kwargs: object) -> torch.Tensor:
+        return self.hidden
 
 
 def weight_of(module: nn.Module) -> torch.Tensor:
@@ -162,6 +178,32 @@ class OutputProjections:
                 module = twin.get_submodule(proj.path)
                 module.weight = proj.zeroed(weight, by_layer[key]) if key in by_layer else weight
             yield twin
+
+    def resumable(self, model_type: str) -> bool:
+        """Whether a private copy of this model can run a slice of its layers (`layers`)."""
+        return model_type in RESUMABLE and ("encoder_self", 0) in self.found
+
+    @contextlib.contextmanager
+    def layers(
+        self, twin: PreTrainedModel, model_type: str, kept: slice, given: torch.Tensor | None
+    ) -> Iterator[PreTrainedModel]:
+        """A private copy (never the shared model) running only its layers `kept`, from the
+        hidden states `given` instead of its embeddings (given None: from the embeddings)."""
+        embeddings, layers = RESUMABLE[model_type]
+        first = self.found["encoder_self", 0].path  # …encoder.layer.0.attention.output.dense
+        base_path = first[: first.index(f"{layers}.0.")].rstrip(".")
+        base = twin.get_submodule(base_path) if base_path else twin
+        holder_path, name = layers.rsplit(".", 1)
+        holder = base.get_submodule(holder_path)
+        all_layers, all_embeddings = getattr(holder, name), getattr(base, embeddings)
+        setattr(holder, name, nn.ModuleList(list(all_layers)[kept]))
+        if given is not None:
+            setattr(base, embeddings, Given(given))
+        try:
+            yield twin
+        finally:
+            setattr(holder, name, all_layers)
+            setattr(base, embeddings, all_embeddings)
 
     def _by_layer(self, heads: Sequence[HeadRef]) -> dict[tuple[Kind, int], list[int]]:
         """The ablated heads grouped by (kind, layer), each checked against the model."""

@@ -108,6 +108,17 @@ def _hidden(states: torch.Tensor, lengths: np.ndarray) -> np.ndarray:
 
 
 @torch.inference_mode()
+def last_hidden(
+    model: PreTrainedModel, batch: TokenBatch, vocab: int, limit: int, device: torch.device
+) -> torch.Tensor:
+    """An encoder's last hidden states of the batch as the model gives them, (B, T, d_model):
+    padded as run_tokens pads, the padding's rows kept (what a later layer reads)."""
+    ids, mask, _ = _padded(batch.tokens, vocab, limit, device, "tokens")
+    hidden: torch.Tensor = model(input_ids=ids, attention_mask=mask).last_hidden_state
+    return hidden
+
+
+@torch.inference_mode()
 def run_tokens(
     model: PreTrainedModel,
     kind: Architecture,

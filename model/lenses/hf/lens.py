@@ -353,11 +353,22 @@ class HFLens(Lens):
         """A forward pass per set of ablated heads, all in one private copy of the model made
         for this call (its output projections set for each set in turn), attention left out."""
         self._check_batch(batch)
-        return [
-            without_attention(batches.run_tokens(
-                model, self.kind, batch, len(self.names), self.max_tokens, self.device))
-            for model in self.projections.variants(self.model, ablations)
-        ]  # fmt: skip
+        vocab, limit, device = len(self.names), self.max_tokens, self.device
+        model_type = str(self.model.config.model_type)
+        resumable = self.kind == "encoder" and self.projections.resumable(model_type)
+        runs, inputs = [], {}  # inputs: layer l → its input, unablated (for this call only)
+        variants = self.projections.variants(self.model, ablations)
+        for ablate, model in zip(ablations, variants, strict=True):
+            first = min((r.layer for r in ablate), default=0)
+            if not resumable or model is self.model or first == 0:
+                runs.append(batches.run_tokens(model, self.kind, batch, vocab, limit, device))
+                continue
+            if first not in inputs:  # the layers before the first ablated one, as they are
+                with self.projections.layers(model, model_type, slice(0, first), None):
+                    inputs[first] = batches.last_hidden(model, batch, vocab, limit, device)
+            with self.projections.layers(model, model_type, slice(first, None), inputs[first]):
+                runs.append(batches.run_tokens(model, self.kind, batch, vocab, limit, device))
+        return [without_attention(run) for run in runs]
 
     def _check_batch(self, batch: TokenBatch) -> None:
         rows = max(len(r) for r in [*batch.tokens, *(batch.source or [])]) if batch.tokens else 0
