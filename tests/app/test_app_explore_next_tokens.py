@@ -11,7 +11,9 @@ from streamlit.testing.v1 import AppTest
 
 from attnlens import load
 from attnlens.app.web.explore.next_tokens import CONTINUATION_TOKENS, TABLE_ROWS, TOP, quoted
+from attnlens.viz.labels import visible as seen  # how a table draws a control character
 from helpers.apptest import open_bundled, open_on
+from helpers.hf_zoo import zoo_folder
 
 
 def table(at: AppTest) -> pd.DataFrame:
@@ -19,10 +21,6 @@ def table(at: AppTest) -> pd.DataFrame:
     [frame] = at.dataframe
     value = frame.value
     return value.data if hasattr(value, "data") else value  # a Styler holds its frame
-
-
-def visible(char: str) -> str:
-    return "␣" if char == " " else char
 
 
 def texts(at: AppTest) -> list[str]:
@@ -39,8 +37,8 @@ def test_lm_shows_its_continuation_and_each_positions_next_tokens() -> None:
     assert not any(t.startswith("Output:") for t in texts(at))
     frame = table(at)
     assert len(frame) == len(text) + 1  # <s>, then each character
-    assert frame["token"].tolist()[1:] == [visible(c) for c in text]  # a space drawn as ␣
-    assert frame["1st"].iloc[-1] == visible(run.output_tokens[0])  # greedy takes the likeliest
+    assert frame["token"].tolist()[1:] == [seen(c) for c in text]  # a space drawn as ␣
+    assert frame["1st"].iloc[-1] == seen(run.output_tokens[0])  # greedy takes the likeliest
     p = frame[[f"p({o})" for o in ("1st", "2nd", "3rd")]].to_numpy()  # (T, TOP)
     assert p.shape[1] == TOP and np.all(np.diff(p, axis=1) <= 0) and np.all(p.sum(1) <= 1 + 1e-6)
 
@@ -73,3 +71,19 @@ def test_an_encoder_decoder_shows_its_output_and_no_continuation(tiny_model_dir:
 
 def test_a_continuation_is_quoted_with_its_line_breaks_drawn() -> None:
     assert quoted(" to the\nend\t") == '" to the⏎end⇥"'
+
+
+def test_a_hugging_face_decoder_shows_its_continuation_and_readable_next_tokens() -> None:
+    folder = zoo_folder("gpt2")  # byte-level BPE: Ġthe reads as "the"
+    at = open_on(folder, "explore")
+    assert not at.exception and not at.error
+    lens = load(str(folder), device="cpu")
+    text = at.text_input(key="w_text").value
+    run = lens.decode(text, "greedy", max_len=CONTINUATION_TOKENS)
+    assert f'Continuation: "{lens.text_of(run.output_tokens)}"' in texts(at)
+    frame = table(at)
+    nt = lens.next_tokens(text, TOP)
+    shown = [seen(t) for t in lens.display_tokens(nt.tokens)]
+    assert frame["token"].tolist() == shown
+    assert frame["1st"].tolist() == [seen(lens.display_tokens([r[0]])[0]) for r in nt.top_tokens]
+    assert not any("Ġ" in t for t in frame["token"])
