@@ -28,7 +28,7 @@ def next_tokens_table(
     display_tokens); the rows keep the order of the input."""
     T = len(nt.tokens) if rows is None else min(rows, len(nt.tokens))
     shown = list(display(nt.tokens))
-    table: dict[str, list[object]] = {
+    table: dict[str, Sequence[object]] = {
         "position": list(range(T)),
         "token": shown[:T],
         "next in text": [shown[i + 1] if i + 1 < len(shown) else None for i in range(T)],
