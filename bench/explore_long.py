@@ -30,6 +30,8 @@ from bench.targets import load_average
 TOKENS = 1024
 DRAWN = """(n) => () => window.__bench.grids().some((c) => c.classList.contains('hz-canvas')
   && JSON.parse(c.dataset.window).rows[1] === n)"""
+ONE_BOX = "() => document.querySelectorAll('[aria-label=\"Text\"]').length === 1"
+ONE_HEAD_PICKER = "() => document.querySelectorAll('[aria-label=\"Head\"]').length === 1"
 SHORT_DRAWN = """(plots) => plots.length > 0 && !window.__bench.grids().some((c) =>
   c.classList.contains('hz-canvas'))"""
 TITLE = """(head) => () => window.__bench.grids().some((c) => c.classList.contains('hz-canvas')
@@ -69,6 +71,9 @@ def measure(folder: Path, repeats: int) -> dict[str, list[float]]:
         box = tab.page.get_by_role("textbox", name="Text")  # a text area once it is long
 
         def enter(words: str) -> None:
+            # the one box: a one-line box and its successor of several lines are both on the
+            # page until the run that swapped them has finished
+            tab.page.wait_for_function(ONE_BOX, timeout=120_000)
             box.fill(words)
             box.press("Control+Enter")  # a one-line box takes it as Enter
 
@@ -81,6 +86,7 @@ def measure(folder: Path, repeats: int) -> dict[str, list[float]]:
         for head in range(1, repeats + 1):
 
             def pick(head: int = head) -> None:
+                tab.page.wait_for_function(ONE_HEAD_PICKER, timeout=120_000)  # the run done
                 tab.page.get_by_role("combobox", name="Head").click()
                 tab.page.get_by_role("option", name=str(head), exact=True).click()
 
