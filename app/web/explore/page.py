@@ -41,7 +41,8 @@ def page() -> None:
 
 def traced_view(started: Started) -> None:
     lens, tr = started.lens, started.trace
-    st.caption(md(token_count(tr, lens.max_tokens)))
+    # under the text box: on a projector it is in the sidebar (the page reruns whole there)
+    (st.sidebar if show.presenting() else st).caption(md(token_count(tr, lens.max_tokens)))
     output = lens.text_of(tr.tgt_tokens[1:])
     if started.target is None and lens.capabilities.takes_target:
         st.text("Output: " + output)
