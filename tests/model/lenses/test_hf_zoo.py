@@ -9,18 +9,23 @@ gets weight from some head (the mask is the one applied), with no warning of a m
 attnlens could not derive; tgt_logprobs are the model's own log-softmax; the position scheme is
 stated, with a table only where one is added to the embeddings; a text inside the vocabulary
 gets no vocabulary warning; greedy and beam search equal `generate` with the model's own
-generation config.
+generation config. Ablating a head equals the model's own forward on a copy with that head's
+share of W^O zeroed, or the lens says in one line why it cannot ablate.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 
 import numpy as np
 import pytest
 import torch
+from transformers.pytorch_utils import Conv1D
 
+from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.lenses.hf.lens import HFLens
+from attnlens.model.lenses.token_runs import TokenBatch
 from attnlens.record.trace import KINDS, Trace
 from helpers.hf_zoo import ZOO, zoo_folder, zoo_reference
 
@@ -140,3 +145,68 @@ def test_records_are_the_models_own_computation_and_decoding_is_generates(name: 
     for strategy, beams in (("greedy", 1), ("beam", 3)):
         ours, want = generated(name, strategy, beams)
         assert ours == want, (strategy, ours, want)
+
+
+# Ablation: attnlens silences a head as a copy of the model with that head's share of W^O
+# zeroed does (to 1e-5, the model's own forward on the copy), or says in one line why it cannot.
+
+
+def weight_copy(model: torch.nn.Module, path: str, head: int, heads: int) -> torch.nn.Module:
+    """A deep copy of model with head's input slice of the projection at path zeroed."""
+    twin = copy.deepcopy(model).eval()
+    module = twin.get_submodule(path)
+    rows = isinstance(module, Conv1D)  # GPT-2's Conv1D keeps its weight (in, out)
+    width = module.weight.shape[0 if rows else 1] // heads
+    span = slice(head * width, (head + 1) * width)
+    with torch.no_grad():
+        (module.weight[span] if rows else module.weight[:, span]).zero_()
+    return twin
+
+
+def own_output(model: torch.nn.Module, kind: str, src: list[int], tgt: list[int]) -> np.ndarray:
+    """What the experiments compare: a decoder's log-probabilities of its next tokens, an
+    encoder's last hidden states (on one unpadded sequence)."""
+    with torch.no_grad():
+        if kind == "encoder":
+            ids = torch.tensor([src])
+            return (
+                model(input_ids=ids, attention_mask=torch.ones_like(ids))
+                .last_hidden_state[0]
+                .numpy()
+            )
+        if kind == "decoder":
+            ids = torch.tensor([tgt])
+            logits = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0]
+        else:
+            ids, out = torch.tensor([src]), torch.tensor([tgt])
+            logits = model(input_ids=ids, attention_mask=torch.ones_like(ids),
+                           decoder_input_ids=out, use_cache=False).logits[0]  # fmt: skip
+    lp = torch.log_softmax(logits.float(), -1)[:-1].gather(-1, torch.tensor(tgt[1:])[:, None])
+    return lp[:, 0].numpy()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ZOO)
+def test_a_head_is_silenced_as_a_weight_copy_silences_it_or_the_lens_says_why_not(
+    name: str,
+) -> None:
+    lens_ = lens(name)
+    reason = lens_.why_no_ablation()
+    if reason is not None:
+        assert reason.strip() and "\n" not in reason and len(reason) < 400, reason
+        return
+    model, _ = zoo_reference(name)
+    kind, arch = lens_.info.kinds[-1], ZOO[name].kind
+    heads = lens_.info.shape(kind)[1]
+    ref = HeadRef(kind, 0, heads - 1)
+    ids = list(lens_.token_ids(TEXT))
+    space = lens_.token_space()
+    tgt = ids if arch != "encoder-decoder" else [space.start, *ids[:4]]  # type: ignore[list-item]
+    batch = TokenBatch([tgt]) if arch != "encoder-decoder" else TokenBatch([tgt], [ids])
+    field = "hidden" if arch == "encoder" else "logprobs"
+    got = getattr(lens_.run_tokens(batch, [ref]), field)[0]
+    plain = getattr(lens_.run_tokens(batch), field)[0]
+    path = lens_.projections.found[kind, 0].path
+    want = own_output(weight_copy(model, path, ref.head, heads), arch, ids, tgt)
+    np.testing.assert_allclose(got, want, atol=1e-5, err_msg=name)
+    assert np.abs(got - plain).max() > 0, name  # the head wrote something: a real comparison
