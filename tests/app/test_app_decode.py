@@ -108,6 +108,7 @@ def test_forcing_a_token_changes_the_output(tiny_model_dir: Path) -> None:
 
 def test_ablating_heads_re_decodes(tiny_model_dir: Path) -> None:
     at = open_page(tiny_model_dir, view="what-if")
+    assert "llama" in str(at.multiselect(key="w_ablate").help)  # which models can silence heads
     at.multiselect(key="w_ablate").select("cross:0.0").select("cross:1.1").run()
     assert not at.exception and not at.error
     assert any(t.value.startswith("After:") for t in at.text)
@@ -139,6 +140,7 @@ def test_a_model_whose_heads_cannot_be_ablated_says_why_and_decodes_without(
     assert not at.exception and not at.error
     box = at.multiselect(key="w_ablate")
     assert box.disabled and not box.options and "olmo" in str(box.help)
+    assert "architectures: " in str(box.help)  # and which ones can
     assert any(i.value.startswith("Not ablated") and "olmo" in i.value for i in at.info)
 
 

@@ -21,6 +21,7 @@ from attnlens.model.decoding.request import (
     ModelLimits,
     knobs,
 )
+from attnlens.model.lenses.hf.ablation import ablation_support
 from attnlens.model.lenses.lens import Lens
 from attnlens.record.decode import DecodeRun
 
@@ -197,7 +198,8 @@ def what_if(lens: Lens, n_steps: int) -> tuple[dict[int, str] | None, list[str] 
         st.info(md(f"Not ablated ({', '.join(map(str, asked))}): {reason}"))
     ablate = cols[2].multiselect(
         "Ablate heads (zero their output)", names, key="w_ablate", disabled=reason is not None,
-        help=None if reason is None else f"No head of {lens.name} can be ablated: {reason}",
+        help=("" if reason is None else f"No head of {lens.name} can be ablated: {reason}. ")
+        + ablation_support(),
     )  # fmt: skip
     force = {int(step): str(token)} if token else None
     if force:
