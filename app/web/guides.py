@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from attnlens.app.web.safe_text import md
 from attnlens.app.web.show import presenting
 
 GUIDES = {
@@ -29,4 +30,4 @@ def guide(url_path: str) -> None:
     """The page's one line of guidance (none in presentation mode, or for a page without one)."""
     line = GUIDES.get(url_path)
     if line and not presenting():
-        st.caption(line)  # our own words: no user text
+        st.caption(md(line))  # our own words, escaped like every other
