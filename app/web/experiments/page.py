@@ -44,7 +44,7 @@ def page() -> None:
     urlstate.remember("experiment", name)
     st.caption(md(WHAT[name]))
     with st.expander("Exact definition: inputs, queries, keys, paper"):
-        st.markdown(DEFINITIONS[name])  # our own text, no user input
+        st.markdown(DEFINITIONS[name])  # fixed words: our own definitions, no user input
         if name in ("importance", "alignment", "induction"):  # the experiments that ablate
             st.caption(ablation_support())
     reason = why_not(lens, name)
