@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 
 from attnlens import load
 from attnlens.app.web.explore.next_tokens import CONTINUATION_TOKENS, TABLE_ROWS, TOP, quoted
+from attnlens.app.web.safe_text import md
 from attnlens.viz.labels import visible as seen  # how a table draws a control character
 from helpers.apptest import open_bundled, open_on
 from helpers.hf_zoo import zoo_folder
@@ -50,7 +51,7 @@ def test_a_long_input_caps_the_table_and_says_so() -> None:
     assert not at.exception and not at.error
     assert len(table(at)) == TABLE_ROWS < len(long) + 1
     captions = [c.value for c in at.caption]
-    assert f"The first {TABLE_ROWS} of {len(long) + 1} positions are shown." in captions
+    assert md(f"The first {TABLE_ROWS} of {len(long) + 1} positions are shown.") in captions
 
 
 def test_a_text_with_no_room_left_says_why_there_is_no_continuation(tiny_lm_dir: Path) -> None:

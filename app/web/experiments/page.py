@@ -46,7 +46,7 @@ def page() -> None:
     with st.expander("Exact definition: inputs, queries, keys, paper"):
         st.markdown(DEFINITIONS[name])  # fixed words: our own definitions, no user input
         if name in ("importance", "alignment", "induction"):  # the experiments that ablate
-            st.caption(ablation_support())
+            st.caption(md(ablation_support()))
     reason = why_not(lens, name)
     if reason is not None:
         st.info(md(reason))

@@ -65,6 +65,6 @@ def next_token_table(lens: attnlens.Lens, nt: NextTokens) -> None:
     label = f"Next tokens at each position (the {nt.k} likeliest, with their probabilities)"
     with st.expander(label):
         if T > TABLE_ROWS:
-            st.caption(f"The first {TABLE_ROWS} of {T:,} positions are shown.")
+            st.caption(md(f"The first {TABLE_ROWS} of {T:,} positions are shown."))
         frame = next_tokens_table(nt, TABLE_ROWS, lens.display_tokens)
         show.table(frame, "explore_next_tokens", "next-tokens")
