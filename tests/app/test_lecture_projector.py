@@ -73,7 +73,9 @@ def test_the_join_link_copies_whole_and_its_qr_code_leaves_the_question(
     browser: Any, server: str
 ) -> None:
     teacher, code = start_class(browser, server, 4)  # slide 4 asks a question
-    settle(teacher, 1000, 120_000)
+    # the class bar drawn (a class's page is never quiet for long: it polls and counts)
+    teacher.wait_for_selector(".st-key-lec_join_link", timeout=120_000)
+    teacher.get_by_role("button", name="Reveal the answers").wait_for(timeout=120_000)
     link = teacher.locator(".st-key-lec_join_link").inner_text().strip()
     assert link.endswith(f"/?class={code}") and link.startswith("http://")
     assert not [c for c in INVISIBLE if c in link]
