@@ -21,44 +21,13 @@ from attnlens.app.teaching.class_limits import PER_BROWSER
 from attnlens.app.teaching.class_store import open_store
 from helpers.apptest import require_bundled
 from helpers.browser import chromium
+from helpers.class_server import HISTOGRAM_TOTAL, Server, sees_result
 from helpers.lecture_page import COUNTER, FOREGROUND, WATCH, open_student, shows, start_class
-from helpers.redis_server import MISSING, REDIS_SERVER, RedisServer
-from helpers.server import free_port, running, serve_command
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 STUDENTS = 5
 FOLLOWER = "iframe[title*='attnlens_follow']"
 FOLLOW_LIMIT_MS = 10_000  # the board polls every 250 ms; see the module docstring
-HISTOGRAM_TOTAL = """() => {
-  const plots = [...document.querySelectorAll('.js-plotly-plot')];
-  const h = plots.find(p => p.layout && p.layout.title
-    && String(p.layout.title.text).includes('the class'));
-  return h ? h.data[0].x.reduce((a, b) => a + b, 0) : null;
-}"""
-
-
-RESULT = "[data-testid='stAlertContentSuccess'], [data-testid='stAlertContentWarning']"
-
-
-def sees_result(page: Any, timeout: int = 30_000) -> None:
-    """The student's own result (right or not quite); else fail with what the page shows."""
-    try:
-        page.wait_for_selector(RESULT, timeout=timeout)
-    except Exception as err:
-        shown = page.evaluate("() => document.body.innerText.slice(0, 1500)")
-        raise AssertionError(f"no result on the student's page; it shows:\n{shown}") from err
-
-
-class Server:
-    """`attnlens serve` on one port that outlives a restart (the pages reconnect to it)."""
-
-    def __init__(self, store: str) -> None:
-        self.port = free_port()
-        self.command = [*serve_command("translate", self.port), "--class-store", store]
-        self.url = f"http://127.0.0.1:{self.port}"
-
-    def run(self) -> Any:
-        return running(self.command, self.port)
 
 
 @pytest.fixture(scope="module")
@@ -162,69 +131,6 @@ def assert_students_cannot_move(
     assert state is not None and state.slide == 3  # slide 4, counted from 0
     assert teacher.evaluate(COUNTER) == "4 / 14"
     assert [page.evaluate(COUNTER) for page in students] == ["4 / 14"] * STUDENTS
-
-
-def test_two_replicas_share_one_class_through_redis(browser: Any, redis_url: str) -> None:
-    """The teacher on one replica, students on another: Redis is the class both see."""
-    require_bundled("translate")
-    first, second = Server(redis_url), Server(redis_url)
-    with first.run(), second.run():
-        teacher, code = start_class(browser, first.url, 3)
-        student = open_student(browser, second.url, code, 3)
-        teacher.keyboard.press("ArrowRight")
-        student.wait_for_function(shows(4), timeout=30_000)
-        student.locator(".st-key-lec_options button").nth(0).click()
-        teacher.wait_for_function(
-            "() => document.querySelector('.st-key-lec_answer_count')?.innerText.startsWith('1 ')",
-            timeout=30_000,
-        )
-        teacher.get_by_role("button", name="Reveal the answers").click()
-        sees_result(student)
-        state = open_store(redis_url).state(code)
-        assert state is not None and state.revealed == state.question_id
-
-
-ANSWERED = "() => document.querySelector('.st-key-lec_answer_count')?.innerText"
-NOTICES = "() => document.querySelector('.st-key-lec_store_notices')?.innerText || ''"
-
-
-@pytest.mark.skipif(REDIS_SERVER is None, reason=MISSING)
-def test_redis_killed_mid_class_and_back_empty_keeps_every_acknowledged_answer(
-    browser: Any, tmp_path: Any
-) -> None:
-    """The worst case of issue 39: Redis keeping nothing on disk, killed (-9) mid-question and
-    restarted empty. The students never see its address; the server writes the class back from
-    its copy, the teacher is told, and every answer a student saw counted is counted."""
-    require_bundled("translate")
-    redis = RedisServer(tmp_path, persist=False)
-    redis.start()
-    try:
-        server = Server(redis.url)
-        with server.run():
-            teacher, code = start_class(browser, server.url, 4)  # a "where" question
-            students = [open_student(browser, server.url, code, 4) for _ in range(3)]
-            for i, page in enumerate(students):
-                page.locator(".st-key-lec_options button").nth(i).click()
-                page.wait_for_selector(".st-key-lec_options button:has-text('✓')")
-            teacher.wait_for_function(f"() => ({ANSWERED})()?.startsWith('3 ')", timeout=30_000)
-            redis.kill()
-            students[0].locator(".st-key-lec_options button").nth(3).click()
-            students[0].wait_for_selector("text=cannot be reached just now", timeout=30_000)
-            body = students[0].evaluate("() => document.body.innerText")
-            assert "redis" not in body.lower() and str(redis.port) not in body
-            redis.start()  # empty
-            teacher.wait_for_function(f"() => ({NOTICES})().includes('Redis lost')", timeout=30_000)
-            assert "3 answer(s)" in teacher.evaluate(NOTICES)
-            teacher.wait_for_function(f"() => ({ANSWERED})()?.startsWith('3 ')", timeout=30_000)
-            state = open_store(redis.url).state(code)
-            assert state is not None and state.question_id is not None
-            assert open_store(redis.url).counts(code, state.question_id, 4) == [1, 1, 1, 0]
-            teacher.get_by_role("button", name="Reveal the answers").click()
-            teacher.wait_for_function(f"() => ({HISTOGRAM_TOTAL})() === 3", timeout=30_000)
-            for page in students:
-                sees_result(page)
-    finally:
-        redis.stop()
 
 
 def test_one_browser_opening_tab_after_tab_joins_three_students(
