@@ -16,6 +16,7 @@ from helpers.browser import chromium, settle
 from helpers.lecture_page import shows, start_class
 from helpers.server import serving
 
+pytestmark = [pytest.mark.browser, pytest.mark.slow]  # handed out first (tests/conftest.py)
 PROJECTOR = {"width": 1920, "height": 1080}
 TEXT_PX = 23.5  # 24 px, less rounding in the browser's measure
 SLIDES = 14
