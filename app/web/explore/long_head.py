@@ -57,13 +57,16 @@ def held_window(tr: Trace, kind: Kind) -> tuple[Span | None, Span | None]:
     return held[1], held[2]
 
 
-def _zoomed(tr: Trace, kind: Kind, size: tuple[int, int]) -> None:
-    """A box dragged on the head (or "Whole head"): the window the next run shows."""
+def _zoomed(shown: tuple[int, Kind], size: tuple[int, int]) -> None:
+    """A box dragged on the head (or "Whole head"): the window the next run shows. shown: the
+    trace's id and the kind, never the trace: Streamlit keeps a widget's callback in the
+    session's state, which outlives a closed tab until its reconnection expires, and a trace
+    held there stays in memory (75 MB at 510 tokens on MiniLM) when every tab has closed."""
     asked = zoom_asked(size)
     if asked == RESET:
         st.session_state.pop(ZOOM, None)
     elif isinstance(asked, tuple):
-        st.session_state[ZOOM] = ((id(tr), kind), *asked)
+        st.session_state[ZOOM] = (shown, *asked)
 
 
 @st.fragment
@@ -80,7 +83,7 @@ def long_head(tr: Trace, kind: Kind, scale: Scale, present: bool) -> None:
     window = head_window(tr, kind, layer, head, rows, cols, "mean" if mean else "max")
     with place or st.container():
         payload = {**window.data(scale), "kind": kind, "selected": [layer, head]}
-        head_zoom(payload, present, partial(_zoomed, tr, kind, window.size))
+        head_zoom(payload, present, partial(_zoomed, (id(tr), kind), window.size))
     _downloads(window, scale, present, f"heatmap-{kind}-{layer}-{head}")
     n = max(window.size)
     st.caption(
