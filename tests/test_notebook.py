@@ -20,6 +20,7 @@ from nbclient import NotebookClient
 
 import attnlens
 from attnlens.notebook import plotly_js
+from attnlens.viz.colour_scale import colour_position
 from helpers.browser import chromium
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "docs" / "notebook.ipynb"
@@ -99,7 +100,9 @@ def test_every_figure_is_in_the_outputs_twice_over_and_drawn_from_the_record(
     heatmap = data(cell(executed, "attnlens.head_heatmap(tr,"), PLOTLY)[0]["data"][0]
     trace = attnlens.load("translate").trace("the cat sees a house")
     assert trace.cross is not None
-    np.testing.assert_allclose(array(heatmap["z"]), trace.cross[1, 0], atol=1e-6)
+    held = array(heatmap["customdata"])  # the weights, for the hover; z is their colour, ∛weight
+    np.testing.assert_allclose(held, trace.cross[1, 0], atol=1e-6)
+    np.testing.assert_allclose(array(heatmap["z"]), colour_position(held, "perceptual"), atol=1e-6)
     thumbs = data(cell(executed, "attnlens.model_view(small,"), PLOTLY)[0]["data"]
     assert len(thumbs[1]["x"]) == 2 * 4  # a tile for every head of the wrapped model: 2 × 4
 

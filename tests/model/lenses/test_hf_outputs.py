@@ -14,6 +14,7 @@ import transformers as T
 import attnlens
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Kind, Trace
+from attnlens.viz.colour_scale import colour_position
 from helpers.hf_models import in_memory
 
 TEXT = "the cat sat on the mat"
@@ -50,7 +51,10 @@ def draw_every_view(trace: Trace) -> int:
         assert weights is not None
         L, H = weights.shape[:2]
         heat = attnlens.head_heatmap(trace, kind, L - 1, H - 1)
-        np.testing.assert_allclose(np.nan_to_num(heat.data[0].z), weights[L - 1, H - 1], atol=1e-7)
+        held = np.nan_to_num(heat.data[0].customdata)  # the weights, for the hover
+        np.testing.assert_allclose(held, weights[L - 1, H - 1], atol=1e-7)
+        drawn_z = np.nan_to_num(heat.data[0].z)  # the colour: ∛weight, the default scale
+        np.testing.assert_allclose(drawn_z, colour_position(held, "perceptual"), atol=1e-6)
         thumbs = attnlens.model_view(trace, kind)
         assert thumbs.data[0].type == "heatmap" and len(thumbs.data[1].x) == L * H  # a tile each
         lines = attnlens.lines_view(trace, kind, 0)
