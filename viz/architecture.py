@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,11 +23,20 @@ COLOURS = {  # the paper's Figure 1 palette
 }
 HIGHLIGHT = "#d62728"
 BLOCK_CHARS = 20  # a block's words wrap past this, so they stay inside it on a narrow figure
-# Heights in the diagram's units: on a projector (24 px text, a 760 px figure) a unit is ~30 px,
-# so a block of one line is 1 unit and one of two lines (an attention's name wrapped) 2
-ROW_HEIGHT = {"attention": 2.0, "norm": 1.0, "ffn": 1.2}
+# An attention block's bold words wrap past this, as the paper's Figure 1 writes them
+# ("Masked / Multi-Head / Attention"): in the Lecture's column at 1400 px a block is ~180 px,
+# and "Multi-Head Attention" in bold projector text 222 px
+ATTENTION_CHARS = 10
+# The attentions' names beside the stacks wrap past this, also after a hyphen or dash: at
+# 1400 px there are ~130 px beside a stack, where "self-attention" takes 135 px
+NAME_CHARS = 9
+# Heights in the diagram's units: on a projector (24 px text, a 760 px figure) a unit is ~29 px,
+# so a block is 1 unit per line of its words
+LINE_UNITS = 1.0
+ROW_HEIGHT = {"attention": 2.0, "norm": 1.0, "ffn": 1.0}
 ROW_GAP = 0.45
-FRAME_TOP = 1.0  # room above a stack's last block for "N = … ×"
+FRAME_TOP = 1.3  # room above a stack's last block for "N = … ×", clear of that block's words
+STACK_Y = 4.7  # where a stack's first block starts: the frame at 4.3, the encoding under it
 INK = "#222222"
 GREY = "#777777"
 ATTENTION_NAMES: dict[str, str] = {
@@ -66,9 +76,10 @@ def _stack(x0: float, x1: float, decoder: bool, with_cross: bool) -> list[Box]:
         rows.append(("attention", "Multi-Head Attention", "encoder_self"))
         rows.append(("norm", "Add & Norm", None))
     rows += [("ffn", "Feed Forward", None), ("norm", "Add & Norm", None)]
-    boxes, y = [], 4.6
+    boxes, y = [], STACK_Y
     for role, label, kind in rows:
-        height = ROW_HEIGHT[role]
+        lines = _block_words(label, kind).count("<br>") + 1
+        height = max(ROW_HEIGHT[role], LINE_UNITS * lines)
         boxes.append(Box(role, label, x0, x1, y, y + height, kind))
         y += height + ROW_GAP
     return boxes
@@ -80,7 +91,7 @@ def _column(x0: float, x1: float, decoder: bool, with_cross: bool, n: int) -> li
     boxes = [Box("embedding", name, x0, x1, 0.9, 2.9)]
     layer = _stack(x0 + 0.35, x1 - 0.35, decoder, with_cross)
     top = layer[-1].y1 + FRAME_TOP
-    boxes.append(Box("frame", f"N = {n} ×", x0, x1, 4.2, top))
+    boxes.append(Box("frame", f"N = {n} ×", x0, x1, STACK_Y - 0.4, top))
     boxes += layer
     if decoder:
         boxes.append(Box("linear", "Linear", x0 + 0.35, x1 - 0.35, top + 0.8, top + 1.8))
@@ -187,7 +198,7 @@ def architecture_diagram(
             "shapes": drawing.shapes,
             "annotations": drawing.notes,
             "xaxis": {"visible": False, "range": [-3.4, 15.4], "fixedrange": True},
-            "yaxis": {"visible": False, "range": [-0.2, max(top, 17.2)], "fixedrange": True},
+            "yaxis": {"visible": False, "range": [-0.4, max(top, 17.2)], "fixedrange": True},
             "plot_bgcolor": "rgba(0,0,0,0)",
             "showlegend": False,
             "margin": {"l": 10, "r": 10, "t": 80, "b": 10},
@@ -213,9 +224,7 @@ def _draw(drawing: Drawing, box: Box, lit: bool) -> None:
     line = {"color": HIGHLIGHT, "width": 5} if lit else {"color": "#555555", "width": 1}
     drawing.rect(box, line, COLOURS[box.role])
     x, y = box.centre
-    lines = wrapped(box.label, BLOCK_CHARS)
-    words = lines if box.kind is None else f"<b>{lines}</b>"
-    drawing.text(x, y, words, 14, font={"color": INK})
+    drawing.text(x, y, _block_words(box.label, box.kind), 14, font={"color": INK})
     if box.kind is not None:
         _name_attention(drawing, box, lit)
 
@@ -229,7 +238,7 @@ def _name_attention(drawing: Drawing, box: Box, lit: bool) -> None:
         start,
         (box.x0 if left else box.x1, box.centre[1]),
         arrowcolor=colour,
-        text=wrapped(ATTENTION_NAMES[box.kind or ""], 15),
+        text=_name_lines(ATTENTION_NAMES[box.kind or ""]),
         font={"color": colour, "size": 13},
         xanchor="right" if left else "left",
     )
@@ -250,7 +259,8 @@ def _arrows(drawing: Drawing, boxes: list[Box]) -> None:
     path = f"M {x_enc} {y_top} L {x_enc} {y_top + 0.7} L 6.1 {y_top + 0.7} L 6.1 {y_cross}"
     drawing.shapes.append({"type": "path", "path": path, "line": {"color": GREY, "width": 1.5}})
     drawing.arrow((6.1, y_cross), (cross.x0, y_cross))
-    drawing.text((x_enc + 6.1) / 2, y_top + 1.05, "memory: K and V", 13, font={"color": GREY})
+    # over the encoder's column: between the columns it ran over the decoder's frame at 1400 px
+    drawing.text(x_enc + 0.6, y_top + 1.05, "memory: K and V", 13, font={"color": GREY})
 
 
 def _io_labels(drawing: Drawing, boxes: list[Box], source: str, target: str) -> None:
@@ -259,9 +269,9 @@ def _io_labels(drawing: Drawing, boxes: list[Box], source: str, target: str) -> 
         x = box.centre[0]
         if box.role == "embedding":
             text = target if box.x0 > 6 else source
-            drawing.text(x, 0.35, _short(text) or ("Outputs" if box.x0 > 6 else "Inputs"))
-            drawing.arrow((x, 0.75), (x, box.y0))
-            drawing.text(x, 3.45, "⊕ positional encoding", 13)
+            drawing.text(x, 0.2, _short(text) or ("Outputs" if box.x0 > 6 else "Inputs"))
+            drawing.arrow((x, 0.65), (x, box.y0))
+            drawing.text(x, 3.6, "⊕ positional encoding", 13)
         if box.role == "softmax":
             drawing.text(x, box.y1 + 0.7, "output probabilities")
 
@@ -274,6 +284,27 @@ def _missing_stack(drawing: Drawing, info: ModelInfo) -> None:
     }.get(info.architecture)
     if words is not None:
         drawing.text(words[0], 8.0, words[1], 16, font={"color": GREY})
+
+
+def _block_words(label: str, kind: Kind | None) -> str:
+    """A block's words in lines that fit it; an attention's in bold."""
+    if kind is None:
+        return wrapped(label, BLOCK_CHARS)
+    return f"<b>{wrapped(label, ATTENTION_CHARS)}</b>"
+
+
+def _name_lines(name: str, width: int = NAME_CHARS) -> str:
+    """An attention's name in lines of at most `width` characters where they can be, broken at
+    spaces and after a hyphen or dash ("self-" / "attention")."""
+    lines: list[str] = []
+    for word in name.split(" "):
+        for i, piece in enumerate(p for p in re.split(r"(?<=[-–])", word) if p):
+            joined = (lines[-1] + ("" if i else " ") + piece) if lines else piece
+            if lines and len(joined) <= width:
+                lines[-1] = joined
+            else:
+                lines.append(piece)
+    return "<br>".join(lines)
 
 
 def _short(text: str, limit: int = 40) -> str:

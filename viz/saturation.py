@@ -12,7 +12,8 @@ from plotly.subplots import make_subplots
 from attnlens.viz.labels import position_labels, token_text, wrapped
 
 D_KS = (4, 16, 64, 256, 1024)
-TOP_MARGIN = 120  # px: the title, and two-line panel titles under it
+TOP_MARGIN = 120  # px: the title, and the panel titles under it
+TITLE_CHARS = 16  # a panel title's lines: 24 px projector text in a panel of ~170 px
 UNSCALED, SCALED = "rgb(214,39,40)", "rgb(31,119,180)"
 
 
@@ -75,9 +76,14 @@ def saturation_view(
         cols=2,
         column_widths=[0.45, 0.55],
         horizontal_spacing=0.12,
-        subplot_titles=(  # wrapped: on the Lecture's column at 1400 px one line ran out
-            wrapped(f"random q, k ({curve.n_keys} keys): the largest weight as d_k grows", 30),
-            wrapped(f"this head (d_k = {d_k}), query {query} · {token_text(query_token)}", 30),
+        subplot_titles=(  # wrapped: on the Lecture's column at 1400 px, the legend beside the
+            # panels, a panel is ~170 px: wider, a title ran over the other and the top tick
+            wrapped(
+                f"random q, k ({curve.n_keys} keys): the largest weight as d_k grows", TITLE_CHARS
+            ),
+            wrapped(
+                f"this head (d_k = {d_k}), query {query} · {token_text(query_token)}", TITLE_CHARS
+            ),
         ),
     )
     for values, name, colour in (

@@ -29,6 +29,11 @@ def texts(fig) -> str:  # type: ignore[no-untyped-def]
     return " | ".join(a.text or "" for a in fig.layout.annotations)
 
 
+def read(words: str) -> str:
+    """Wrapped words as one reads them: a line broken after a hyphen or dash joins the next."""
+    return words.replace("-<br>", "-").replace("–<br>", "–").replace("<br>", " ")
+
+
 def test_figure_1_names_each_attention_where_it_sits_and_outlines_one() -> None:
     fig = architecture_diagram(ENC_DEC, "<b>cat</b>", "<s> gat", highlight="cross")
     words = texts(fig)
@@ -44,10 +49,13 @@ def test_figure_1_names_each_attention_where_it_sits_and_outlines_one() -> None:
         "N = 2 ×",
     )
     for part in parts:
-        assert part in words.replace("<br>", " "), part
-    read = words.replace("<br>", " ")  # long labels wrap to stay inside their blocks
-    for name in ATTENTION_NAMES.values():
-        assert name in read
+        assert part in read(words), part
+    for name in ATTENTION_NAMES.values():  # long names wrap to fit beside the stacks
+        assert name in read(words)
+    # at 1400 px the Lecture's stacks are ~180 px wide and their sides ~130 px: the attention
+    # blocks' bold words (the paper's lines) and the names beside them in short lines
+    assert "<b>Masked<br>Multi-Head<br>Attention</b>" in words
+    assert "masked<br>decoder<br>self-<br>attention" in words
     assert "&lt;b&gt;cat&lt;/b&gt;" in words and "<b>cat</b>" not in words  # text, not markup
     lit = [s for s in fig.layout.shapes if s.line.color == HIGHLIGHT]
     assert len(lit) == 1 and lit[0].x0 > 6  # the decoder's second attention block
@@ -59,7 +67,7 @@ def test_a_decoder_only_model_has_one_stack_and_says_why() -> None:
     words = texts(fig)
     assert "Input Embedding" not in words and "memory: K and V" not in words
     assert "decoder-only: no encoder" in words and "N = 3 ×" in words
-    named = [a.text.replace("<br>", " ") for a in fig.layout.annotations if a.showarrow and a.text]
+    named = [read(a.text) for a in fig.layout.annotations if a.showarrow and a.text]
     assert named == [ATTENTION_NAMES["decoder_self"]]  # the arrows naming attentions
 
 
