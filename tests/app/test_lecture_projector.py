@@ -75,7 +75,11 @@ def test_the_join_link_copies_whole_and_its_qr_code_leaves_the_question(
 ) -> None:
     teacher, code = start_class(browser, server, 4)  # slide 4 asks a question
     # the class bar drawn (a class's page is never quiet for long: it polls and counts)
-    teacher.wait_for_selector(".st-key-lec_join_link", timeout=120_000)
+    teacher.wait_for_function(
+        f"() => document.querySelector('.st-key-lec_join_link')?.innerText.trim()"
+        f".endsWith('/?class={code}')",
+        timeout=120_000,
+    )
     teacher.get_by_role("button", name="Reveal the answers").wait_for(timeout=120_000)
     link = teacher.locator(".st-key-lec_join_link").inner_text().strip()
     assert link.endswith(f"/?class={code}") and link.startswith("http://")
@@ -84,12 +88,25 @@ def test_the_join_link_copies_whole_and_its_qr_code_leaves_the_question(
         assert "no network address" in teacher.locator(".st-key-lec_join_warning").inner_text()
     else:
         assert "127.0.0.1" not in link and "localhost" not in link
-    question = teacher.get_by_role("button", name="Reveal the answers").bounding_box()
+    question = steady_box(teacher.get_by_role("button", name="Reveal the answers"))
     teacher.get_by_role("button", name="QR code").click()
     teacher.wait_for_selector("[data-testid='stPopoverBody'] img", timeout=30_000)
-    qr = teacher.locator("[data-testid='stPopoverBody']").bounding_box()
+    qr = steady_box(teacher.locator("[data-testid='stPopoverBody']"))
     words = teacher.get_by_text("Predict, then reveal").bounding_box()
     for box in (question, words):
         assert qr["x"] + qr["width"] <= box["x"] or qr["y"] + qr["height"] <= box["y"]
     assert not [c for c in INVISIBLE if c in teacher.locator(".st-key-lec_qr_link").inner_text()]
     teacher.close()
+
+
+def steady_box(element: Any, tries: int = 60) -> Any:
+    """The element's box once two reads 250 ms apart agree (a popover or a rerun may still be
+    placing it): a class's page is never quiet long enough to wait for the whole page."""
+    box = element.bounding_box()
+    for _ in range(tries):
+        element.page.wait_for_timeout(250)
+        again = element.bounding_box()
+        if again == box and box is not None:
+            return box
+        box = again
+    raise AssertionError(f"the element kept moving: last at {box}")
