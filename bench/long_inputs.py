@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.targets import Target, load_average, table
+from tests.helpers.long_gpt2 import save_word_tokenizer
 
 VOCAB = 4096  # shrunk: the embeddings are not what is measured
 
@@ -64,18 +65,13 @@ def build(shape: Shape, positions: int, folder: Path) -> Path:
     """The model with random weights and a word-level tokenizer, saved as a folder."""
     import torch
     import transformers as T
-    from tokenizers import Tokenizer, models, pre_tokenizers
 
     torch.manual_seed(0)
     model_class = T.GPT2LMHeadModel if shape.family == "gpt2" else T.AutoModelForCausalLM
     config = shape.config(positions)
     model = model_class(config) if shape.family == "gpt2" else model_class.from_config(config)
     model.eval().save_pretrained(folder)
-    words = {"<s>": 0, "</s>": 1, **{f"w{i}": i + 2 for i in range(VOCAB - 2)}}
-    tok = Tokenizer(models.WordLevel(words, unk_token="</s>"))
-    tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    fast = T.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>")
-    fast.save_pretrained(folder)
+    save_word_tokenizer(folder, VOCAB)
     return folder
 
 

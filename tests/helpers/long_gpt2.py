@@ -16,7 +16,6 @@ def long_gpt2(folder: Path) -> Path:
     """The model saved in folder (once per process and folder)."""
     import torch
     import transformers as T
-    from tokenizers import Tokenizer, models, pre_tokenizers
 
     torch.manual_seed(0)
     config = T.GPT2Config(
@@ -24,12 +23,21 @@ def long_gpt2(folder: Path) -> Path:
         bos_token_id=0, eos_token_id=1,
     )  # fmt: skip
     T.GPT2LMHeadModel(config).eval().save_pretrained(folder)
-    words = {"<s>": 0, "</s>": 1, **{f"w{i}": i + 2 for i in range(VOCAB - 2)}}
+    save_word_tokenizer(folder, VOCAB)
+    return folder
+
+
+def save_word_tokenizer(folder: Path, vocab: int) -> None:
+    """A word-level tokenizer of `vocab` ids saved in folder: <s> 0, </s> 1 (also the unknown
+    word), then w0, w1, … (one token a word; bench/long_inputs.py uses it too)."""
+    import transformers as T
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    words = {"<s>": 0, "</s>": 1, **{f"w{i}": i + 2 for i in range(vocab - 2)}}
     tok = Tokenizer(models.WordLevel(words, unk_token="</s>"))
     tok.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
     fast = T.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>")
     fast.save_pretrained(folder)
-    return folder
 
 
 def words(n: int) -> str:
