@@ -106,12 +106,25 @@ def head_grid(
     side = thumbnail_side(L, H, max_side, max_cells)
     q_edges, k_edges = block_edges(Q, side), block_edges(K, side)
     thumbs = block_share(weights, allowed_of(trace, kind), q_edges, k_edges)  # (L, H, q, k)
+    return grid_of(trace, kind, thumbs, q_edges, k_edges, selected)
+
+
+def grid_of(
+    trace: Trace,
+    kind: Kind,
+    shares: np.ndarray,
+    row_edges: np.ndarray,
+    col_edges: np.ndarray,
+    selected: tuple[int, int] | None,
+) -> HeadGrid:
+    """The HeadGrid of every head's thumbnail shares (L, H, q, k) over these block edges."""
+    L, H = shares.shape[:2]
     queries, keys = grid_labels(trace, kind)
     return HeadGrid(
         title=f"{KIND_TITLES[kind]}: {L} layers (rows) × {H} heads (columns)",
-        cells=encode(thumbs),
-        row_edges=tuple(int(e) for e in q_edges),
-        col_edges=tuple(int(e) for e in k_edges),
+        cells=encode(shares),
+        row_edges=tuple(int(e) for e in row_edges),
+        col_edges=tuple(int(e) for e in col_edges),
         query_labels=queries,
         key_labels=keys,
         selected=selected,

@@ -6,12 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlens.record.picking import KIND_TITLES
 from attnlens.record.scores import Summary
 from attnlens.record.trace import Kind, Trace
-from attnlens.viz.head_grid import HeadGrid, grid_labels, head_grid, thumbnail_side
+from attnlens.viz.head_grid import HeadGrid, grid_of, head_grid, thumbnail_side
 from attnlens.viz.head_window import blocks_allowed, check_head_of
-from attnlens.viz.model_view import encode
 
 
 def every_head_grid(trace: Trace, kind: Kind, selected: tuple[int, int] | None = None) -> HeadGrid:
@@ -30,16 +28,7 @@ def every_head_grid(trace: Trace, kind: Kind, selected: tuple[int, int] | None =
     for layer in range(L):  # the union over layers, as the weights' grid uses
         allowed |= blocks_allowed(trace, kind, layer, row_e, col_e)
     shares[:, :, ~allowed] = np.nan
-    queries, keys = grid_labels(trace, kind)
-    return HeadGrid(
-        title=f"{KIND_TITLES[kind]}: {L} layers (rows) × {H} heads (columns)",
-        cells=encode(shares),
-        row_edges=tuple(int(e) for e in row_e),
-        col_edges=tuple(int(e) for e in col_e),
-        query_labels=queries,
-        key_labels=keys,
-        selected=selected,
-    )
+    return grid_of(trace, kind, shares, row_e, col_e, selected)
 
 
 def group_edges(block_edges: np.ndarray, side: int) -> np.ndarray:
