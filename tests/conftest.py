@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -14,6 +14,7 @@ from attnlens.model.lenses.lens import Lens
 from attnlens.model.lenses.registry import load
 from helpers.handbuilt import previous_token_lm, silent_head_task_model
 from helpers.redis_server import MISSING, REDIS_SERVER, redis_server
+from helpers.server import LOG_FOLDER, SERVER_LOGS
 from helpers.tiny import save_tiny_lm, save_tiny_model
 
 # One intra-op thread: on tiny models torch's pool only thrashes (2 cores: the six slowest
@@ -68,6 +69,43 @@ def traces_in_the_server() -> Iterator[None]:
         os.environ.pop(name, None)
     else:
         os.environ[name] = before
+
+
+@pytest.fixture(scope="session", autouse=True)
+def server_logs_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The servers the tests start (tests/helpers/server.py) write their output to files in
+    this run's temporary folder; a failing test shows their last lines (see below)."""
+    before = os.environ.get(LOG_FOLDER)
+    os.environ[LOG_FOLDER] = str(tmp_path_factory.mktemp("server-logs"))
+    yield
+    if before is None:
+        os.environ.pop(LOG_FOLDER, None)
+    else:
+        os.environ[LOG_FOLDER] = before
+
+
+SERVERS_BEFORE = pytest.StashKey[int]()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
+    item.stash[SERVERS_BEFORE] = len(SERVER_LOGS)
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A failing test shows the last lines of what its servers wrote: those it (or a fixture
+    of its) started, and those of its module still running."""
+    report: pytest.TestReport = yield
+    if report.failed:
+        first = item.stash.get(SERVERS_BEFORE, len(SERVER_LOGS))
+        for i, log in enumerate(SERVER_LOGS):
+            if i >= first or log.proc.poll() is None:
+                report.sections.append((f"server on port {log.port}", log.tail()))
+    return report
 
 
 @pytest.fixture(scope="session")

@@ -12,8 +12,10 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -46,18 +48,63 @@ def free_port() -> int:
     raise RuntimeError(f"no free port in {first}-{first + PORTS_PER_WORKER - 1}")
 
 
-def wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout: float = 40.0) -> None:
+# What each server writes (stdout and stderr) goes to a file of its own in this folder (the
+# tests set it to one of pytest's temporary folders, tests/conftest.py; elsewhere a folder of
+# the system's), so that a failing test can show the last lines of its servers' logs.
+LOG_FOLDER = "ATTNLENS_TEST_SERVER_LOGS"
+LOG_TAIL_LINES = 60
+
+
+@dataclass(frozen=True)
+class ServerLog:
+    """A server started by this process and the file that holds its output."""
+
+    command: tuple[str, ...]
+    port: int
+    path: Path
+    proc: subprocess.Popen[bytes]
+
+    def tail(self, lines: int = LOG_TAIL_LINES) -> str:
+        """The last lines the server wrote, after a line naming it."""
+        try:
+            text = self.path.read_text(errors="replace").splitlines()[-lines:]
+        except OSError as err:
+            text = [f"(its log {self.path} cannot be read: {err})"]
+        state = "running" if self.proc.poll() is None else f"exit status {self.proc.returncode}"
+        head = f"port {self.port}, {state}, {' '.join(self.command[-6:])} ({self.path}):"
+        return "\n".join([head, *text])
+
+
+# Every server this process started, in order: the tests' report hook (tests/conftest.py)
+# shows the logs of those a failing test started or found running.
+SERVER_LOGS: list[ServerLog] = []
+
+
+def _log_file(port: int) -> Path:
+    folder = Path(os.environ.get(LOG_FOLDER) or tempfile.gettempdir())
+    folder.mkdir(parents=True, exist_ok=True)
+    handle, name = tempfile.mkstemp(prefix=f"server-{port}-", suffix=".log", dir=folder)
+    os.close(handle)
+    return Path(name)
+
+
+def wait_for_port(
+    port: int, proc: subprocess.Popen[bytes], timeout: float = 40.0, log: ServerLog | None = None
+) -> None:
     """Return once the server started as `proc` (or a process of its group) listens on port;
-    fail early if it died. Another process answering on the port is not enough."""
+    fail early if it died (saying the last lines of its log). Another process answering on the
+    port is not enough."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"the server exited with status {proc.returncode}")
+            said = f":\n{log.tail()}" if log else ""
+            raise RuntimeError(f"the server exited with status {proc.returncode}{said}")
         with socket.socket() as s:
             if s.connect_ex(("127.0.0.1", port)) == 0 and _listens(proc.pid, port):
                 return
         time.sleep(0.2)
-    raise TimeoutError(f"the server did not listen on port {port} within {timeout} s")
+    said = f":\n{log.tail()}" if log else ""
+    raise TimeoutError(f"the server did not listen on port {port} within {timeout} s{said}")
 
 
 def _listens(pgid: int, port: int) -> bool:
@@ -89,16 +136,23 @@ def started(
     command: list[str], port: int, env: dict[str, str] | None = None, timeout: float = 40.0
 ) -> Iterator[subprocess.Popen[bytes]]:
     """Any server command, in its own process group, once it listens on port; yields its
-    process and is always stopped with everything it started."""
-    proc = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        start_new_session=True, env={**os.environ, **(env or {})},
-    )  # fmt: skip
+    process and is always stopped with everything it started. What it writes goes to a log
+    file (SERVER_LOGS)."""
+    path = _log_file(port)
+    with path.open("wb") as out:
+        proc = subprocess.Popen(
+            command, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
+            start_new_session=True, env={**os.environ, **(env or {})},
+        )  # fmt: skip
+    log = ServerLog(tuple(command), port, path, proc)
+    SERVER_LOGS.append(log)
     try:
-        wait_for_port(port, proc, timeout)
+        wait_for_port(port, proc, timeout, log)
         yield proc
     finally:
         stop(proc)
+        if not os.environ.get(LOG_FOLDER):  # outside the tests no one reads it afterwards
+            path.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
