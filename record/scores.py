@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+Index = slice | np.ndarray  # a range of positions, or an array of them
 CELLS_PER_BLOCK = 1 << 22  # scores a block of rows holds when a whole head is rebuilt: 16 MB
 
 
@@ -102,9 +103,10 @@ class LayerScores:
         return head // (self.n_heads // int(self.k.shape[0]))
 
     def weights(
-        self, head: int, rows: slice = slice(None), cols: slice = slice(None)
+        self, head: int, rows: Index = slice(None), cols: Index = slice(None)
     ) -> np.ndarray:
-        """(r, c) float32: the exact weights of one head's tile, exactly 0 where masked."""
+        """(r, c) float32: the exact weights of one head's tile, exactly 0 where masked; rows
+        or cols (not both) may be an array of positions."""
         _, Q, K = self.shape
         r, c = np.arange(Q)[rows], np.arange(K)[cols]
         s = (self.q[head, rows] @ self.k[self.key_head(head), cols].T) * np.float32(self.scale)

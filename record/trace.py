@@ -142,17 +142,18 @@ class Trace:
         kind: Kind,
         layer: int,
         head: int,
-        rows: slice = slice(None),
-        cols: slice = slice(None),
+        rows: kept.Index = slice(None),
+        cols: kept.Index = slice(None),
     ) -> np.ndarray:
         """(r, c) float32: one head's weights, or a tile of them, exact from whichever the
-        record holds (the weights, or what they were computed from)."""
+        record holds (the weights, or what they were computed from). rows or cols (not both)
+        may be an array of positions: those rows (or keys) in its order."""
         if self.scores and kind in self.scores and getattr(self, kind) is None:
             return self.scores[kind][layer].weights(head, rows, cols)
         weights = self.attention(kind)
         if weights is None:
             raise ValueError(f"{self.model.name} records no {kind} attention")
-        return np.asarray(weights[layer, head, rows, cols])
+        return np.asarray(weights[layer, head, rows][:, cols])  # (r, c) for arrays too
 
     def mask(self, kind: Kind, layer: int | None = None) -> np.ndarray | None:
         """The (Q, K) boolean mask of one kind, True where attention was allowed: the mask

@@ -1,0 +1,169 @@
+"""A set of tokens chosen by the user, and its attention in every layer and head at once.
+
+A query set: where those queries look, the mean of their rows (one distribution over the keys
+per head). A key set: how much attention those keys receive, each query's weight summed over
+the set (one share per query per head), and per head its mean over the queries.
+
+Both come from the record one tile at a time (`Trace.head`, exact from what the kernel computed
+its weights from, or the stored weights): a query set reads only its own rows, |S| × K weights a
+head; a key set only its own columns, Q × |S| a head, in blocks of at most TILE_CELLS. No step
+holds a head's T × T, and what is kept is O(L · H · T): the profile of every head.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from attnlens.record.trace import Kind, Trace
+
+Side = Literal["queries", "keys"]
+SIDES: tuple[Side, ...] = ("queries", "keys")
+ONE = {"queries": "query", "keys": "key"}
+TILE_CELLS = 1 << 21  # weights one step of a key set computes: 8 MB of float32
+_RANGE = re.compile(r"^(\d+)\s*(?:-|–|\.\.)\s*(\d+)$")
+
+
+@dataclass(frozen=True, eq=False)
+class SetAttention:
+    """One token set's attention in every head of one kind.
+
+    side "queries": profile[l, h, j] is the mean over the set's queries of their weight on key
+    j; a head's summary is its largest, on key peak[l, h] (where the set looks most).
+    side "keys": profile[l, h, i] is query i's weight summed over the set's keys; a head's
+    summary is its mean over every query (the share of all attention the set receives)."""
+
+    kind: Kind
+    side: Side
+    positions: tuple[int, ...]  # the set, sorted, on its side
+    profile: np.ndarray  # (L, H, N) float64: N keys (query set) or queries (key set)
+    summary: np.ndarray  # (L, H) float64
+    peak: np.ndarray | None  # (L, H) int64: the key of the largest mean weight; keys: None
+
+
+def set_attention(trace: Trace, kind: Kind, side: Side, positions: tuple[int, ...]) -> SetAttention:
+    """The attention of a set of query or key positions of one kind, in every head."""
+    if side not in SIDES:
+        raise ValueError(f"side must be one of {', '.join(SIDES)}, got {side!r}")
+    if kind not in trace.kinds:
+        there = ", ".join(trace.kinds) or "none"
+        raise ValueError(f"{trace.model.name} records no {kind} attention; it has {there}")
+    queries, keys = trace.tokens(kind)
+    n = len(queries) if side == "queries" else len(keys)
+    chosen = check_positions(positions, n, side)
+    L, H = trace.model.shape(kind)
+    if side == "queries":
+        profile = np.stack([[_mean_rows(trace, kind, lay, h, chosen) for h in range(H)]
+                            for lay in range(L)])  # fmt: skip
+        peak = profile.argmax(-1)
+        summary = np.take_along_axis(profile, peak[..., None], -1)[..., 0]
+        return SetAttention(kind, side, tuple(int(p) for p in chosen), profile, summary, peak)
+    profile = np.stack([[_received(trace, kind, lay, h, chosen) for h in range(H)]
+                        for lay in range(L)])  # fmt: skip
+    summary = profile.mean(-1)
+    return SetAttention(kind, side, tuple(int(p) for p in chosen), profile, summary, None)
+
+
+def check_positions(positions: tuple[int, ...], n: int, side: Side) -> np.ndarray:
+    """The positions sorted and without repeats; a ValueError naming one out of 0..n-1, or
+    saying the set is empty."""
+    if not positions:
+        raise ValueError(f"the set of {side} is empty: name at least one position")
+    for p in positions:
+        if not 0 <= p < n:
+            raise ValueError(f"position {p} is outside 0..{n - 1} ({n} {side})")
+    return np.unique(np.asarray(positions, dtype=np.int64))
+
+
+def _mean_rows(trace: Trace, kind: Kind, layer: int, head: int, rows: np.ndarray) -> np.ndarray:
+    """(K,) float64: the mean of the set's rows of one head, a block of rows at a time."""
+    K = len(trace.tokens(kind)[1])
+    step = max(1, TILE_CELLS // max(K, 1))
+    total = np.zeros(K, dtype=np.float64)
+    for start in range(0, len(rows), step):
+        tile = trace.head(kind, layer, head, rows=rows[start : start + step])  # (r, K)
+        total += tile.sum(0, dtype=np.float64)
+    return total / len(rows)
+
+
+def _received(trace: Trace, kind: Kind, layer: int, head: int, cols: np.ndarray) -> np.ndarray:
+    """(Q,) float64: each query's weight summed over the set's keys, a block of queries at a
+    time (only the set's columns are computed: Q × |S| weights a head)."""
+    Q = len(trace.tokens(kind)[0])
+    out = np.empty(Q, dtype=np.float64)
+    width = min(len(cols), TILE_CELLS)
+    step = max(1, TILE_CELLS // width)
+    for c0 in range(0, len(cols), width):
+        part = cols[c0 : c0 + width]
+        for r0 in range(0, Q, step):
+            tile = trace.head(kind, layer, head, slice(r0, r0 + step), part)  # (r, c)
+            summed = tile.sum(1, dtype=np.float64)
+            if c0 == 0:
+                out[r0 : r0 + step] = summed
+            else:
+                out[r0 : r0 + step] += summed
+    return out
+
+
+def parse_positions(text: str, tokens: tuple[str, ...], side: Side) -> tuple[int, ...]:
+    """The positions a typed set names: comma-separated items, each a position (`12`), a range
+    (`40-60`, both ends in) or a word or phrase, which names every place its tokens spell it
+    (case and surrounding spaces aside). A ValueError naming the item that names nothing."""
+    found: list[int] = []
+    items = [item.strip() for item in text.split(",")]
+    if not any(items):
+        raise ValueError(f"the set of {side} is empty: type a word, a position or a range")
+    for item in items:
+        if not item:
+            continue
+        found += _item_positions(item, tokens, side)
+    check_positions(tuple(found), len(tokens), side)
+    return tuple(sorted(set(found)))
+
+
+def _item_positions(item: str, tokens: tuple[str, ...], side: Side) -> list[int]:
+    """The positions one item of a typed set names."""
+    n = len(tokens)
+    if item.isdigit():
+        return [int(item)]
+    ranged = _RANGE.match(item)
+    if ranged is not None:
+        lo, hi = int(ranged[1]), int(ranged[2])
+        if lo > hi:
+            raise ValueError(f"the range {item!r} runs backwards: write it {hi}-{lo}")
+        for end in (lo, hi):
+            if end >= n:
+                raise ValueError(f"position {end} is outside 0..{n - 1} ({n} {side})")
+        return list(range(lo, hi + 1))
+    where = find_word(item, tokens)
+    if not where:
+        raise ValueError(f"no {ONE[side]} token spells {item!r} in this text")
+    return where
+
+
+def find_word(word: str, tokens: tuple[str, ...]) -> list[int]:
+    """Every position of a word: a token that reads as it, or a run of consecutive tokens
+    that spell it together (a word split into subwords, or a phrase: its spaces aside), each
+    of their positions."""
+    wanted = "".join(word.split()).casefold()
+    pieces = [_plain(t) for t in tokens]
+    found: list[int] = []
+    for start in range(len(tokens)):
+        if not pieces[start] or not wanted.startswith(pieces[start]):
+            continue
+        spelled, stop = "", start
+        while stop < len(tokens) and len(spelled) < len(wanted):
+            spelled += pieces[stop]
+            stop += 1
+        if spelled == wanted:
+            found += range(start, stop)
+    return sorted(set(found))
+
+
+def _plain(token: str) -> str:
+    """A token as compared with a typed word: no surrounding space, no subword mark, any case."""
+    text = token.strip()
+    return (text[2:] if text.startswith("##") else text).casefold()
