@@ -7,10 +7,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from attnlens.record.picking import attention_of, earlier_matches, true_source_hits
+from attnlens.record.picking import END_TOKENS, attention_of, earlier_matches, true_source_hits
+from attnlens.record.scores import Summary
 from attnlens.record.trace import Kind, Trace
 
-END_TOKENS = frozenset({"</s>", "<eos>", "[SEP]", "<|endoftext|>"})
 SHARES = ("self", "previous", "first", "end", "induction")
 TAGS = {"self": "self head", "previous": "previous-token head", "first": "first-token head",
         "end": "end-token head", "induction": "induction head"}  # fmt: skip
@@ -48,17 +48,64 @@ def head_statistics(
 def _kind_frame(
     trace: Trace, kind: Kind, threshold: float, reference: Sequence[int] | None
 ) -> pd.DataFrame:
-    w = attention_of(trace, kind)  # (L, H, Q, K) float32; sums below accumulate in float64
-    L, H = w.shape[:2]
+    summary = (trace.summaries or {}).get(kind)
+    if getattr(trace, kind) is None and summary is not None:  # kept as scores: long input
+        stats = _summarised(trace, kind, summary)
+        aligned = _aligned_by_layer(trace, kind, reference)
+    else:
+        w = attention_of(trace, kind)  # (L, H, Q, K) float32; sums accumulate in float64
+        stats = _stats(w, trace.tokens(kind)[1], kind)
+        aligned = _aligned(w, reference)
+    L, H = stats["entropy"].shape
     layer, head = (a.ravel() for a in np.indices((L, H)))
-    stats = {"kind": kind, "layer": layer, "head": head, **_stats(w, trace.tokens(kind)[1], kind)}
-    stats["aligned"] = _aligned(w, reference) if kind == "cross" else np.full((L, H), np.nan)
+    stats = {"kind": kind, "layer": layer, "head": head, **stats}
+    stats["aligned"] = aligned if kind == "cross" else np.full((L, H), np.nan)
     frame = pd.DataFrame(
         {k: np.ravel(v) if not isinstance(v, str) else v for k, v in stats.items()}
     )
     frame["tag"] = [_tag(row, threshold) for row in frame[list(SHARES)].to_numpy()]
     frame.loc[frame["aligned"] >= ALIGNED_TAG, "tag"] = "alignment head"
     return frame
+
+
+def _summarised(trace: Trace, kind: Kind, summary: Summary) -> dict[str, np.ndarray]:
+    """The statistics of a kind kept as scores, from the summaries the trace computed from its
+    exact weights (record/scores.py): nothing of T² is rebuilt. A record written before the
+    summaries held own, distance and end shares leaves those NaN (not known, not guessed)."""
+    entropy = np.asarray(summary.entropy, dtype=np.float64)
+    nan = np.full(entropy.shape, np.nan)
+    square = kind != "cross"
+
+    def kept(value: np.ndarray | None, where: bool = True) -> np.ndarray:
+        return np.asarray(value, dtype=np.float64) if value is not None and where else nan
+
+    enough = len(earlier_matches(trace.tokens(kind)[1])) >= INDUCTION_QUERIES
+    return {
+        "entropy": entropy,
+        "mean_distance": kept(summary.distance, square),
+        "self": kept(summary.own, square),
+        "previous": kept(summary.previous, square and trace.tokens(kind)[0][1:] != ()),
+        "first": kept(summary.first),
+        "end": kept(summary.end),
+        "induction": kept(summary.induction, square and enough),
+    }
+
+
+def _aligned_by_layer(trace: Trace, kind: Kind, reference: Sequence[int] | None) -> np.ndarray:
+    """_aligned of a kind kept as scores, one layer's heads rebuilt at a time (cross-attention:
+    output rows × source keys, which the output's length bounds)."""
+    L, H = trace.summaries[kind].entropy.shape  # type: ignore[index]
+    if kind != "cross" or reference is None or len(reference) == 0:
+        return np.full((L, H), np.nan)
+    rows = slice(0, len(reference))
+    hits = [
+        true_source_hits(
+            np.stack([trace.head(kind, i, h, rows) for h in range(H)])[None], reference
+        )
+        for i in range(L)
+    ]
+    share: np.ndarray = np.concatenate(hits) / len(reference)
+    return share
 
 
 def _aligned(w: np.ndarray, reference: Sequence[int] | None) -> np.ndarray:

@@ -15,6 +15,10 @@ KIND_TITLES: dict[str, str] = {
 }
 
 
+# tokens that end a text or a segment: the Heads page measures the weight they draw
+END_TOKENS = frozenset({"</s>", "<eos>", "[SEP]", "<|endoftext|>"})
+
+
 def attention_of(trace: Trace, kind: Kind) -> np.ndarray:
     """The (L, H, Q, K) attention of one kind, or a ValueError naming the kinds there are."""
     weights = trace.attention(kind)

@@ -238,13 +238,19 @@ class Summary:
     first: np.ndarray  # (L, H) float32: mean weight on key 0 (a first-token sink)
     induction: np.ndarray  # (L, H) float32: mean weight on the key after the latest earlier
     # occurrence of the query's own token, over the queries that have one; NaN without any
+    # the rest of the Heads page's statistics (None in records written before they were kept)
+    own: np.ndarray | None = None  # (L, H) float32: mean weight on the query's own position
+    distance: np.ndarray | None = None  # (L, H) float32: mean over queries of Σⱼ pᵢⱼ |i − j|
+    end: np.ndarray | None = None  # (L, H) float32: mean weight on end tokens; NaN without any
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {name: getattr(self, name) for name in SUMMARY_FIELDS}
+        fields = {name: getattr(self, name) for name in SUMMARY_FIELDS}
+        return {name: value for name, value in fields.items() if value is not None}
 
 
 SUMMARY_FIELDS = ("overview_max", "overview_mean", "row_edges", "col_edges", "entropy",
-                  "previous", "first", "induction")  # fmt: skip
+                  "previous", "first", "induction", "own", "distance", "end")  # fmt: skip
+LATER_FIELDS = frozenset({"own", "distance", "end"})  # absent from older records
 
 
 def edges(n: int, blocks: int) -> np.ndarray:
@@ -265,7 +271,11 @@ def summaries_from(tree: dict[str, Any]) -> dict[str, Summary]:
              "col_edges": np.int64}  # fmt: skip
     return {
         kind: Summary(
-            **{f: np.asarray(fields[f], dtype=types.get(f, np.float32)) for f in SUMMARY_FIELDS}
+            **{
+                f: np.asarray(fields[f], dtype=types.get(f, np.float32))
+                for f in SUMMARY_FIELDS
+                if f in fields or f not in LATER_FIELDS
+            }
         )
         for kind, fields in tree.items()
     }

@@ -23,17 +23,21 @@ TILE_CELLS = 1 << 19  # scores in one tile: 1 MB of float32
 LOG2E, LN2 = 1 / math.log(2), math.log(2)
 
 
-def summarise(layers: Sequence[LayerScores], matches: Sequence[tuple[int, int]]) -> Summary:
-    """The Summary of one kind; matches: (query, key) pairs of the induction statistic. Each
-    layer's numbers go straight into the record's arrays (float16 overviews)."""
+def summarise(
+    layers: Sequence[LayerScores], matches: Sequence[tuple[int, int]], ends: Sequence[int] = ()
+) -> Summary:
+    """The Summary of one kind; matches: (query, key) pairs of the induction statistic; ends:
+    the positions of end tokens among the keys. Each layer's numbers go straight into the
+    record's arrays (float16 overviews)."""
     H, Q, K = layers[0].shape
     rows, cols = edges(Q, OVERVIEW), edges(K, OVERVIEW)
     pairs = torch.tensor(list(matches), dtype=torch.long).reshape(-1, 2)  # (M, 2)
     shape = (len(layers), H, len(rows) - 1, len(cols) - 1)
     out = {"max": np.empty(shape, np.float16), "mean": np.empty(shape, np.float16)}
     out |= {name: np.empty((len(layers), H), np.float32) for name in POINTS}
+    at_ends = torch.tensor(sorted(set(ends)), dtype=torch.long)
     for i, layer in enumerate(layers):
-        for name, value in _layer(layer, rows, cols, pairs).items():
+        for name, value in _layer(layer, rows, cols, pairs, at_ends).items():
             out[name][i] = value
     return Summary(
         overview_max=out["max"],
@@ -44,15 +48,19 @@ def summarise(layers: Sequence[LayerScores], matches: Sequence[tuple[int, int]])
         previous=out["previous"],
         first=out["first"],
         induction=out["induction"],
+        own=out["own"],
+        distance=out["distance"],
+        end=out["end"],
     )
 
 
-POINTS = ("entropy", "previous", "first", "induction")
+POINTS = ("entropy", "previous", "first", "induction", "own", "distance", "end")
+PAIRS_AT_ONCE = 1 << 16  # (query, end key) pairs weighed at once: H × this floats
 
 
 @torch.inference_mode()
 def _layer(
-    layer: LayerScores, rows: np.ndarray, cols: np.ndarray, pairs: torch.Tensor
+    layer: LayerScores, rows: np.ndarray, cols: np.ndarray, pairs: torch.Tensor, ends: torch.Tensor
 ) -> dict[str, np.ndarray]:
     """One layer's overview (H, B_q, B_k) and statistics (H,), a tile at a time: every head,
     whole blocks of rows (several where a row is short) and of keys."""
@@ -70,19 +78,24 @@ def _layer(
             c0, c1 = max(c_lo, end - span), min(end, c_hi)  # the short tile is the first
             p, log2p = _tile(layer, q[:, r0:r1], k[:, c0:c1], lse[:, r0:r1], r0, c0)
             acc.add(p, log2p, r0, c0)
-    return acc.result(rows, cols, Q) | _points(layer, q, k, lse, pairs)
+    return (
+        acc.result(rows, cols, Q)
+        | _points(layer, q, k, lse, pairs)
+        | {"end": _end(layer, q, k, lse, ends)}
+    )
 
 
 def _points(
     layer: LayerScores, q: torch.Tensor, k: torch.Tensor, lse: torch.Tensor, pairs: torch.Tensor
 ) -> dict[str, np.ndarray]:
-    """The statistics that read one key per query: the first key, the key just before the
-    query's own position, the induction key; each weight computed alone, O(T) per head."""
-    H, Q, _ = layer.shape
+    """The statistics that read one key per query: the first key, the query's own position,
+    the key just before it, the induction key; each weight computed alone, O(T) per head."""
+    H, Q, K = layer.shape
     rule, rows = layer.mask, torch.arange(Q)
-    before = rows + rule.offset - 1
+    own, before = rows + rule.offset, rows + rule.offset - 1
     wanted = {
         "first": (rows, torch.zeros_like(rows)),
+        "own": (rows[own < K], own[own < K]),
         "previous": (rows[before >= 0], before[before >= 0]),
         "induction": (pairs[:, 0], pairs[:, 1]),
     }
@@ -93,6 +106,23 @@ def _points(
             continue
         out[name] = _weights_at(layer, q, k, lse, qi, kj).mean(-1).numpy()
     return out
+
+
+def _end(
+    layer: LayerScores, q: torch.Tensor, k: torch.Tensor, lse: torch.Tensor, ends: torch.Tensor
+) -> np.ndarray:
+    """(H,): the mean over queries of the weight on end-token keys (NaN without any), the
+    (query, end key) pairs weighed PAIRS_AT_ONCE at a time."""
+    H, Q, _ = layer.shape
+    if not len(ends):
+        return np.full(H, np.nan, dtype=np.float32)
+    total = torch.zeros(H, dtype=torch.float64)
+    step = max(1, PAIRS_AT_ONCE // len(ends))
+    for r0 in range(0, Q, step):
+        qi = torch.arange(r0, min(Q, r0 + step)).repeat_interleave(len(ends))
+        kj = ends.repeat(len(qi) // len(ends))
+        total += _weights_at(layer, q, k, lse, qi, kj).sum(-1, dtype=torch.float64)
+    return (total / Q).float().numpy()
 
 
 def _weights_at(
@@ -172,10 +202,14 @@ class _Sums:
         self.max = torch.zeros(H, B_q, B_k)
         self.sum = torch.zeros(H, B_q, B_k, dtype=torch.float64)
         self.entropy = torch.zeros(H, dtype=torch.float64)
+        self.distance = torch.zeros(H, dtype=torch.float64)
 
     def add(self, p: torch.Tensor, log2p: torch.Tensor, r0: int, c0: int) -> None:
         """A tile whose rows start at a block's first row (r0) and keys at one's (c0)."""
         H, r, c = p.shape
+        # Σ pᵢⱼ |i − j| in one pass over the tile: the distances are the same for every head
+        far = (torch.arange(r0, r0 + r).unsqueeze(1) - torch.arange(c0, c0 + c)).abs_()
+        self.distance += p.reshape(H, -1) @ far.reshape(-1).to(p.dtype)
         n_r, n_c = -(-r // self.h), -(-c // self.w)  # blocks it touches
         if (n_r * self.h, n_c * self.w) != (r, c):  # an edge tile: zeros change no max or sum
             p = torch.nn.functional.pad(p, (0, n_c * self.w - c, 0, n_r * self.h - r))
@@ -198,4 +232,5 @@ class _Sums:
             "max": self.max.numpy(),
             "mean": (self.sum.numpy() / cells).astype(np.float32),
             "entropy": (self.entropy / Q).float().numpy(),
+            "distance": (self.distance / Q).float().numpy(),
         }

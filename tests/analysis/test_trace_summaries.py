@@ -50,3 +50,34 @@ def test_the_summaries_are_the_statistics_and_pooled_maps_of_the_exact_weights(n
     assert back.summaries is not None
     for kind in scores.kinds:
         assert np.array_equal(back.summaries[kind].entropy, scores.summaries[kind].entropy)
+
+
+@pytest.mark.parametrize("name", ["llama", "bart", "t5", "gemma2", "mistral", "bert"])
+def test_head_statistics_of_a_scores_record_are_those_of_its_weights(name: str) -> None:
+    """A long input's Heads table comes from its summaries, nothing of T² rebuilt: every column,
+    end tokens (bart, bert) and windows (mistral, gemma2) included, equals the weights' own."""
+    text = words(12) + " " + words(12)
+    lens = zoo(name)
+    weights, scores = lens.trace(text), lens.trace(text, record="scores")
+    assert all(getattr(scores, kind) is None for kind in scores.kinds)  # no weights kept
+    want, got = head_statistics(weights), head_statistics(scores)
+    assert list(got["tag"]) == list(want["tag"])
+    for column in ("entropy", "mean_distance", "self", "previous", "first", "end", "induction"):
+        a, b = want[column].to_numpy(np.float64), got[column].to_numpy(np.float64)
+        assert np.array_equal(np.isnan(a), np.isnan(b)), column
+        assert np.allclose(a[~np.isnan(a)], b[~np.isnan(b)], atol=1e-5), column
+    if name in ("bart", "bert"):
+        assert got["end"].notna().any()
+
+
+def test_a_record_from_before_the_later_shares_leaves_them_unknown() -> None:
+    """Summaries saved without own, distance and end read back with those NaN, not guessed."""
+    scores = zoo("llama").trace(words(12) + " " + words(12), record="scores")
+    tree = scores.json_tree()
+    for fields in tree["summaries"].values():
+        for name in ("own", "distance", "end"):
+            fields.pop(name)
+    older = Trace.from_dict(tree)
+    table = head_statistics(older)
+    assert table["self"].isna().all() and table["mean_distance"].isna().all()
+    assert table["entropy"].notna().all()

@@ -21,7 +21,7 @@ from attnlens.model.lenses.hf.positions import Positions
 from attnlens.model.lenses.hf.tokens import display_tokens
 from attnlens.model.lenses.hf.windows import StackRules, stack_rules, unexplained_zeros
 from attnlens.model.lenses.summaries import summarise
-from attnlens.record.picking import earlier_matches
+from attnlens.record.picking import END_TOKENS, earlier_matches
 from attnlens.record.scores import LayerScores
 from attnlens.record.trace import Architecture, Kind, ModelInfo, Trace
 
@@ -130,7 +130,10 @@ def _record(
         layer_masks={k: m.layers for k, m in masks.items() if m.layers is not None} or None,
         src_segments=src.segments if src else None,
         scores=scores or None,
-        summaries={k: summarise(v, _matches(k, src, tgt)) for k, v in scores.items()} or None,
+        summaries={
+            k: summarise(v, _matches(k, src, tgt), _ends(k, src, tgt)) for k, v in scores.items()
+        }
+        or None,
     )
 
 
@@ -140,6 +143,12 @@ def _matches(kind: str, src: Encoded | None, tgt: Encoded | None) -> list[tuple[
         return []
     tokens = (src if kind == "encoder_self" else tgt).ids  # type: ignore[union-attr]
     return [(q, j + 1) for q, j in earlier_matches(tokens)]
+
+
+def _ends(kind: str, src: Encoded | None, tgt: Encoded | None) -> list[int]:
+    """The key positions holding end tokens (the Heads page's "end" share)."""
+    keys = (tgt if kind == "decoder_self" else src).tokens  # type: ignore[union-attr]
+    return [j for j, token in enumerate(keys) if token in END_TOKENS]
 
 
 def _token_types(run: Runner, src: Encoded) -> tuple[dict[str, torch.Tensor], list[str]]:
