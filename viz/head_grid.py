@@ -22,6 +22,7 @@ import numpy as np
 
 from attnlens.record.picking import KIND_TITLES, allowed_of, attention_of, check_head, check_layer
 from attnlens.record.trace import Kind, Trace
+from attnlens.viz.head_marks import kv_group
 from attnlens.viz.labels import visible
 from attnlens.viz.model_view import (
     BLUES,
@@ -42,7 +43,8 @@ POOLING = "mean"  # how a block of positions becomes one cell (block_share)
 class HeadGrid:
     """Every head of one kind, thumbnail cells as bytes: cells (L, H, q, k) uint8 (encode's
     bytes), row_edges (q + 1,) and col_edges (k + 1,) the positions each block covers, one
-    label per query and per key position, and the head outlined (None: none)."""
+    label per query and per key position, the head outlined (None: none), and how many query
+    heads share a key/value head where the record says they do."""
 
     title: str
     cells: np.ndarray  # (L, H, q, k) uint8
@@ -51,6 +53,7 @@ class HeadGrid:
     query_labels: tuple[str, ...]  # (Q,)
     key_labels: tuple[str, ...]  # (K,)
     selected: tuple[int, int] | None = None
+    kv_group: int | None = None  # query heads per shared key/value head (GQA); None: one each
 
     @property
     def pooled(self) -> bool:
@@ -86,6 +89,7 @@ class HeadGrid:
             "ticks": [[tick_byte(s), f"{s:g}"] for s in SHARE_TICKS],
             "levels": LEVELS,
             "power": round(1 / GAMMA),
+            "kv_group": self.kv_group,
         }
 
 
@@ -120,14 +124,19 @@ def grid_of(
     """The HeadGrid of every head's thumbnail shares (L, H, q, k) over these block edges."""
     L, H = shares.shape[:2]
     queries, keys = grid_labels(trace, kind)
+    group = kv_group(trace, kind)
+    title = f"{KIND_TITLES[kind]}: {L} layers (rows) × {H} heads (columns)"
+    if group is not None:
+        title += f", framed by the key/value head each group of {group} shares (GQA)"
     return HeadGrid(
-        title=f"{KIND_TITLES[kind]}: {L} layers (rows) × {H} heads (columns)",
+        title=title,
         cells=encode(shares),
         row_edges=tuple(int(e) for e in row_edges),
         col_edges=tuple(int(e) for e in col_edges),
         query_labels=queries,
         key_labels=keys,
         selected=selected,
+        kv_group=group,
     )
 
 

@@ -52,6 +52,10 @@ class LinesData:
     height: int
     row_px: float
     every: int
+    # the position of each query and key row where the columns hold a chosen few
+    # (viz/lines_range.py); None: row i is position i
+    query_at: tuple[int, ...] | None = None
+    key_at: tuple[int, ...] | None = None
 
     def figure_bound(self) -> int:
         """At most how many bytes the JSON of lines_view's figure for the same head takes
@@ -87,6 +91,8 @@ class LinesData:
             "row_px": self.row_px,
             "every": self.every,
             "label_gap": LABEL_GAP,
+            "query_at": None if self.query_at is None else list(self.query_at),
+            "key_at": None if self.key_at is None else list(self.key_at),
         }
 
 
@@ -120,14 +126,14 @@ def lines_data(
         weight=w[q, k][order].astype(np.float32),
         queries=tuple(visible(t) for t in shown[0]),
         keys=tuple(visible(t) for t in shown[1]),
-        queries_raw=_differing(raw[0], shown[0]),
-        keys_raw=_differing(raw[1], shown[1]),
+        queries_raw=differing(raw[0], shown[0]),
+        keys_raw=differing(raw[1], shown[1]),
         height=height,
         row_px=row_px,
         every=every,
     )
 
 
-def _differing(raw: tuple[str, ...], shown: tuple[str, ...]) -> tuple[str | None, ...]:
+def differing(raw: tuple[str, ...], shown: tuple[str, ...]) -> tuple[str | None, ...]:
     """Each raw token made visible where it differs from the form shown, else None."""
     return tuple(None if r == s else visible(r) for r, s in zip(raw, shown, strict=True))

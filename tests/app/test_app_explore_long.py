@@ -56,7 +56,7 @@ def test_a_long_input_past_the_budget_shows_one_heads_overview(
     (grid,) = head_grids(at)
     assert grid["kind"] == "decoder_self" and grid["selected"] == [1, 0]
     captions = " ".join(c.value for c in at.caption)
-    assert "The lines view is drawn up to 256 positions" in captions
+    assert at.number_input[0].label == "Lines view: the 256 queries from position"
     assert "401 tokens of the 600 this model reads" in captions
     (box,) = at.text_area  # a paragraph is edited in a box of several lines
     assert box.key == "w_text" and box.value == words(N)

@@ -15,11 +15,16 @@ import streamlit as st
 
 from attnlens.app.web import show
 from attnlens.app.web.explore.head_zoom import RESET, head_zoom, zoom_asked
+from attnlens.app.web.explore.lines_canvas import lines_canvas
 from attnlens.app.web.pickers import layer_head_pickers
 from attnlens.app.web.safe_text import md
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.colour_scale import Scale
+from attnlens.viz.head_marks import HeadMarks, head_marks
 from attnlens.viz.head_window import EXACT_SIDE, HeadWindow, Span, head_window
+from attnlens.viz.lines_range import RANGE_QUERIES, default_start, lines_range
+from attnlens.viz.margins import BASE_FONT
+from attnlens.viz.style import PROJECTOR_FONT
 from attnlens.viz.window_figure import window_figure
 
 ZOOM = "_zoom"  # the window shown: ((trace id, kind), rows, cols) while zoomed in
@@ -81,22 +86,42 @@ def long_head(tr: Trace, kind: Kind, scale: Scale, present: bool) -> None:
     )  # fmt: skip
     rows, cols = held_window(tr, kind)
     window = head_window(tr, kind, layer, head, rows, cols, "mean" if mean else "max")
+    marks = head_marks(tr, kind, layer, head)
     with place or st.container():
-        payload = {**window.data(scale), "kind": kind, "selected": [layer, head]}
+        payload = {**window.data(scale), **marks.data(window.rows, window.cols)}
+        payload |= {"kind": kind, "selected": [layer, head]}
         head_zoom(payload, present, partial(_zoomed, (id(tr), kind), window.size))
-    _downloads(window, scale, present, f"heatmap-{kind}-{layer}-{head}")
-    n = max(window.size)
+    _downloads(window, scale, marks, present, f"heatmap-{kind}-{layer}-{head}")
+    range_lines(tr, kind, layer, head, present)
+
+
+def range_lines(tr: Trace, kind: Kind, layer: int, head: int, present: bool) -> None:
+    """The lines view of up to RANGE_QUERIES queries from a first one the user picks (the
+    last ones until then), each to its heaviest keys, exact from the record."""
+    n = len(tr.tokens(kind)[0])
+    start = st.number_input(
+        f"Lines view: the {RANGE_QUERIES} queries from position", min_value=0,
+        max_value=n - 1, value=default_start(n), step=16, key=f"w_lines_from_{n}",
+        help=f"the lines of up to {RANGE_QUERIES} queries in a row (positions 0–{n - 1})",
+    )  # fmt: skip
+    text_px = PROJECTOR_FONT if present else BASE_FONT
+    data = lines_range(tr, kind, layer, head, int(start), text_px=text_px)
+    lines_canvas(data.data(), present)
     st.caption(
         md(
-            f"The lines view is drawn up to {EXACT_SIDE} positions a side; this input has {n}. "
-            "Zoom in to read each weight and its tokens."
+            f"Queries {int(start)}–{min(n, int(start) + RANGE_QUERIES) - 1} of {n}: each query's "
+            "heaviest keys are drawn (the title says how many), so a long input stays light. "
+            "Zoom into the head above to read every weight of a window."
         )
     )
 
 
-def _downloads(window: HeadWindow, scale: Scale, present: bool, name: str) -> None:
+def _downloads(
+    window: HeadWindow, scale: Scale, marks: HeadMarks, present: bool, name: str
+) -> None:
     """The window shown, as a Plotly figure, built only when a button is clicked."""
     bound = window.values.size * FIGURE_CELL_BYTES + 64 * 1024
     show.figure_downloads(
-        lambda: show.styled(window_figure(window, scale), present), bound, "heatmap", name
-    )
+        lambda: show.styled(window_figure(window, scale, marks), present), bound, "heatmap",
+        name,
+    )  # fmt: skip

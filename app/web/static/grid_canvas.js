@@ -7,6 +7,7 @@
 const MAX_PITCH = 150; // px per head at most, as the Plotly model view
 const GAP = 0.08; // share of a head's pitch left blank between thumbnails
 const OUTLINE = "crimson";
+const GROUP_FRAME = "rgba(128, 128, 128, 0.9)"; // grey: reads on a light and a dark theme
 
 export default function headGrid({ data, parentElement, setTriggerValue }) {
   const root = parentElement.querySelector(".hg-root");
@@ -122,19 +123,25 @@ function legend(state) {
   }));
 }
 
-// Where thumbnails go at the stage's width: pitch per head, a square cell, gaps between.
+// Where thumbnails go at the stage's width: pitch per head, a square cell, gaps between; under
+// grouped-query attention a wider gap between the groups of query heads sharing a key head.
 function geometry(state) {
   const [L, H, q, k] = state.data.shape;
   const text = state.data.text_px;
+  const group = state.data.kv_group || 0; // query heads per key head; 0: no groups
+  const groups = group ? Math.ceil(H / group) : 0;
   const left = Math.round(text * 4.2); // "layer 11"
-  const top = Math.round(text * 1.8); // "head 11"
+  const top = Math.round(text * (group ? 3.4 : 1.8)); // "kv 0: q 0–3" over "head 11"
   const width = state.stage.clientWidth;
   const most = MAX_PITCH * Math.max(1, text / 12); // larger on a projector, as its text
-  const pitch = Math.max(4, Math.min(most, (width - left) / H));
+  const groupGap = group ? Math.max(6, Math.round(text * 0.8)) : 0;
+  const room = width - left - Math.max(0, groups - 1) * groupGap;
+  const pitch = Math.max(4, Math.min(most, room / H));
   const gap = Math.max(2, Math.round(pitch * GAP));
   const cell = (pitch - gap) / k;
   const tileH = cell * q;
-  return { L, H, q, k, left, top, width, pitch, gap, cell,
+  const headX = (h) => left + h * pitch + (group ? Math.floor(h / group) * groupGap : 0);
+  return { L, H, q, k, left, top, width, pitch, gap, cell, group, groups, groupGap, headX,
            tileW: pitch - gap, tileH, pitchY: tileH + gap, height: top + L * (tileH + gap) };
 }
 
@@ -153,20 +160,42 @@ function draw(state) {
   for (let l = 0; l < g.L; l++)
     for (let h = 0; h < g.H; h++)
       ctx.drawImage(source, h * g.k, l * g.q, g.k, g.q,
-                    g.left + h * g.pitch, g.top + l * g.pitchY, g.tileW, g.tileH);
+                    g.headX(h), g.top + l * g.pitchY, g.tileW, g.tileH);
+  if (g.group) groupFrames(ctx, g);
   const chosen = state.data.selected;
   if (chosen) {
     const [l, h] = chosen, half = g.gap / 2;
     ctx.strokeStyle = OUTLINE;
     ctx.lineWidth = Math.max(2, Math.min(3, half));
-    ctx.strokeRect(g.left + h * g.pitch - half / 2, g.top + l * g.pitchY - half / 2,
+    ctx.strokeRect(g.headX(h) - half / 2, g.top + l * g.pitchY - half / 2,
                    g.tileW + half, g.tileH + half);
   }
   axisLabels(state, g);
   state.width = g.width;
-  const { left, top, pitch, pitchY, tileW, tileH, cell } = g;
-  canvas.dataset.geometry = JSON.stringify({ left, top, pitch, pitchY, tileW, tileH, cell });
+  const { left, top, pitch, pitchY, tileW, tileH, cell, group, groupGap } = g;
+  canvas.dataset.geometry = JSON.stringify({ left, top, pitch, pitchY, tileW, tileH, cell,
+                                             group, groupGap });
   canvas.dataset.drawn = String(++state.drawn); // tests and the bench watch this
+}
+
+// A frame round each group of query heads that read one key/value head, over every layer.
+function groupFrames(ctx, g) {
+  const pad = (g.gap + g.groupGap) / 3;
+  ctx.strokeStyle = GROUP_FRAME;
+  ctx.lineWidth = 1;
+  for (let n = 0; n < g.groups; n++) {
+    const first = n * g.group, last = Math.min(g.H, first + g.group) - 1;
+    const x0 = g.headX(first) - pad, x1 = g.headX(last) + g.tileW + pad;
+    const y0 = g.top - pad, y1 = g.top + g.L * g.pitchY - g.gap + pad;
+    ctx.strokeRect(Math.round(x0) + 0.5, Math.round(y0) + 0.5, Math.round(x1 - x0),
+                   Math.round(y1 - y0));
+  }
+}
+
+// "kv n: q a–b" over each group: the key/value head and the query heads that share it.
+function groupName(g, n) {
+  const first = n * g.group, last = Math.min(g.H, first + g.group) - 1;
+  return `kv ${n}: q ${first}–${last}`;
 }
 
 function axisLabels(state, g) {
@@ -179,11 +208,17 @@ function axisLabels(state, g) {
     span.style.top = `${y}px`;
     return span;
   };
+  const headY = g.group ? Math.round(state.data.text_px * 1.6) : 0;
   const heads = Array.from({ length: g.H }, (_, h) =>
-    label(words ? `head ${h}` : String(h), "hg-head", g.left + h * g.pitch + g.tileW / 2, 0));
+    label(words ? `head ${h}` : String(h), "hg-head", g.headX(h) + g.tileW / 2, headY));
   const layers = Array.from({ length: g.L }, (_, l) =>
     label(`layer ${l}`, "hg-layer", 0, g.top + l * g.pitchY + g.tileH / 2));
-  state.labels.replaceChildren(...heads, ...layers);
+  const groups = Array.from({ length: g.groups }, (_, n) => {
+    const first = n * g.group, last = Math.min(g.H, first + g.group) - 1;
+    const middle = (g.headX(first) + g.headX(last) + g.tileW) / 2;
+    return label(groupName(g, n), "hg-head hg-group", middle, 0);
+  });
+  state.labels.replaceChildren(...groups, ...heads, ...layers);
 }
 
 // The thumbnail and cell under the pointer (its gap counts as its own), or null.
@@ -192,9 +227,19 @@ function locate(state, event) {
   if (!g) return null;
   const box = state.canvas.getBoundingClientRect();
   const x = event.clientX - box.left - g.left, y = event.clientY - box.top - g.top;
-  const head = Math.floor(x / g.pitch), layer = Math.floor(y / g.pitchY);
-  if (x < 0 || y < 0 || head >= g.H || layer >= g.L) return null;
-  const inX = x - head * g.pitch, inY = y - layer * g.pitchY;
+  if (x < 0 || y < 0) return null;
+  let head = Math.floor(x / g.pitch);
+  let inX = x - head * g.pitch;
+  if (g.group) { // a group's heads side by side, then the gap between groups (no head)
+    const span = g.group * g.pitch + g.groupGap;
+    const n = Math.floor(x / span), within = x - n * span;
+    if (within >= g.group * g.pitch) return null;
+    head = n * g.group + Math.floor(within / g.pitch);
+    inX = within - Math.floor(within / g.pitch) * g.pitch;
+  }
+  const layer = Math.floor(y / g.pitchY);
+  if (head >= g.H || layer >= g.L) return null;
+  const inY = y - layer * g.pitchY;
   const inside = inX < g.tileW && inY < g.tileH;
   const col = Math.min(g.k - 1, Math.floor(inX / g.cell));
   const row = Math.min(g.q - 1, Math.floor(inY / g.cell));
@@ -206,7 +251,9 @@ function hover(state, event) {
   const { tip } = state;
   state.canvas.style.cursor = at ? "pointer" : "default";
   if (!at) { tip.hidden = true; return; }
-  const lines = [`layer ${at.layer} · head ${at.head}: click to enlarge`];
+  const g0 = state.geom;
+  const shared = g0.group ? ` (reads kv head ${Math.floor(at.head / g0.group)})` : "";
+  const lines = [`layer ${at.layer} · head ${at.head}${shared}: click to enlarge`];
   if (at.row !== null) lines.push(...cellLines(state, at));
   tip.textContent = lines.join("\n");
   tip.hidden = false;

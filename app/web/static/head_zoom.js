@@ -10,6 +10,8 @@ const MIN_DRAG = 4; // px: a smaller drag is a click, not a box
 const MAX_PLOT = 760; // px: the plot's side at most (the old heatmap's height)
 const MIN_PLOT = 240; // px: the plot's side at least, however short the window
 const FRAME = 200; // px of the window left for the title, the caption and the colour bar
+const BAND = "#ff7f0e"; // the sliding window's edges (viz/window_figure.py's)
+const SINK = "#d62728"; // the outline of a sink's key column
 
 export default function headZoom({ data, parentElement, setTriggerValue }) {
   const root = parentElement.querySelector(".hz-root");
@@ -113,7 +115,8 @@ function texts(state) {
   state.root.style.setProperty("--hz-text-px", `${data.text_px}px`);
   state.root.style.setProperty("--hz-title-px", `${data.title_px}px`);
   state.title.textContent = data.title;
-  state.caption.textContent = data.caption;
+  state.caption.textContent = data.marks_caption
+    ? `${data.caption}\n${data.marks_caption}` : data.caption;
   state.reset.disabled = data.whole;
   const bar = state.legend.querySelector(".hz-bar");
   const stops = data.colors.map(([p, r, g, b]) => `rgb(${r},${g},${b}) ${p * 100}%`);
@@ -158,11 +161,54 @@ function draw(state) {
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ctx.imageSmoothingEnabled = false;
   ctx.drawImage(state.image, g.left, g.top, g.w, g.h);
+  const marks = drawMarks(state, ctx, g);
   axisLabels(state, g);
   state.width = g.width;
   canvas.dataset.geometry = JSON.stringify({ left: g.left, top: g.top, w: g.w, h: g.h });
   canvas.dataset.window = JSON.stringify({ rows: state.data.rows, cols: state.data.cols });
+  canvas.dataset.marks = JSON.stringify(marks);
   canvas.dataset.drawn = String(++state.drawn); // tests and the bench watch this
+}
+
+// A position's offset in px along one axis: blocks are drawn the same size though the last
+// may hold fewer positions, so the block is found first, then the place within it.
+function along(edges, cell, p) {
+  let b = 0;
+  while (b < edges.length - 2 && edges[b + 1] <= p) b++;
+  const width = edges[b + 1] - edges[b];
+  return (b + Math.min(1, Math.max(0, (p - edges[b]) / width))) * cell;
+}
+
+// The sliding window's two edges (data.band: [key, query, key, query] at cell centres) and a
+// sink's first key column, clipped to the cells; what was drawn, for tests.
+function drawMarks(state, ctx, g) {
+  const { data } = state;
+  const band = data.band || [];
+  const x = (j) => g.left + along(data.col_edges, g.cellW, j + 0.5);
+  const y = (i) => g.top + along(data.row_edges, g.cellH, i + 0.5);
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(g.left, g.top, g.w, g.h);
+  ctx.clip();
+  ctx.strokeStyle = BAND;
+  ctx.lineWidth = 1.5;
+  ctx.setLineDash([6, 4]);
+  for (const [j0, i0, j1, i1] of band) {
+    // through every row edge between, so a shorter last block bends the line with its cells
+    ctx.beginPath();
+    ctx.moveTo(x(j0), y(i0));
+    for (const e of data.row_edges) if (e > i0 && e < i1) ctx.lineTo(x(j0 + e - i0), y(e));
+    ctx.lineTo(x(j1), y(i1));
+    ctx.stroke();
+  }
+  ctx.setLineDash([]);
+  if (data.sink) {
+    ctx.strokeStyle = SINK;
+    ctx.lineWidth = 2;
+    ctx.strokeRect(g.left + 1, g.top + 1, Math.max(2, g.cellW - 2), g.h - 2);
+  }
+  ctx.restore();
+  return { band: band.length, window: data.window ?? null, sink: !!data.sink };
 }
 
 // Every n-th label, n the fewest cells that leave a line of text between two labels.

@@ -118,7 +118,8 @@ function tokenLabels(state, g) {
     if (i % data.every !== 0) return;
     const span = document.createElement("span");
     span.className = cls;
-    span.textContent = data.every === 1 ? token : `${i} · ${token}`;
+    const at = positionOf(data, cls === "lv-query" ? "queries" : "keys", i);
+    span.textContent = data.every === 1 && at === i ? token : `${at} · ${token}`;
     span.style.left = `${x}px`;
     span.style.top = `${ys[i]}px`;
     spans.push(span);
@@ -128,9 +129,16 @@ function tokenLabels(state, g) {
   state.labels.replaceChildren(...spans);
 }
 
+// Row i's position: i itself, or where the columns hold a chosen few (a range of queries and
+// the keys they weigh), the position the payload gives.
+function positionOf(data, side, i) {
+  const at = data[side === "queries" ? "query_at" : "key_at"];
+  return at ? at[i] : i;
+}
+
 function named(data, side, i) {
   const shown = data[side][i], raw = data[`${side}_raw`][i];
-  return `${i} · ${shown}` + (raw === null ? "" : ` (token ${raw})`);
+  return `${positionOf(data, side, i)} · ${shown}` + (raw === null ? "" : ` (token ${raw})`);
 }
 
 // The line nearest the pointer within a few px, or the token of the column under it.
