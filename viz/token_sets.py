@@ -65,6 +65,7 @@ def token_set_grid(
     squares = go.Scatter(
         x=head, y=layer, mode="markers", hovertext=texts, hoverinfo="text", name="",
         customdata=np.stack([layer, head], -1), showlegend=False,
+        selected={"marker": {"opacity": 1}}, unselected={"marker": {"opacity": 1}},
         marker={"symbol": "square", "size": side, "color": colour_position(values, scale),
                 "colorscale": colorscale(), "cmin": 0.0, "cmax": 1.0,
                 "colorbar": colorbar(scale), "line": {"width": 0}},

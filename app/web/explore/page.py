@@ -24,6 +24,7 @@ from attnlens.app.web.explore.lines_canvas import lines_canvas
 from attnlens.app.web.explore.long_head import held_head, is_long, long_head, scale_picker
 from attnlens.app.web.explore.next_tokens import predictions
 from attnlens.app.web.explore.pairs import pair_view
+from attnlens.app.web.explore.token_sets import token_sets
 from attnlens.app.web.pickers import kind_picker, layer_head_pickers, memo
 from attnlens.app.web.safe_text import md
 from attnlens.app.web.scaffold import Started, traced_page, true_alignment
@@ -76,6 +77,7 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
         scale = scale_picker(row)
         long_head(tr, kind, scale, present)
         every_head(tr, kind, *held_head(tr, kind))
+        token_sets(tr, kind, scale)
         return
     layer, head = layer_head_pickers(*tr.model.shape(kind), (row, row))
     scale = scale_picker(row)
@@ -98,6 +100,7 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
     if tr.src_segments is not None and kind == "encoder_self":
         pair_view(tr, layer, head)
     every_head(tr, kind, layer, head)
+    token_sets(tr, kind, scale)
 
 
 def lines_view(tr: Trace, kind: Kind, layer: int, head: int, present: bool) -> None:

@@ -1,0 +1,95 @@
+"""Explore's token sets: type a word (every place the text has it), positions or a range, as a set
+of queries or of keys, and see that set's attention in every layer and head at once, then the
+enlarged head's profile over positions (analysis/token_sets.py; docs/app.md, Explore).
+
+A fragment of its own: typing a set reruns this section alone. A click on a head's square picks
+that head for the whole page (the enlarged heatmap or overview follows), so it reruns the page."""
+
+from __future__ import annotations
+
+from functools import partial
+
+import streamlit as st
+
+from attnlens.analysis.token_sets import SIDES, Side, parse_positions, set_attention
+from attnlens.app.web import show
+from attnlens.app.web.explore.long_head import held_head
+from attnlens.app.web.pickers import memo
+from attnlens.app.web.safe_text import md
+from attnlens.record.trace import Kind, Trace
+from attnlens.viz.colour_scale import Scale
+from attnlens.viz.labels import visible
+from attnlens.viz.token_sets import describe, token_set_grid, token_set_profile
+
+GRID_KEY = "token_set_grid"
+PICKED = "_token_set_picked"  # set by a click on a head: the page reruns whole with that head
+NAMED_UP_TO = 12  # the caption names this many of the set's positions, then counts the rest
+SIDE_LABELS = {"queries": "Queries (where they look)", "keys": "Keys (what they receive)"}
+
+
+def _picked(n_layers: int, n_heads: int) -> None:
+    """A click on a head's square: that layer and head for the pickers (read before they are
+    drawn), and a note for the section to rerun the page."""
+    point = show.clicked_point(GRID_KEY)
+    if point is None:
+        return
+    layer, head = _index(point.get("y")), _index(point.get("x"))
+    if layer is not None and head is not None and layer < n_layers and head < n_heads:
+        st.session_state["w_layer"], st.session_state["w_head"] = layer, head
+        st.session_state[PICKED] = True
+
+
+def _index(value: object) -> int | None:
+    """A square's layer or head as the browser sent it (a whole number ≥ 0), else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+        return None
+    return int(value) if value >= 0 else None
+
+
+@st.fragment
+def token_sets(tr: Trace, kind: Kind, scale: Scale) -> None:
+    """The set's controls, its every-head grid and the enlarged head's profile."""
+    if st.session_state.pop(PICKED, False):
+        st.rerun()  # a head picked on the grid: the enlarged head and the grid's outline follow
+    st.subheader("Choose tokens, see where they look")
+    row = st.container(horizontal=True)
+    side: Side = row.radio(
+        "A set of", SIDES, key="w_set_side", horizontal=True,
+        format_func=SIDE_LABELS.__getitem__,
+    )  # fmt: skip
+    typed = row.text_input(
+        "Tokens", key="w_set_text", placeholder="a word, 12, 40-60",
+        help="comma-separated: a word or phrase (every place the text has it), a position, "
+        "or a range of positions (both ends in), counted from 0",
+    )  # fmt: skip
+    if not typed:
+        st.caption("Type a word, positions or a range to see the set's attention in every head.")
+        return
+    queries, keys = tr.shown(kind)
+    tokens = queries if side == "queries" else keys
+    try:
+        positions = parse_positions(typed, tokens, side)
+    except ValueError as err:
+        st.error(md(err))
+        return
+    result = memo("token_set", (tr, kind, side, positions),
+                  lambda: set_attention(tr, kind, side, positions))  # fmt: skip
+    layer, head = held_head(tr, kind)
+    st.caption(md(f"The set: {named(positions, tokens)}"))
+    L, H = tr.model.shape(kind)
+    show.figure(
+        token_set_grid(tr, result, scale, (layer, head)), GRID_KEY,
+        f"{kind}-{side}-set", on_click=partial(_picked, L, H),
+    )  # fmt: skip
+    show.figure(
+        token_set_profile(tr, result, layer, head), "token_set_profile",
+        f"{kind}-{side}-set-layer{layer}-head{head}",
+    )  # fmt: skip
+    st.caption(md(describe(result) + "; click a head's square to enlarge it above."))
+
+
+def named(positions: tuple[int, ...], tokens: tuple[str, ...]) -> str:
+    """'3 · cat, 9 · cat' for the first NAMED_UP_TO positions, then how many in all."""
+    shown = ", ".join(f"{p} · {visible(tokens[p])}" for p in positions[:NAMED_UP_TO])
+    more = len(positions) - NAMED_UP_TO
+    return f"{shown} … ({len(positions)} positions)" if more > 0 else shown
