@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from attnlens.record.experiment import ExperimentResult
-from attnlens.record.picking import attention_of, check_head, check_layer, earlier_matches
+from attnlens.record.picking import earlier_matches
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.labels import position_labels
 from attnlens.viz.point_labels import placed_labels
@@ -16,6 +16,7 @@ from attnlens.viz.point_labels import placed_labels
 TARGET = 0.9  # issue 15's bar for a sharp head
 ARROW_COLOUR = "rgb(230,85,13)"
 MAX_ARROWS = 64  # beyond this the arrows hide the heatmap
+SHOWN = 256  # a longer input shows its last SHOWN positions (T² cells would not draw)
 LABELLED = 0.3  # heads scoring this much on either score are named on the chart
 X_SPAN, Y_SPAN = (-0.02, 1.05), (-0.02, 1.08)  # the axes' ranges
 
@@ -74,17 +75,27 @@ def induction_heads_view(
     """The previous-token head and the induction head side by side on trace's sequence; in
     the induction head, an arrow in each row from the earlier match of the query's token to
     the token after it ("look back one after the match")."""
-    weights = attention_of(trace, kind)
+    L, H = trace.model.shape(kind)[:2]
     for layer, head in (previous_head, induction_head):
-        check_layer(weights, layer)
-        check_head(weights, head)
+        if not 0 <= layer < L:
+            raise ValueError(f"layer {layer} is outside 0..{L - 1} ({L} layers)")
+        if not 0 <= head < H:
+            raise ValueError(f"head {head} is outside 0..{H - 1} ({H} heads)")
     tokens = trace.tokens(kind)[0]
-    labels = position_labels(tokens)
-    matches = earlier_matches(tokens)
-    prev_w, ind_w = weights[previous_head], weights[induction_head]  # (T, T) each
+    T = len(tokens)
+    first = max(0, T - SHOWN)  # a long input: its last SHOWN positions, said in the title
+    shown = slice(first, T)
+    labels = position_labels(tokens)[first:]
+    matches = [(q, j) for q, j in earlier_matches(tokens) if j >= first]
+    two = {(layer, head): trace.head(kind, layer, head, shown, shown)
+           for layer, head in (previous_head, induction_head)}  # fmt: skip
+    prev_w, ind_w = two[previous_head], two[induction_head]  # (T', T') each, shown positions
+    rows = range(max(1, first), T)
     shares = (
-        float(np.mean([prev_w[q, q - 1] for q in range(1, len(tokens))])) if len(tokens) > 1 else 0,
-        float(np.mean([ind_w[q, j + 1] for q, j in matches])) if matches else float("nan"),
+        float(np.mean([prev_w[q - first, q - 1 - first] for q in rows])) if rows else 0.0,
+        float(np.mean([ind_w[q - first, j + 1 - first] for q, j in matches]))
+        if matches
+        else float("nan"),
     )
     # one row axis for both: the rows are the same tokens, and the right panel's own labels ran
     # into the left panel on word tokens (minilm: "7 · because" cut at the left)
@@ -92,7 +103,7 @@ def induction_heads_view(
     for col, (layer, head) in enumerate((previous_head, induction_head), start=1):
         fig.add_trace(
             go.Heatmap(
-                z=weights[layer, head].astype(np.float32),
+                z=two[layer, head].astype(np.float32),
                 x=labels,
                 y=labels,
                 zmin=0.0,
@@ -108,10 +119,10 @@ def induction_heads_view(
         )
     for q, j in matches[:MAX_ARROWS]:
         fig.add_annotation(
-            x=labels[j + 1],
-            y=labels[q],
-            ax=labels[j],
-            ay=labels[q],
+            x=labels[j + 1 - first],
+            y=labels[q - first],
+            ax=labels[j - first],
+            ay=labels[q - first],
             xref="x2",
             yref="y2",
             axref="x2",
@@ -143,7 +154,8 @@ def induction_heads_view(
         )
     fig.update_layout(
         title={
-            "text": "look back one after the match",
+            "text": "look back one after the match"
+            + (f" · positions {first}–{T - 1} of {T:,}" if first else ""),
             "subtitle": {
                 "text": "arrows: from a token's earlier occurrence to the token after it, "
                 "where an induction head looks"

@@ -7,13 +7,21 @@ from typing import Literal
 import numpy as np
 import plotly.graph_objects as go
 
-from attnlens.analysis.rollout import attention_flow, attention_rollout, reachable
+from attnlens.analysis.rollout import (
+    FLOW_LIMIT,
+    attention_flow,
+    attention_rollout,
+    head_means,
+    reachable,
+    rollout_of_means,
+)
 from attnlens.record.picking import KIND_TITLES, allowed_of, attention_of, check_layer
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heatmap import cell_gap, grid_layout, masked_layer
 from attnlens.viz.labels import positions_axis
 
 Method = Literal["rollout", "flow"]
+SCORES_POSITIONS = 512  # a record kept as scores: rollout drawn up to this many positions
 
 
 def rollout_view(
@@ -24,15 +32,20 @@ def rollout_view(
         raise ValueError(
             "rollout and flow follow self-attention: pick encoder_self or decoder_self"
         )
-    weights = attention_of(trace, kind)
-    layer = weights.shape[0] - 1 if layer is None else layer
-    check_layer(weights, layer)
-    if method == "rollout":
-        z = attention_rollout(weights)[layer]
-    elif method == "flow":
-        z = attention_flow(weights, layer)
-    else:
+    if method not in ("rollout", "flow"):
         raise ValueError(f"method must be 'rollout' or 'flow', got {method!r}")
+    if getattr(trace, kind) is None and trace.scores and kind in trace.scores:  # a long input
+        z = _rollout_from_scores(trace, kind, method, layer)
+        layer = trace.model.shape(kind)[0] - 1 if layer is None else layer
+    else:
+        weights = attention_of(trace, kind)
+        layer = weights.shape[0] - 1 if layer is None else layer
+        check_layer(weights, layer)
+        z = (
+            attention_rollout(weights)[layer]
+            if method == "rollout"
+            else attention_flow(weights, layer)
+        )
     axis = positions_axis(trace.tokens(kind)[0], trace.shown(kind)[0])
     labels = axis.values
     reach = reachable(allowed_of(trace, kind), layer + 1)
@@ -57,3 +70,28 @@ def rollout_view(
         grid_layout(title, axis, axis, "input position", f"position after layer {layer}")
     )
     return fig
+
+
+def _rollout_from_scores(trace: Trace, kind: Kind, method: Method, layer: int | None) -> np.ndarray:
+    """Rollout of a record kept as scores, from each layer's head mean taken one head at a
+    time; a ValueError past SCORES_POSITIONS (every position a row and a column: T² cells
+    drawn) or for flow (layers × positions⁴)."""
+    L = trace.model.shape(kind)[0]
+    layer = L - 1 if layer is None else layer
+    if not 0 <= layer < L:
+        raise ValueError(f"layer {layer} is outside 0..{L - 1} ({L} layers)")
+    T = len(trace.tokens(kind)[0])
+    if method == "flow":
+        if (layer + 1) * T**4 > FLOW_LIMIT:
+            raise ValueError(
+                f"attention flow over {layer + 1} layers × {T} positions is too slow "
+                f"(layers × positions⁴ = {(layer + 1) * T**4} > {FLOW_LIMIT}); use rollout"
+            )
+        return attention_flow(attention_of(trace, kind), layer)  # a few positions: small
+    if T > SCORES_POSITIONS:
+        raise ValueError(
+            f"rollout draws every position against every other: at most {SCORES_POSITIONS:,} "
+            f"positions, and this input has {T:,}. The statistics and tags above cover it whole."
+        )
+    means: np.ndarray = rollout_of_means(head_means(trace, kind, layer + 1))[layer]
+    return means

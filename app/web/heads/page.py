@@ -20,7 +20,7 @@ METHODS: tuple[Method, ...] = ("rollout", "flow")
 
 
 def page() -> None:
-    traced_page("heads", "Heads", traced_view)
+    traced_page("heads", "Heads", traced_view, record="auto")  # long: from the summaries
 
 
 def traced_view(started: Started) -> None:
