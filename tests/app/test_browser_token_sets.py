@@ -1,0 +1,80 @@
+"""Explore's token sets in Chromium (issue 36), on a GPT-2-shaped model with random weights built
+here, its record kept as scores: a word typed as a set of queries draws every head's square, the
+hover over one gives the number the record gives, and a click on it enlarges that head."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import numpy as np
+import pytest
+
+import attnlens
+from helpers.browser import settle
+from helpers.long_gpt2 import long_gpt2, words
+from helpers.server import serving
+
+pytestmark = pytest.mark.browser
+N = 300
+BUDGET = {"ATTNLENS_MAX_RECORD_MB": "1"}  # 2 × 2 heads × 301² weights: 1.4 MB, kept as scores
+GRID = "queries: the largest mean weight"
+# page px of the square of (layer, head) in the grid chart, from Plotly's own axes
+SQUARE_AT = """([title, layer, head]) => {
+  for (const gd of document.querySelectorAll('.js-plotly-plot')) {
+    const t = gd.querySelector('.gtitle');
+    if (!t || !t.textContent.includes(title)) continue;
+    const L = gd._fullLayout, box = gd.getBoundingClientRect();
+    return [box.left + L._size.l + L.xaxis.l2p(head), box.top + L._size.t + L.yaxis.l2p(layer)];
+  }
+  return null;
+}"""
+ENLARGED = """() => [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+  .map(h => h.shadowRoot && h.shadowRoot.querySelector('.hz-title'))
+  .filter(Boolean).map(t => t.textContent).join('|')"""
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return long_gpt2(tmp_path_factory.mktemp("long_gpt2"))
+
+
+@pytest.fixture(scope="module")
+def long_server(model_dir: Path) -> Iterator[str]:
+    with serving(str(model_dir), env=BUDGET) as url:
+        yield url
+
+
+def test_a_word_as_queries_hovered_and_clicked(
+    browser: Any, long_server: str, model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{long_server}/?page=explore&text={quote(words(N))}", timeout=120_000)
+    box = page.get_by_role("textbox", name="Tokens", exact=True)
+    box.wait_for(timeout=120_000)
+    settle(page)
+    box.fill("w7")
+    box.press("Enter")
+    page.wait_for_function(f"() => ({SQUARE_AT})({[GRID, 0, 1]!r}) !== null", timeout=90_000)
+    settle(page)
+    page.locator(".js-plotly-plot", has_text=GRID).scroll_into_view_if_needed()
+    x, y = page.evaluate(SQUARE_AT, [GRID, 0, 1])
+    page.mouse.move(x, y)
+    tip = page.locator(".hoverlayer .hovertext")
+    tip.wait_for(state="visible", timeout=30_000)
+    text = tip.text_content()
+    found = re.search(r"layer 0 · head 1looks most at (\d+) · w\d+: (\d\.\d{4})$", text)
+    assert found, text
+
+    monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", "1")
+    truth = attnlens.load(str(model_dir)).trace(words(N), record="scores")
+    where = [i for i, t in enumerate(truth.tgt_tokens) if t == "w7"]
+    mean = np.mean([truth.head("decoder_self", 0, 1, slice(i, i + 1))[0] for i in where], 0)
+    assert int(found.group(1)) == int(mean.argmax())
+    assert float(found.group(2)) == pytest.approx(mean.max(), abs=6e-5)
+
+    page.mouse.click(x, y)  # the square picks its head for the page: the overview follows
+    page.wait_for_function(f"() => ({ENLARGED})().includes('layer 0 · head 1')", timeout=90_000)
