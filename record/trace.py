@@ -63,6 +63,9 @@ class ModelInfo:
     d_model: int
     decoder_layers: int | None = None  # None: the same as n_layers
     decoder_heads: int | None = None  # None: the same as n_heads
+    # key/value heads a decoder-only model's layers share among their query heads (grouped-query
+    # attention: query head h reads key head h // (n_heads // kv_heads)); None: one per query head
+    kv_heads: int | None = None
 
     @property
     def kinds(self) -> tuple[Kind, ...]:

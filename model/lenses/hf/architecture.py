@@ -38,7 +38,8 @@ DECODER_HEAD_KEYS = ("decoder_attention_heads", "num_decoder_attention_heads")
 def model_info(name: str, kind: Architecture, config: PretrainedConfig) -> ModelInfo:
     """Layers and heads as the config states them: the encoder's (or the only stack's), and
     the decoder's when an encoder-decoder's decoder differs (distilbart: 12 × 16 vs 3 × 16;
-    a T5 with num_decoder_layers)."""
+    a T5 with num_decoder_layers); a decoder-only model's key/value heads where its layers
+    share them among the query heads (grouped-query attention)."""
     text = config.get_text_config()
     n_layers, n_heads = int(text.num_hidden_layers), int(text.num_attention_heads)
     decoder_layers = decoder_heads = None
@@ -47,9 +48,12 @@ def model_info(name: str, kind: Architecture, config: PretrainedConfig) -> Model
         heads = _first_int(text, DECODER_HEAD_KEYS, n_heads)
         decoder_layers = layers if layers != n_layers else None
         decoder_heads = heads if heads != n_heads else None
+    kv = getattr(text, "num_key_value_heads", None)
+    shared = kind == "decoder" and isinstance(kv, int) and 0 < kv < n_heads and n_heads % kv == 0
     return ModelInfo(
         name=name, architecture=kind, n_layers=n_layers, n_heads=n_heads,
         d_model=int(text.hidden_size), decoder_layers=decoder_layers, decoder_heads=decoder_heads,
+        kv_heads=kv if shared else None,
     )  # fmt: skip
 
 
