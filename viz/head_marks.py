@@ -3,9 +3,10 @@ query heads sharing one key head (grouped-query attention), a layer's sliding wi
 that parks its weight on the first token (an attention sink), and the position scheme.
 
 Nothing here is guessed from the weights' look: the grouping is the width of the keys the
-kernel read (record/scores.py), the window the layer's mask rule (or, for a record of weights,
-the mask it applied, checked to be exactly a window), the sink the record's first-token share
-(its summaries, or the weights' own column 0), the scheme what the record states.
+kernel read (record/scores.py) or the key/value heads the record's model states; the window is
+the layer's mask rule (or, for a record of weights, the mask it applied, checked to be exactly
+a window); the sink the record's first-token share (its summaries, or the weights' own column
+0); the scheme what the record states.
 """
 
 from __future__ import annotations
@@ -132,14 +133,19 @@ def first_share(trace: Trace, kind: Kind, layer: int, head: int) -> float | None
 
 
 def kv_group(trace: Trace, kind: Kind) -> int | None:
-    """How many query heads share each key head, where the record keeps the keys at the
-    kernel's width (grouped-query attention) and every layer shares the same way; None where
-    each query head has its own keys, or the record does not say (a record of weights)."""
+    """How many query heads share each key head: where the record keeps the keys at the
+    kernel's width (grouped-query attention), their width, if every layer shares the same way;
+    else what the record's model says of its self-attention (ModelInfo.kv_heads). None where
+    each query head has its own keys, or the record does not say."""
     layers = (trace.scores or {}).get(kind)
-    if not layers:
-        return None
-    widths = {(lay.n_heads, int(lay.k.shape[0])) for lay in layers}
-    if len(widths) != 1:
-        return None
-    ((heads, kv_heads),) = widths
-    return heads // kv_heads if kv_heads < heads else None
+    if layers:
+        widths = {(lay.n_heads, int(lay.k.shape[0])) for lay in layers}
+        if len(widths) != 1:
+            return None
+        ((heads, kv_heads),) = widths
+    else:
+        kv = trace.model.kv_heads
+        if kv is None or kind != trace.model.self_kind:
+            return None
+        heads, kv_heads = trace.model.shape(kind)[1], kv
+    return heads // kv_heads if 0 < kv_heads < heads and heads % kv_heads == 0 else None

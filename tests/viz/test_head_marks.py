@@ -63,10 +63,17 @@ def test_query_heads_are_grouped_under_the_key_head_the_record_says_they_share(
     assert kv_group(plain, KIND) is None
     grid = every_head_grid(plain, KIND).data()
     assert grid["kv_group"] is None and "GQA" not in str(grid["title"])
+    assert llama.model.kv_heads == 8 and plain.model.kv_heads is None
     weights = dataclasses.replace(llama, scores=None, summaries=None,
                                   decoder_self=np.zeros((2, 32, 3, 3), np.float32),
                                   tgt_tokens=llama.tgt_tokens[:3], tgt_shown=None)  # fmt: skip
-    assert head_grid(weights, KIND).kv_group is None  # weights alone do not say: not guessed
+    assert head_grid(weights, KIND).kv_group == 4  # a record of weights: its model says so
+    unstated = dataclasses.replace(weights, model=dataclasses.replace(llama.model, kv_heads=None))
+    assert head_grid(unstated, KIND).kv_group is None  # nothing stated: nothing guessed
+    assert Trace.from_json(weights.to_json()).model.kv_heads == 8  # kept in a file
+    older = weights.to_dict()
+    del older["model"]["kv_heads"]
+    assert Trace.from_dict(older).model.kv_heads is None  # a record saved before reads
 
 
 def test_the_window_band_follows_each_layers_rule_alternating_on_gemma2(gemma2: Trace) -> None:
