@@ -86,7 +86,8 @@ def cmd_serve(args: argparse.Namespace) -> None:
         raise attnlens.InputError(f"--port must be between 1 and 65535, got {args.port}")
     listen = listen_address(args.host) if args.host else None
     prepare_teaching(args)
-    script = Path(__file__).parents[1] / "web" / "main.py"
+    # served.py: the app (web/main.py) and the route students' pages follow their class by
+    script = Path(__file__).parents[1] / "web" / "served.py"
     command = [
         sys.executable,
         "-m",

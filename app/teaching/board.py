@@ -1,17 +1,20 @@
-"""How a student's screen learns that the teacher moved, without running the app every second.
+"""How a student's screen learns that the teacher moved, at no cost while the class stays put.
 
 A Streamlit rerun costs 30–60 ms of server CPU even when nothing changed, so polling by rerun
-limits a class to a few dozen students on two cores. Instead one thread per process (the board)
-copies each followed class's version from the store into a small file, `CODE.json`, in the
-folder of a tiny component; the student's browser fetches that file a few times a second (a
-static file, no script run) and asks for a rerun only when the version changed. With Redis,
+limits a class to a few dozen students on two cores, and even a browser fetching a small file
+a few times a second cost the server ~5 ms per student per second. Instead one thread per
+process (the board) reads the version of each class followed here from the store every
+TICK_SECONDS, and the student's browser holds one request to the follow route
+(follow_route.py) that the server answers only when the version changes (or after
+HOLD_SECONDS, unchanged, so that no proxy cuts it): the board's thread wakes every request
+waiting on the class at once. The browser asks Streamlit for a rerun only then. With Redis,
 every replica's board reads the same store, so a student follows a teacher on another replica.
 """
 
 from __future__ import annotations
 
-import json
-import os
+import asyncio
+import contextlib
 import sys
 import tempfile
 import threading
@@ -20,63 +23,99 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from attnlens.app.teaching.class_limits import ClassError
-from attnlens.app.teaching.class_store import ClassStore
+from attnlens.app.teaching.class_limits import MAX_STUDENTS, ClassError
+from attnlens.app.teaching.class_store import ACTIVE_SECONDS, ClassStore, open_store
 from attnlens.app.teaching.names import normal_code
 
 TICK_SECONDS = 0.1  # how often the board reads the versions of the classes followed here
-BROWSER_POLL_MS = 250  # how often a student's browser reads its class's file
 FORGET_SECONDS = 120.0  # a class nobody here asked about for this long is no longer read
+HOLD_SECONDS = 20.0  # a follow request unanswered this long is answered "unchanged"
+SEEN_SECONDS = 10.0  # a student's follow request tells the store they are there this often
+MAX_WAITERS = 2 * MAX_STUDENTS  # follow requests one process holds at once, all classes
 
 RETRY_MS = 2000  # a page not redrawn with the new version this long after asking asks again
+FOLLOW_PATH = "_attnlens/follow"  # the follow route, under the server's base path
 
-# The component: no build step, the Streamlit component protocol by hand. It renders nothing,
-# fetches CODE.json every `every_ms` and, when the version there differs from the one the page
-# was drawn with, sends it as its value (one rerun). A rerun can be lost: a value sent while
-# the page's fragment (still_here) runs only reruns the fragment, and the page stays on the
-# old slide; so it asks again every RETRY_MS until a redraw brings the version, each time with
-# a value Streamlit has not seen (a value equal to the last one would rerun nothing). No file
-# at all (404: the server restarted, or forgot the class) also asks for a rerun, once per
-# RETRY_MS: the rerun has the server read the class again.
+assert HOLD_SECONDS + 2 < ACTIVE_SECONDS, "a student waiting counts as there (class_store.py)"
+Waiter = tuple[asyncio.AbstractEventLoop, "asyncio.Future[int]"]
+
+# The component: no build step, the Streamlit component protocol by hand. It renders nothing;
+# it asks the follow route for its class's version after the one it knows (the server holds
+# the request until the version changes; the request names the student, which tells the
+# teacher's count that the page is open) and, when that differs from the version the page was
+# drawn with, sends it as its value (one rerun). A rerun can be lost (a value sent while a
+# fragment of the page runs reruns only the fragment, and the page stays on the old slide), so
+# it asks again every RETRY_MS until a redraw brings the version, each time with a value
+# Streamlit has not seen (a value equal to the last one would rerun nothing). 404 (no such
+# class: it ended, or the store lost it) asks for a rerun once per RETRY_MS: the page then
+# says what became of the class. 503 (the server holds too many requests) and a lost
+# connection (the server restarts) try again after a while. A hidden tab holds no request (a
+# browser opens at most 6 connections to one server): it asks again once shown.
 FOLLOW_HTML = """<!doctype html>
 <html><body style="margin:0">
 <script>
 const RETRY_MS = %RETRY_MS%;
-let code = null, shown = null, asked = null, askedAt = 0, timer = null;
+const ROUTE = new URL("../../%FOLLOW_PATH%/", location.href).href;
+let code = null, shown = null, known = null, asked = null, askedAt = 0, running = false;
+let holding = null, rendered = false, me = null;
 function send(type, more) {
   window.parent.postMessage(Object.assign({isStreamlitMessage: true, type: type}, more || {}), "*");
 }
-async function poll() {
-  if (!code) return;
-  try {
-    const reply = await fetch(code + ".json?t=" + Date.now(), {cache: "no-store"});
-    if (reply.status === 404 && Date.now() - askedAt > RETRY_MS) {
-      // This server does not read the class now (it restarted, or forgot a class nobody
-      // asked about): a rerun of the page has it read the class again.
-      askedAt = Date.now();
-      send("streamlit:setComponentValue", {value: ["unread", askedAt], dataType: "json"});
-    }
-    if (!reply.ok) return;
-    const now = (await reply.json()).version;
-    if (now !== shown && (now !== asked || Date.now() - askedAt > RETRY_MS)) {
-      asked = now;
-      askedAt = Date.now();
-      send("streamlit:setComponentValue", {value: [now, askedAt], dataType: "json"});
-    }
-  } catch (e) { /* the server restarts: try again next time */ }
+function pause(ms) { return new Promise((done) => setTimeout(done, ms)); }
+function ask(value) {
+  askedAt = Date.now();
+  send("streamlit:setComponentValue", {value: [value, askedAt], dataType: "json"});
 }
+function check() {  // a version known, not drawn yet: ask (again, if the last ask was lost)
+  if (known !== null && known !== shown && (known !== asked || Date.now() - askedAt > RETRY_MS)) {
+    asked = known;
+    ask(known);
+  }
+}
+async function follow() {
+  running = true;
+  while (code && !document.hidden) {
+    const after = known === null ? shown : known;
+    holding = new AbortController();
+    try {
+      const query = "?after=" + encodeURIComponent(after) + (me ? "&me=" + me : "");
+      const reply = await fetch(ROUTE + code + query, {cache: "no-store", signal: holding.signal});
+      if (reply.status === 404) {
+        if (Date.now() - askedAt > RETRY_MS) ask("unread");
+        await pause(RETRY_MS);
+      } else if (reply.ok) {
+        known = (await reply.json()).version;
+        check();
+      } else {
+        await pause(RETRY_MS * (1 + Math.random()));
+      }
+    } catch (e) {  // the server restarts, or the tab was hidden: try again in a while
+      if (!document.hidden) await pause(RETRY_MS * (0.5 + Math.random()));
+    }
+  }
+  running = false;
+}
+function start() { if (!running && code && !document.hidden) follow(); }
+document.addEventListener("visibilitychange", () => {
+  if (document.hidden && holding) holding.abort();
+  start();
+});
+setInterval(check, RETRY_MS / 4);
 window.addEventListener("message", (event) => {
   const data = event.data || {};
   if (data.type !== "streamlit:render") return;
-  code = /^[A-Z0-9]{6}$/.test(data.args.code) ? data.args.code : null;
+  const now = /^[A-Z0-9]{6}$/.test(data.args.code) ? data.args.code : null;
+  if (now !== code) { known = null; if (holding) holding.abort(); }
+  code = now;
+  me = /^[A-Za-z0-9_-]{1,64}$/.test(data.args.student || "") ? data.args.student : null;
   shown = data.args.version;
-  if (timer) clearInterval(timer);
-  timer = setInterval(poll, data.args.every_ms || 400);
+  rendered = true;
+  start();
 });
 // Say "ready" until the page answers with the arguments: a ready sent before the page
 // listens (an iframe served from the cache loads that fast) would be lost.
 function ready() {
-  if (timer) return;
+  if (rendered) return;
   send("streamlit:componentReady", {apiVersion: 1});
   send("streamlit:setFrameHeight", {height: 0});
   setTimeout(ready, 250);
@@ -84,30 +123,47 @@ function ready() {
 ready();
 </script>
 </body></html>
-""".replace("%RETRY_MS%", str(RETRY_MS))
+""".replace("%RETRY_MS%", str(RETRY_MS)).replace("%FOLLOW_PATH%", FOLLOW_PATH)
+
+
+class TooManyWaitingError(Exception):
+    """More students' pages wait on this process than it holds (MAX_WAITERS)."""
 
 
 class VersionBoard:
-    """The versions of the classes followed in this process, as files in `folder`."""
+    """The versions of the classes followed in this process, and the requests waiting on them.
+
+    One thread reads each followed class's version from the store every TICK_SECONDS; a
+    version that changed wakes every request waiting on that class (`wait`, from the server's
+    event loop), so a student's page learns the teacher moved within a tick, and costs nothing
+    while the class stays on one slide."""
 
     def __init__(
-        self, store: ClassStore, folder: Path | None = None, forget_seconds: float = FORGET_SECONDS
+        self,
+        store: ClassStore,
+        folder: Path | None = None,
+        forget_seconds: float = FORGET_SECONDS,
+        max_waiters: int = MAX_WAITERS,
     ) -> None:
         self.store = store
         self.forget_seconds = forget_seconds
+        self.max_waiters = max_waiters
         self.folder = folder or Path(tempfile.mkdtemp(prefix="attnlens-follow-"))
         self.folder.mkdir(parents=True, exist_ok=True)
         (self.folder / "index.html").write_text(FOLLOW_HTML, encoding="utf-8")
         self._asked: dict[str, float] = {}  # code -> when a page last asked to follow it
-        self._written: dict[str, int] = {}
+        self._versions: dict[str, int] = {}  # code -> its version as last read (-1: no class)
+        self._waiting: dict[str, set[Waiter]] = {}  # code -> the requests waiting on it
+        self._count = 0  # requests waiting, all classes
+        self._seen: dict[tuple[str, str], float] = {}  # (code, student) -> told the store
         self._lock = threading.Lock()
-        self._writing = threading.Lock()  # a page's first watch and the thread write one file
+        self._reading = threading.Lock()  # a page's first watch and the thread read one class
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="attnlens-class-board", daemon=True)
         self._thread.start()
 
     def watch(self, code: str) -> None:
-        """Keep the class's file up to date (a page follows it); written at once the first time."""
+        """Keep the class's version read here (a page follows it); read at once the first time."""
         code = normal_code(code)
         if not code:
             return
@@ -117,18 +173,92 @@ class VersionBoard:
         if new:
             self._refresh(code)
 
+    def version(self, code: str) -> int | None:
+        """The class's version as last read here (-1: no such class), None if not read here."""
+        with self._lock:
+            return self._versions.get(code)
+
+    @property
+    def waiting(self) -> int:
+        """Requests waiting on a class now, all classes."""
+        with self._lock:
+            return self._count
+
+    async def wait(self, code: str, after: int, timeout: float) -> int | None:
+        """The class's version as soon as it is not `after`: at once if it already is not, else
+        when the board reads a new one; None if it stayed `after` for `timeout` seconds. -1:
+        the store has no such class (a code nobody created is not kept read: a script asking
+        about made-up codes costs one read each, nothing after). TooManyWaitingError past
+        max_waiters requests waiting at once."""
+        with self._lock:
+            self._asked[code] = time.monotonic()
+            known = self._versions.get(code)
+        if known is None:  # never read here (this process started after the class did)
+            known = await asyncio.to_thread(self._refresh, code)
+            if known == -1:
+                self._drop(code)
+                return -1
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[int] = loop.create_future()
+        waiter = (loop, future)
+        with self._lock:  # read and enlisted under the thread's lock: no change falls between
+            now = self._versions.get(code, after)
+            if now != after:
+                return now
+            if self._count >= self.max_waiters:
+                raise TooManyWaitingError(f"{self._count} requests wait here already")
+            self._waiting.setdefault(code, set()).add(waiter)
+            self._count += 1
+        try:
+            return await asyncio.wait_for(future, timeout)
+        except TimeoutError:
+            return None
+        finally:
+            with self._lock:
+                waiters = self._waiting.get(code, set())
+                if waiter in waiters:
+                    waiters.discard(waiter)
+                    self._count -= 1
+                if not waiters:
+                    self._waiting.pop(code, None)
+
+    def due(self, code: str, student: str) -> bool:
+        """Whether the store should hear now that this student's page is open (SEEN_SECONDS
+        since it last did), noted as told; kept for MAX_WAITERS students at most."""
+        now = time.monotonic()
+        with self._lock:
+            if now - self._seen.get((code, student), -SEEN_SECONDS) < SEEN_SECONDS:
+                return False
+            if len(self._seen) >= self.max_waiters:
+                old = [k for k, t in self._seen.items() if now - t >= SEEN_SECONDS]
+                for k in old or list(self._seen)[: len(self._seen) // 2]:
+                    del self._seen[k]
+            self._seen[(code, student)] = now
+            return True
+
+    def seen(self, code: str, student: str) -> None:
+        """Tell the store this student's page is open (the teacher's count). A store that does
+        not answer for a moment is no reason to fail a follow request: the next one tells it."""
+        with contextlib.suppress(ClassError):
+            self.store.seen(code, student)
+
+    def _drop(self, code: str) -> None:
+        """Stop reading a class no page follows (unless a request waits on it)."""
+        with self._lock:
+            if code not in self._waiting:
+                self._asked.pop(code, None)
+                self._versions.pop(code, None)
+
     def _run(self) -> None:
         while not self._stop.wait(TICK_SECONDS):
             now = time.monotonic()
             with self._lock:
-                gone = [c for c, t in self._asked.items() if now - t > self.forget_seconds]
+                gone = [c for c, t in self._asked.items()
+                        if now - t > self.forget_seconds and c not in self._waiting]  # fmt: skip
                 for code in gone:
                     del self._asked[code]
+                    self._versions.pop(code, None)
                 codes = list(self._asked)
-            with self._writing:  # not while a page that just asked again writes it
-                for code in gone:
-                    self._written.pop(code, None)
-                    (self.folder / f"{code}.json").unlink(missing_ok=True)
             for code in codes:
                 try:
                     self._refresh(code)
@@ -136,26 +266,48 @@ class VersionBoard:
                     # end, every class followed in this process would stop following
                     print(f"attnlens: class {code}: version not read ({err!r})", file=sys.stderr)
 
-    def _refresh(self, code: str) -> None:
-        """Write the class's version if it changed (atomically: a reader never sees half), one
-        writer at a time: read and written under one lock, a newer version is never overwritten
-        by an older one."""
-        with self._writing:
+    def _refresh(self, code: str) -> int | None:
+        """Read the class's version; if it changed, wake every request waiting on the class.
+        One reader at a time, so a newer version is never overwritten by an older one. None:
+        the store did not answer (the pages keep their slide; the next tick reads again)."""
+        with self._reading:
             try:
                 state = self.store.state(code)
-            except ClassError:  # the store is away for a moment: the pages keep their slide
-                return
+            except ClassError:
+                return None
             version = -1 if state is None else state.version
-            if self._written.get(code) == version:
-                return
-            part = self.folder / f".{code}.json.part"
-            part.write_text(json.dumps({"version": version}), encoding="utf-8")
-            os.replace(part, self.folder / f"{code}.json")
-            self._written[code] = version
+            with self._lock:
+                if self._versions.get(code) == version:
+                    return version
+                self._versions[code] = version
+                woken = list(self._waiting.get(code, ()))
+        for loop, future in woken:
+            with contextlib.suppress(RuntimeError):  # that request's loop has closed
+                loop.call_soon_threadsafe(_settle, future, version)
+        return version
 
     def close(self) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+
+
+def _settle(future: asyncio.Future[int], version: int) -> None:
+    if not future.done():  # not timed out meanwhile
+        future.set_result(version)
+
+
+_BOARDS: dict[str, VersionBoard] = {}
+_BOARDS_LOCK = threading.Lock()
+
+
+def shared_board(url: str) -> VersionBoard:
+    """The board of this process for the class store at `url`: one thread, shared by the
+    pages (which name the classes they follow) and the follow route (which waits on them)."""
+    with _BOARDS_LOCK:
+        board = _BOARDS.get(url)
+        if board is None:
+            board = _BOARDS[url] = VersionBoard(open_store(url))
+        return board
 
 
 def follow_signal(declare: Callable[..., Any], folder: Path) -> Callable[..., Any]:

@@ -3,7 +3,6 @@ following (docs/teaching.md)."""
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import secrets
@@ -13,7 +12,7 @@ from typing import Any, ParamSpec
 
 import streamlit as st
 
-from attnlens.app.teaching.board import BROWSER_POLL_MS, VersionBoard
+from attnlens.app.teaching.board import VersionBoard
 from attnlens.app.teaching.class_limits import MAX_STUDENTS, ClassError, StoreUnavailableError
 from attnlens.app.teaching.class_state import ClassState, Client, Student
 from attnlens.app.teaching.class_store import ClassStore
@@ -23,7 +22,6 @@ from attnlens.app.teaching.qr import qr_png
 from attnlens.app.web.safe_text import md
 
 P = ParamSpec("P")
-SEEN_SECONDS = 10.0  # a student's page tells the store it is still open this often
 NOTICE_SECONDS = 24 * 3600  # the store's notices a teacher's page shows
 NOTICE_EVERY_SECONDS = 5.0  # how often the teacher's page looks for new ones
 BROWSER_COOKIE = "_streamlit_xsrf"  # Streamlit's own cookie: one random token per browser
@@ -256,28 +254,11 @@ def browser_token(cookie: str | None) -> str:
 
 
 def follow(
-    store: ClassStore,
-    code: str,
-    version: int,
-    student: str,
-    board: VersionBoard,
-    signal: Callable[..., Any],
+    code: str, version: int, student: str, board: VersionBoard, signal: Callable[..., Any]
 ) -> None:
-    """Rerun this page as soon as the class's version passes `version`: the board keeps the
-    version in a file, the invisible component in the browser reads it (board.py says why)."""
+    """Rerun this page as soon as the class's version passes `version`: the invisible component
+    in the browser waits on the follow route, which the board answers (board.py says why). Its
+    request also tells the store, every SEEN_SECONDS, that this student's page is open (the
+    teacher's count): no timer of the page's own reruns it while the class stays put."""
     board.watch(code)
-    signal(code=code, version=version, every_ms=BROWSER_POLL_MS, key="lec_follow_signal",
-           default=None)  # fmt: skip
-    still_here(store, code, student, board)
-
-
-@st.fragment(run_every=SEEN_SECONDS)
-def still_here(store: ClassStore, code: str, student: str, board: VersionBoard) -> None:
-    """Tell the store now and then that this student's page is open (the teacher's count), and
-    the board that the class is still followed here: a teacher may stay on one slide longer
-    than the board remembers a class nobody asked about. A store that does not answer for a
-    moment (Redis restarting, SQLite busy) is no reason to show the student an error: the page
-    says so next time it runs whole, and this tries again in SEEN_SECONDS."""
-    board.watch(code)
-    with contextlib.suppress(ClassError):
-        store.seen(code, student)
+    signal(code=code, version=version, student=student, key="lec_follow_signal", default=None)

@@ -268,7 +268,7 @@ def student_page(decks: Library, store: ClassStore, code: str) -> None:
     following = st.toggle("Follow the teacher", value=True, key="lec_follow")
     if following:  # first on the page: its place never changes, so it is never mounted again
         url = store_url()
-        panel.follow(store, code, state.version, me.id, version_board(url), follow_signal(url))
+        panel.follow(code, state.version, me.id, version_board(url), follow_signal(url))
     last = len(decks.decks[state.deck].slides) - 1
     teacher_place = Place(state.deck, min(state.slide, last), View.from_dict(state.view))
     if following:

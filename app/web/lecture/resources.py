@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 import streamlit as st
 import streamlit.components.v1 as components
 
-from attnlens.app.teaching.board import VersionBoard
+from attnlens.app.teaching.board import VersionBoard, shared_board
 from attnlens.app.teaching.class_store import ClassStore, open_store, store_url
 from attnlens.app.teaching.deck import Deck, Library, read_library
 from attnlens.app.teaching.deck_questions import build_in_deck
@@ -40,10 +40,10 @@ def this_store() -> ClassStore:
     return class_store(store_url())
 
 
-@st.cache_resource(show_spinner=False)
 def version_board(url: str) -> VersionBoard:
-    """The process's board of class versions (one thread), for students' browsers to poll."""
-    return VersionBoard(class_store(url))
+    """The process's board of class versions (one thread), shared with the follow route that
+    students' browsers wait on (app/web/served.py)."""
+    return shared_board(url)
 
 
 @st.cache_resource(show_spinner=False)

@@ -1,104 +1,163 @@
-"""The board: each followed class's version in a file a student's browser can poll cheaply."""
+"""The board: each followed class's version read once per process, and the requests waiting on
+a class woken when it changes."""
 
 from __future__ import annotations
 
-import json
+import asyncio
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from streamlit.testing.v1 import AppTest
 
-from attnlens.app.teaching.board import TICK_SECONDS, VersionBoard
+from attnlens.app.teaching.board import TICK_SECONDS, TooManyWaitingError, VersionBoard
 from attnlens.app.teaching.class_state import ClassState
-from attnlens.app.teaching.class_store import open_store
+from attnlens.app.teaching.class_store import ClassStore, open_store
 from attnlens.app.teaching.sqlite_store import SQLiteStore
 
 
-def read(folder: Path, code: str) -> int | None:
-    path = folder / f"{code}.json"
-    return json.loads(path.read_text())["version"] if path.exists() else None
-
-
-def test_the_board_writes_a_followed_class_version_and_keeps_it_current(tmp_path: Path) -> None:
+@pytest.fixture
+def sqlite(tmp_path: Path) -> Iterator[ClassStore]:
     store = open_store(f"sqlite:///{tmp_path / 'c.sqlite3'}")
-    made = store.create(ClassState("section3", 0))
-    board = VersionBoard(store, tmp_path / "board")
+    yield store
+    store.close()
+
+
+def move(store: ClassStore, code: str, key: str, slide: int) -> int:
+    state = store.state(code)
+    assert state is not None
+    return store.update(code, key, state.moved(slide=slide)).version
+
+
+def until(check: object, seconds: float) -> None:
+    deadline = time.monotonic() + seconds
+    while not check() and time.monotonic() < deadline:  # type: ignore[operator]
+        time.sleep(TICK_SECONDS / 2)
+
+
+def test_the_board_reads_a_followed_class_version_and_keeps_it_current(
+    sqlite: ClassStore, tmp_path: Path
+) -> None:
+    made = sqlite.create(ClassState("section3", 0))
+    board = VersionBoard(sqlite, tmp_path / "board")
     try:
         assert "setComponentValue" in (tmp_path / "board" / "index.html").read_text()
-        board.watch("../../etc")  # not a code: nothing is written outside the folder
+        board.watch("../../etc")  # not a code: nothing is read
+        assert board.version("../../etc") is None
         board.watch(made.code.lower())
-        assert read(board.folder, made.code) == 0  # at once, before the first tick
-        state = store.state(made.code)
-        assert state is not None
-        store.update(made.code, made.key, state.moved(slide=2))
-        deadline = time.monotonic() + 20 * TICK_SECONDS + 2
-        while read(board.folder, made.code) != 1 and time.monotonic() < deadline:
-            time.sleep(TICK_SECONDS / 2)
-        assert read(board.folder, made.code) == 1
-        assert sorted(p.name for p in board.folder.iterdir()) == [f"{made.code}.json", "index.html"]
+        assert board.version(made.code) == 0  # at once, before the first tick
+        move(sqlite, made.code, made.key, 1)
+        until(lambda: board.version(made.code) == 1, 20 * TICK_SECONDS + 2)
+        assert board.version(made.code) == 1
+        assert sorted(p.name for p in board.folder.iterdir()) == ["index.html"]
     finally:
         board.close()
-        store.close()
 
 
-def test_a_class_that_is_gone_reads_minus_one(tmp_path: Path) -> None:
-    store = open_store(f"sqlite:///{tmp_path / 'c.sqlite3'}")
-    board = VersionBoard(store, tmp_path / "board")
-    try:
-        board.watch("ABCDEF")
-        assert read(board.folder, "ABCDEF") == -1
-    finally:
-        board.close()
-        store.close()
-
-
-def test_a_class_nobody_asks_about_is_forgotten_and_one_still_open_is_kept(
-    tmp_path: Path,
+def test_a_request_is_answered_at_once_when_the_page_is_behind(
+    sqlite: ClassStore, tmp_path: Path
 ) -> None:
-    store = open_store(f"sqlite:///{tmp_path / 'c.sqlite3'}")
-    left = store.create(ClassState("section3", 0)).code
-    open_ = store.create(ClassState("section3", 0)).code
-    board = VersionBoard(store, tmp_path / "board", forget_seconds=0.5)
+    made = sqlite.create(ClassState("section3", 0))
+    move(sqlite, made.code, made.key, 1)
+    board = VersionBoard(sqlite, tmp_path / "board")
+    try:
+        started = time.monotonic()
+        assert asyncio.run(board.wait(made.code, 0, timeout=30)) == 1
+        assert time.monotonic() - started < 10  # not held: well under its 30 s
+        assert board.waiting == 0
+    finally:
+        board.close()
+
+
+def test_a_request_is_held_until_the_teacher_moves_then_every_waiter_wakes(
+    sqlite: ClassStore, tmp_path: Path
+) -> None:
+    made = sqlite.create(ClassState("section3", 0))
+    board = VersionBoard(sqlite, tmp_path / "board")
+
+    async def class_of_five() -> list[int | None]:
+        waits = [asyncio.create_task(board.wait(made.code, 0, timeout=60)) for _ in range(5)]
+        while board.waiting < 5:
+            await asyncio.sleep(0.01)
+        assert not any(w.done() for w in waits)  # held: nothing changed
+        moved = await asyncio.to_thread(move, sqlite, made.code, made.key, 1)
+        assert moved == 1
+        return list(await asyncio.gather(*waits))
+
+    try:
+        started = time.monotonic()
+        assert asyncio.run(class_of_five()) == [1, 1, 1, 1, 1]
+        assert time.monotonic() - started < 30  # woken by the move, not by the 60 s timeout
+        assert board.waiting == 0
+    finally:
+        board.close()
+
+
+def test_a_request_on_a_class_that_stays_put_comes_back_unchanged(
+    sqlite: ClassStore, tmp_path: Path
+) -> None:
+    made = sqlite.create(ClassState("section3", 0))
+    board = VersionBoard(sqlite, tmp_path / "board")
+    try:
+        assert asyncio.run(board.wait(made.code, 0, timeout=0.5)) is None
+        assert board.waiting == 0
+    finally:
+        board.close()
+
+
+def test_a_code_that_names_no_class_is_answered_minus_one_and_not_kept_read(
+    sqlite: ClassStore, tmp_path: Path
+) -> None:
+    board = VersionBoard(sqlite, tmp_path / "board")
+    try:
+        assert asyncio.run(board.wait("ABCDEF", 0, timeout=30)) == -1
+        assert board.version("ABCDEF") is None  # a made-up code costs one read, nothing after
+    finally:
+        board.close()
+
+
+def test_past_the_limit_a_request_is_refused_and_the_others_still_wake(
+    sqlite: ClassStore, tmp_path: Path
+) -> None:
+    made = sqlite.create(ClassState("section3", 0))
+    board = VersionBoard(sqlite, tmp_path / "board", max_waiters=3)
+
+    async def one_too_many() -> list[int | None]:
+        waits = [asyncio.create_task(board.wait(made.code, 0, timeout=60)) for _ in range(3)]
+        while board.waiting < 3:
+            await asyncio.sleep(0.01)
+        with pytest.raises(TooManyWaitingError):
+            await board.wait(made.code, 0, timeout=60)
+        assert await board.wait(made.code, 7, timeout=60) == 0  # answered at once: no slot
+        await asyncio.to_thread(move, sqlite, made.code, made.key, 1)
+        return list(await asyncio.gather(*waits))
+
+    try:
+        assert asyncio.run(one_too_many()) == [1, 1, 1]
+        assert board.waiting == 0
+    finally:
+        board.close()
+
+
+def test_a_class_nobody_asks_about_is_forgotten_and_one_still_waited_on_is_kept(
+    sqlite: ClassStore, tmp_path: Path
+) -> None:
+    left = sqlite.create(ClassState("section3", 0)).code
+    waited = sqlite.create(ClassState("section3", 0)).code
+    board = VersionBoard(sqlite, tmp_path / "board", forget_seconds=0.5)
+
+    async def hold() -> int | None:
+        return await board.wait(waited, 0, timeout=2.0)
+
     try:
         board.watch(left)
-        board.watch(open_)
-        for _ in range(15):  # a page still open asks now and then
-            time.sleep(0.1)
-            board.watch(open_)
-        assert read(board.folder, left) is None  # its file is gone: no longer read here
-        assert read(board.folder, open_) == 0
+        assert asyncio.run(hold()) is None  # held 2 s, past forget_seconds
+        assert board.version(left) is None  # no longer read here
+        assert board.version(waited) == 0
     finally:
         board.close()
-        store.close()
-
-
-def student_still_here(store_url: str, folder: str, code: str) -> None:
-    """A student's page that only runs the fragment telling the class it is still open."""
-    from pathlib import Path
-
-    from attnlens.app.teaching.board import VersionBoard
-    from attnlens.app.teaching.class_store import open_store
-    from attnlens.app.web.lecture.class_panel import still_here
-
-    board = VersionBoard(open_store(store_url), Path(folder))
-    still_here(open_store(store_url), code, "someone", board)
-    board.close()
-
-
-def test_an_open_student_page_keeps_its_class_read_on_the_board(tmp_path: Path) -> None:
-    """The fragment a student's page runs every few seconds also tells the board, so a teacher
-    who stays on one slide longer than the board remembers does not lose the class."""
-    url = f"sqlite:///{tmp_path / 'c.sqlite3'}"
-    store = open_store(url)
-    code = store.create(ClassState("section3", 0)).code
-    app = AppTest.from_function(student_still_here, args=(url, str(tmp_path / "board"), code))
-    app.run(timeout=30)
-    assert not app.exception
-    assert read(tmp_path / "board", code) == 0
-    store.close()
 
 
 class LockedAtFirst(SQLiteStore):
@@ -128,47 +187,41 @@ def test_the_board_outlives_a_store_that_fails_for_a_moment(
         assert state is not None
         store.failures = 3
         store.update(made.code, made.key, state.moved(slide=1))
-        deadline = time.monotonic() + 30 * TICK_SECONDS + 2
-        while read(board.folder, made.code) != 1 and time.monotonic() < deadline:
-            time.sleep(TICK_SECONDS / 2)
-        assert read(board.folder, made.code) == 1
+        until(lambda: board.version(made.code) == 1, 30 * TICK_SECONDS + 2)
+        assert board.version(made.code) == 1
         assert "database is locked" in capfd.readouterr().err
     finally:
         board.close()
         store.close()
 
 
-def test_a_page_and_the_board_writing_one_class_at_once_do_not_collide(tmp_path: Path) -> None:
-    """A page's first watch writes the class's file in the page's thread while the board's
-    own thread may be writing it too (make test saw the second rename find no file)."""
-    store = open_store(f"sqlite:///{tmp_path / 'c.sqlite3'}")
-    made = store.create(ClassState("section3", 0))
-    board = VersionBoard(store, tmp_path / "board")
+def test_a_page_and_the_board_reading_one_class_at_once_keep_the_newest(
+    sqlite: ClassStore, tmp_path: Path
+) -> None:
+    """A page's first watch reads the class in the page's thread while the board's own thread
+    may read it too: the version kept is never an older one read later."""
+    made = sqlite.create(ClassState("section3", 0))
+    board = VersionBoard(sqlite, tmp_path / "board")
     failures: list[BaseException] = []
 
-    def write_often() -> None:
+    def read_often() -> None:
         try:
             for _ in range(200):
                 board._refresh(made.code)
-        except BaseException as err:  # the writer thread ends; the test reports it
+        except BaseException as err:  # the reader thread ends; the test reports it
             failures.append(err)
 
     try:
-        board.watch(made.code)  # the board's thread writes it too, every tick
-        writers = [threading.Thread(target=write_often) for _ in range(4)]
-        for writer in writers:
-            writer.start()
-        for slide in range(1, 60):  # each move a new version to write
-            state = store.state(made.code)
-            assert state is not None
-            store.update(made.code, made.key, state.moved(slide=slide % 10))
-        for writer in writers:
-            writer.join()
+        board.watch(made.code)  # the board's thread reads it too, every tick
+        readers = [threading.Thread(target=read_often) for _ in range(4)]
+        for reader in readers:
+            reader.start()
+        for slide in range(1, 60):  # each move a new version
+            move(sqlite, made.code, made.key, slide % 10)
+        for reader in readers:
+            reader.join()
         assert failures == []
-        deadline = time.monotonic() + 20 * TICK_SECONDS + 2
-        while read(board.folder, made.code) != 59 and time.monotonic() < deadline:
-            time.sleep(TICK_SECONDS / 2)
-        assert read(board.folder, made.code) == 59
+        until(lambda: board.version(made.code) == 59, 20 * TICK_SECONDS + 2)
+        assert board.version(made.code) == 59
     finally:
         board.close()
-        store.close()

@@ -14,24 +14,20 @@ from attnlens.app.web.safe_text import md
 
 
 def fragments_on_a_store_that_is_away(path: str, folder: str, code: str) -> None:
-    """A student's heartbeat and the teacher's count of answers, on a store that is closed."""
+    """The teacher's count of answers, on a store that is closed (a student's heartbeat is the
+    follow route's now: tests/app/teaching/test_follow_route.py)."""
     from pathlib import Path
 
-    from attnlens.app.teaching.board import VersionBoard
     from attnlens.app.teaching.questions import Question
     from attnlens.app.teaching.sqlite_store import SQLiteStore
     from attnlens.app.web.lecture.ask import arriving
-    from attnlens.app.web.lecture.class_panel import still_here
 
     store = SQLiteStore(Path(path))
-    board = VersionBoard(store, Path(folder))
     store.close()  # every call from now on fails, as on a store that does not answer
-    still_here(store, code, "someone", board)
     arriving(store, code, Question("where", "?", ("a", "b"), 0, ""))
-    board.close()
 
 
-def test_the_heartbeat_and_the_count_of_answers_wait_for_the_store(tmp_path: Path) -> None:
+def test_the_count_of_answers_waits_for_the_store(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite3"
     store = open_store(f"sqlite:///{path}")
     code = store.create(ClassState("section3", 0)).code

@@ -1,0 +1,71 @@
+"""The follow route: a student's page asks for its class's version after the one it knows, and
+the server answers when the teacher moves (board.py says why). Served beside the app by
+app/web/served.py (`attnlens serve`).
+
+    GET /_attnlens/follow/CODE?after=VERSION[&me=STUDENT]
+    200 {"version": V, "changed": true}   at once if the class's version is not VERSION, else
+                                          as soon as it changes
+    200 {"version": VERSION, "changed": false}   after HOLD_SECONDS unchanged: ask again
+    400 a code that is not 6 letters and digits as join codes are, or a VERSION not a number
+    404 no such class
+    503 the process holds MAX_WAITERS requests already (Retry-After says when to ask again)
+
+`me`, the student's id (their join link's), tells the store the student's page is open, at
+most once per SEEN_SECONDS: the teacher's count of students there, which a page's timer used
+to tell every few seconds with a rerun of its own. An id that is not one is ignored.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from attnlens.app.teaching.board import FOLLOW_PATH, HOLD_SECONDS, TooManyWaitingError, VersionBoard
+from attnlens.app.teaching.names import CODE, valid_student_id
+
+VERSION = re.compile(r"-1|0|[1-9][0-9]{0,15}")  # a class's version, as a page holds it
+NOT_STORED = {"Cache-Control": "no-store"}
+RETRY_AFTER_SECONDS = 5
+
+
+def follow_route(
+    board: Callable[[], VersionBoard], base: str = "", hold_seconds: float = HOLD_SECONDS
+) -> Route:
+    """The route, under the server's base path (`base`, Streamlit's server.baseUrlPath);
+    `board`: the process's board, asked at the first request (after the server started)."""
+
+    async def follow(request: Request) -> JSONResponse:
+        code = request.path_params["code"]
+        after = request.query_params.get("after", "")
+        if not CODE.fullmatch(code):
+            return _answer(400, {"error": f"class code {code[:40]!r}: not a join code "
+                                 "(6 capital letters and digits)"})  # fmt: skip
+        if not VERSION.fullmatch(after):
+            return _answer(400, {"error": f"after={after[:40]!r}: not a class version"})
+        known, me, followed = int(after), request.query_params.get("me"), board()
+        if valid_student_id(me) and followed.due(code, me):
+            await asyncio.to_thread(followed.seen, code, me)
+        try:
+            version = await followed.wait(code, known, hold_seconds)
+        except TooManyWaitingError as err:
+            return _answer(503, {"error": f"the server is busy ({err}): ask again"},
+                           {"Retry-After": str(RETRY_AFTER_SECONDS)})  # fmt: skip
+        if version == -1:
+            return _answer(404, {"error": f"no class {code}"})
+        if version is None:
+            return _answer(200, {"version": known, "changed": False})
+        return _answer(200, {"version": version, "changed": True})
+
+    prefix = f"/{base.strip('/')}" if base.strip("/") else ""
+    return Route(f"{prefix}/{FOLLOW_PATH}/{{code}}", follow, methods=["GET"])
+
+
+def _answer(
+    status: int, body: dict[str, object], more: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(body, status_code=status, headers={**NOT_STORED, **(more or {})})
