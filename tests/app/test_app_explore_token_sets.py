@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import attnlens
+from attnlens.app.web.explore.token_sets import window_range
 from attnlens.app.web.safe_text import WORD_JOINER
 from attnlens.viz.colour_scale import colour_position
 from helpers.apptest import chart, open_on
@@ -73,21 +74,21 @@ def test_a_word_as_queries_and_a_range_as_keys_in_every_head(
     assert squares["hovertext"][1] == f"layer 0 · head 1<br>the set receives {shares[1]:.4f}"
 
 
-@pytest.mark.parametrize(
-    ("typed", "message"),
-    [
-        ("w99", "no query token spells 'w99' in this text"),
-        ("5, 900", "position 900 is outside 0..20 (21 queries)"),
-        (" , ", "the set of queries is empty"),
-    ],
+BAD = (
+    ("w99", "no query token spells 'w99' in this text"),
+    ("5, 900", "position 900 is outside 0..20 (21 queries)"),
+    (" , ", "the set of queries is empty"),
 )
-def test_a_set_that_names_nothing_says_what(model_dir: Path, typed: str, message: str) -> None:
+
+
+def test_a_set_that_names_nothing_says_what(model_dir: Path) -> None:
     at = open_on(model_dir, "explore", text=words(20))  # a short input: its weights record
-    at.text_input(key="w_set_text").input(typed).run()
-    assert not at.exception
-    (error,) = at.error
-    assert message in plain(error.value)
-    assert at.text_input(key="w_set_text").value == typed  # what was typed stays
+    for typed, message in BAD:
+        at.text_input(key="w_set_text").input(typed).run()
+        assert not at.exception
+        (error,) = at.error
+        assert message in plain(error.value)
+        assert at.text_input(key="w_set_text").value == typed  # what was typed stays
 
 
 def test_a_short_inputs_set_is_read_from_its_weights(model_dir: Path) -> None:
@@ -101,3 +102,20 @@ def test_a_short_inputs_set_is_read_from_its_weights(model_dir: Path) -> None:
     shares = truth.decoder_self[:, :, :, keys].sum(-1).mean(-1).ravel()
     squares = chart(at, "2 keys: the share of all attention")["data"][0]
     np.testing.assert_allclose(array(squares["marker"]["color"]), np.cbrt(shares), atol=1e-6)
+
+
+def test_the_zoomed_windows_queries_or_keys_become_the_set(
+    model_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", "1")
+    at = open_on(model_dir, "explore", text=words(N))
+    at.button(key="w_set_from_keys").click().run()  # nothing zoomed yet: the page says what to do
+    assert not at.exception
+    assert any("Drag a box on the enlarged head first" in i.value for i in at.info)
+    assert at.text_input(key="w_set_text").value == ""
+    shown = (123, "decoder_self")
+    held = (shown, (10, 20), (0, 301))
+    assert window_range(held, shown, "queries") == "10-19"
+    assert window_range(held, shown, "keys") == "0-300"
+    assert window_range(held, (124, "decoder_self"), "keys") is None  # another trace's zoom
+    assert window_range(None, shown, "keys") is None

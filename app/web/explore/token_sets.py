@@ -13,7 +13,7 @@ import streamlit as st
 
 from attnlens.analysis.token_sets import SIDES, Side, parse_positions, set_attention
 from attnlens.app.web import show
-from attnlens.app.web.explore.long_head import held_head
+from attnlens.app.web.explore.long_head import ZOOM, held_head, is_long
 from attnlens.app.web.pickers import memo
 from attnlens.app.web.safe_text import md
 from attnlens.record.trace import Kind, Trace
@@ -25,6 +25,7 @@ GRID_KEY = "token_set_grid"
 PICKED = "_token_set_picked"  # set by a click on a head: the page reruns whole with that head
 NAMED_UP_TO = 12  # the caption names this many of the set's positions, then counts the rest
 SIDE_LABELS = {"queries": "Queries (where they look)", "keys": "Keys (what they receive)"}
+NO_ZOOM = "_token_set_no_zoom"  # a window's set asked for while the head was not zoomed
 
 
 def _picked(n_layers: int, n_heads: int) -> None:
@@ -62,6 +63,10 @@ def token_sets(tr: Trace, kind: Kind, scale: Scale) -> None:
         help="comma-separated: a word or phrase (every place the text has it), a position, "
         "or a range of positions (both ends in), counted from 0",
     )  # fmt: skip
+    if is_long(tr, kind):
+        from_window(row, (id(tr), kind))
+    if st.session_state.pop(NO_ZOOM, False):
+        st.info("Drag a box on the enlarged head first: its queries or keys become the set.")
     if not typed:
         st.caption("Type a word, positions or a range to see the set's attention in every head.")
         return
@@ -93,3 +98,31 @@ def named(positions: tuple[int, ...], tokens: tuple[str, ...]) -> str:
     shown = ", ".join(f"{p} · {visible(tokens[p])}" for p in positions[:NAMED_UP_TO])
     more = len(positions) - NAMED_UP_TO
     return f"{shown} … ({len(positions)} positions)" if more > 0 else shown
+
+
+def from_window(row: st.delta_generator.DeltaGenerator, shown: tuple[int, Kind]) -> None:
+    """Buttons that make the zoomed window's queries, or its keys, the set (read when clicked:
+    a zoom reruns the head alone, not this section). shown: the trace's id and the kind,
+    never the trace, which a callback kept in the session's state would hold in memory."""
+    for side, label in (("queries", "Its queries"), ("keys", "Its keys")):
+        row.button(
+            label, key=f"w_set_from_{side}", on_click=partial(_take_window, shown, side),
+            help=f"the {side} of the window zoomed into on the enlarged head",
+        )  # fmt: skip
+
+
+def _take_window(shown: tuple[int, Kind], side: Side) -> None:
+    typed = window_range(st.session_state.get(ZOOM), shown, side)
+    if typed is None:
+        st.session_state[NO_ZOOM] = True
+        return
+    st.session_state["w_set_side"], st.session_state["w_set_text"] = side, typed
+
+
+def window_range(held: object, shown: tuple[int, Kind], side: Side) -> str | None:
+    """'r0-r1' (both ends in) of the zoomed window's queries or keys, as typed in the set's
+    box; None unless the held zoom is of this trace and kind."""
+    if not (isinstance(held, tuple) and len(held) == 3 and held[0] == shown):
+        return None
+    start, stop = held[1] if side == "queries" else held[2]
+    return f"{start}-{stop - 1}"
