@@ -1,135 +1,212 @@
-"""What a class costs the server while it follows: server CPU per student joining, and per
-student per second while the class looks at one slide (issue 37), measured from the server
-process, with no browser on the machine.
+"""A lecture hall (issue 37): N students (300 by default) follow a teacher on one `attnlens serve`
+(translate, SQLite store), each a bare client (bench/class_client.py) that joins, holds the
+follow request and reruns its page's fragments exactly as the page does, all in this process,
+with no browser on the machine. Server CPU is read from the server's process; this process's
+own CPU (the clients) is reported beside it.
 
-A student's page, idle, costs the server two things: its browser fetches the class's version
-file every BROWSER_POLL_MS (board.py; a static file, no script run), and its "still here"
-fragment reruns every SEEN_SECONDS. The first is measured here with plain HTTP clients fetching
-the file as the page does; the second needs a client that reruns the page's fragment over
-Streamlit's websocket and is not measured (the issue's 300-student websocket bench). Joining is
-measured with bench/session.py's websocket client opening the join link, as a browser's first
-page load does (every page its own browser: the server runs with XSRF protection off, so the
-per-browser limit does not count them as one).
+Measured, in order: per student joining (the join link's first run whole); per student per
+second while the class stays on one slide (each page holding its follow request, which also
+tells the store every SEEN_SECONDS that the student is there); a slide change:
+the teacher presses Next, and each student's follow request brings the new version, then its
+page is redrawn with it (p95 over every student of MOVES moves); every student tapping an
+answer at once. The reference: the server with the teacher's page alone, over the same time.
 
-    python -m bench.class_follow [--students 20] [--pollers 40] [--seconds 10]
+    python -m bench.class_follow [--students 300] [--idle 30] [--moves 4] [--batch 4]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import http.client
 import os
+import resource
+import statistics
 import tempfile
-import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlparse
 
-from attnlens.app.teaching.board import BROWSER_POLL_MS
 from attnlens.app.teaching.class_state import ClassState
 from attnlens.app.teaching.class_store import open_store
+from bench.class_client import Page, Student
 from bench.servers import Server, started
-from bench.session import Session
 from tests.helpers.server import free_port, serve_command
 
 MODEL = "translate"  # the lecture's model
-FOLLOW = "/component/attnlens.app.web.lecture.resources.attnlens_follow/{code}.json"
+SLIDE = 3  # "Scaled dot-product attention" (4 / 14), which asks a question
+IDLE_TARGET_MS = 0.5  # server CPU per student per second, idle
+FOLLOW_TARGET_S = 1.0  # slide change → every student has it, p95
+JOIN_TARGET_MS = 50.0  # server CPU per joining student
+ANSWERS_TARGET_S = 10.0  # every answer recorded within this long of being sent
 
 
-def cpu_per(server: Server, seconds: float) -> float:
-    """Server CPU seconds spent over `seconds` of wall time."""
-    before = server.cpu_seconds()
-    time.sleep(seconds)
-    return server.cpu_seconds() - before
+def clients_cpu() -> float:
+    """This process's CPU seconds so far (the clients)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
-async def join(server: Server, code: str, students: int) -> float:
-    """Server CPU seconds per student opening the join link (each page's first run whole)."""
-    sessions = []
-    before = server.cpu_seconds()
-    for _ in range(students):
-        page = Session(server.url, {"class": code})
-        await page.open()
-        sessions.append(page)
-    spent = server.cpu_seconds() - before
-    for page in sessions:
-        await page.close()
-    return spent / students
+@dataclass
+class Spent:
+    """Server and client CPU seconds, and wall seconds, over a stretch of the bench."""
+
+    server: float
+    clients: float
+    wall: float
 
 
-def poll(url: str, every_s: float, until: float, counts: list[int]) -> None:
-    """One student's browser reading its class's version file every `every_s`, kept alive."""
-    parts = urlparse(url)
-    conn = http.client.HTTPConnection(parts.netloc, timeout=30)
-    done = 0
-    while time.monotonic() < until:
-        conn.request("GET", f"{parts.path}?t={time.time_ns()}")
-        reply = conn.getresponse()
-        reply.read()
-        if reply.status != 200:
-            raise RuntimeError(f"{url} answered {reply.status}")
-        done += 1
-        time.sleep(every_s)
-    counts.append(done)
-    conn.close()
+class Meter:
+    def __init__(self, server: Server) -> None:
+        self.server = server
+        self.at = (server.cpu_seconds(), clients_cpu(), time.perf_counter())
+
+    def spent(self) -> Spent:
+        server, clients, wall = self.at
+        return Spent(self.server.cpu_seconds() - server, clients_cpu() - clients,
+                     time.perf_counter() - wall)  # fmt: skip
 
 
-def idle(
-    server: Server, url: str, pollers: int, every_s: float, seconds: float
-) -> tuple[float, int]:
-    """Server CPU seconds per second with `pollers` students polling, and the fetches made."""
-    until = time.monotonic() + seconds
-    counts: list[int] = []
-    threads = [threading.Thread(target=poll, args=(url, every_s, until, counts))
-               for _ in range(pollers)]  # fmt: skip
-    before = server.cpu_seconds()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return (server.cpu_seconds() - before) / seconds, sum(counts)
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+@dataclass
+class Hall:
+    students: int
+    join: Spent
+    quiet: Spent  # the teacher's page alone
+    as_is: Spent  # every page holding its follow request (and any fragment it has)
+    has_it: list[float]  # per student per move: teacher's press → the route brought it
+    drawn: list[float]  # … → the page redrawn with it
+    move: list[Spent]
+    answers: Spent
+    answered: int
+
+
+async def idle(server: Server, seconds: float) -> Spent:
+    meter = Meter(server)
+    await asyncio.sleep(seconds)
+    return meter.spent()
+
+
+async def hall(server: Server, code: str, key: str, n: int, args: argparse.Namespace) -> Hall:
+    teacher = Page(server.url, {"page": "lecture", "deck": "section3",
+                                "slide": str(SLIDE + 1), "class": code, "key": key})  # fmt: skip
+    await teacher.open()
+    for warm in [await Student.join(server.url, code) for _ in range(2)]:  # model, slide built
+        await warm.close()
+    quiet = await idle(server, args.idle)
+    meter = Meter(server)
+    students: list[Student] = []
+    while len(students) < n:
+        batch = min(args.batch, n - len(students))
+        students += await asyncio.gather(*(Student.join(server.url, code) for _ in range(batch)))
+    join = meter.spent()
+    for s in students:
+        s.start()
+    await asyncio.sleep(2)
+    as_is = await idle(server, args.idle)
+    has_it, drawn, moves = [], [], []
+    for m in range(args.moves):
+        label = "Next ▶" if m % 2 == 0 else "◀ Previous"
+        before = {id(s): set(s.drawn) for s in students}
+        meter = Meter(server)
+        pressed = time.perf_counter()
+        await teacher.click(label)
+        deadline = pressed + 300
+        while time.perf_counter() < deadline and not all(
+            set(s.drawn) - before[id(s)] for s in students
+        ):
+            await asyncio.sleep(0.05)
+        moves.append(meter.spent())
+        for s in students:
+            new = sorted(set(s.drawn) - before[id(s)])
+            if not new:
+                raise RuntimeError(f"a student did not follow move {m + 1} within 300 s")
+            has_it.append(s.got[new[0]] - pressed)
+            drawn.append(s.drawn[new[0]] - pressed)
+        await asyncio.sleep(2)
+    meter = Meter(server)
+    answered = await asyncio.gather(*(s.answer(i) for i, s in enumerate(students)))
+    answers = meter.spent()
+    for s in students:
+        await s.close()
+    await teacher.close()
+    return Hall(n, join, quiet, as_is, has_it, drawn, moves, answers, sum(answered))
+
+
+def per_student_ms(spent: Spent, quiet: Spent, n: int) -> float:
+    """Server CPU ms per student per second above the teacher-alone reference."""
+    return (spent.server / spent.wall - quiet.server / quiet.wall) / n * 1000
+
+
+def report(h: Hall) -> None:
+    n = h.students
+    idle_ms = per_student_ms(h.as_is, h.quiet, n)
+    core = idle_ms * n / 10  # % of one core: ms per second / 1000 * 100
+    join_ms = h.join.server / n * 1000
+    has_p95, drawn_p95 = percentile(h.has_it, 0.95), percentile(h.drawn, 0.95)
+    move_s = statistics.median(m.server for m in h.move)
+    print(
+        f"\n{n} students on one `attnlens serve` ({MODEL}, SQLite; load "
+        f"{os.getloadavg()[0]:.1f}); server CPU from its process, clients' CPU this process's"
+    )
+    print(f"reference: the teacher's page alone, {h.quiet.server / h.quiet.wall * 1000:.1f} ms "
+          "of server CPU per second")  # fmt: skip
+    print("| what | server | clients | target | |")
+    print("| --- | --- | --- | --- | --- |")
+    rows = [
+        ("join, per student (CPU)", f"{join_ms:.1f} ms", f"{h.join.clients / n * 1000:.1f} ms",
+         f"≤ {JOIN_TARGET_MS:.0f} ms", join_ms <= JOIN_TARGET_MS),
+        ("idle, per student per second", f"{idle_ms:.3f} ms",
+         f"{h.as_is.clients / h.as_is.wall / n * 1000:.3f} ms", f"≤ {IDLE_TARGET_MS} ms",
+         idle_ms <= IDLE_TARGET_MS),
+        (f"idle class of {n}, share of one core", f"{core:.1f} %", "", "≤ 10 % (at 300)",
+         core <= 10 * n / 300),
+        ("slide change → every student has the new version, p95", f"{has_p95:.2f} s", "",
+         f"≤ {FOLLOW_TARGET_S:.0f} s", has_p95 <= FOLLOW_TARGET_S),
+        ("slide change → every student's page redrawn, p95", f"{drawn_p95:.2f} s", "",
+         f"≤ {FOLLOW_TARGET_S:.0f} s", drawn_p95 <= FOLLOW_TARGET_S),
+        ("slide change, server CPU (median of moves)", f"{move_s:.1f} s",
+         f"{statistics.median(m.clients for m in h.move):.1f} s", "", None),
+        (f"{n} answers at once: all recorded within", f"{h.answers.wall:.1f} s", "",
+         f"≤ {ANSWERS_TARGET_S:.0f} s", h.answers.wall <= ANSWERS_TARGET_S and h.answered == n),
+        ("answer, per student (CPU)", f"{h.answers.server / n * 1000:.1f} ms",
+         f"{h.answers.clients / n * 1000:.1f} ms", "", None),
+    ]  # fmt: skip
+    for what, server, clients, target, held in rows:
+        mark = "" if held is None else ("✓" if held else "✗")
+        print(f"| {what} | {server} | {clients} | {target} | {mark} |")
+    print(f"answers in the store after the run: {h.answered} of {n}")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m bench.class_follow")
-    parser.add_argument("--students", type=int, default=20, help="students joining")
-    parser.add_argument("--pollers", type=int, default=40, help="students idle, polling")
-    parser.add_argument("--seconds", type=float, default=10.0, help="of each idle measurement")
+    parser.add_argument("--students", type=int, default=300)
+    parser.add_argument("--idle", type=float, default=30.0, help="seconds of each idle stretch")
+    parser.add_argument("--moves", type=int, default=4, help="slide changes (even: ends back)")
+    parser.add_argument("--batch", type=int, default=4, help="students joining at once")
     args = parser.parse_args(argv)
     folder = Path(tempfile.mkdtemp(prefix="attnlens-class-follow-"))
     store_url = f"sqlite:///{folder / 'classes.sqlite3'}"
+    store = open_store(store_url)
+    made = store.create(ClassState("section3", SLIDE, {}))
+    store.configure(made.code, made.key, 1000, 1000, False)
+    store.close()  # the server's store is the only one open while it runs
+    # Every student's page comes from this machine: with XSRF protection off each page counts
+    # as a browser of its own (class_panel.this_client), as students' own devices do.
     env = {**os.environ, "ATTNLENS_CLASS_STORE": store_url,
            "STREAMLIT_SERVER_ENABLE_XSRF_PROTECTION": "false"}  # fmt: skip
     port = free_port()
-    store = open_store(store_url)
-    made = store.create(ClassState("section3", 0, {}))
-    store.configure(made.code, made.key, 1000, 1000, False)
     with started("attnlens", serve_command(MODEL, port), port, env=env) as server:
-        asyncio.run(join(server, made.code, 2))  # the model loaded, the slide built
-        per_join = asyncio.run(join(server, made.code, args.students))
-        url = server.url + FOLLOW.format(code=made.code)
-        quiet = cpu_per(server, args.seconds) / args.seconds
-        rows = []
-        health = server.url + "/_stcore/health"  # the reference: Streamlit's barest request
-        for name, target, every_ms in (
-            ("version file", url, BROWSER_POLL_MS),
-            ("version file", url, 1000),
-            ("reference: /_stcore/health", health, BROWSER_POLL_MS),
-        ):
-            busy, fetches = idle(server, target, args.pollers, every_ms / 1000, args.seconds)
-            per_fetch = (busy - quiet) * args.seconds / fetches
-            rows.append((name, every_ms, (busy - quiet) / args.pollers, per_fetch))  # fmt: skip
+        h = asyncio.run(hall(server, made.code, made.key, args.students, args))
+    store = open_store(store_url)
+    state = store.state(made.code)
+    if state is not None and state.question_id is not None:
+        h.answered = sum(store.counts(made.code, state.question_id, 4))
     store.close()
-    print(f"load {os.getloadavg()[0]:.1f}; {MODEL}; server CPU, measured from its process")
-    print(f"join (page's first run, {args.students} students): {per_join * 1000:.0f} ms each")
-    print(f"idle class, no pollers: {quiet * 1000:.1f} ms per second")
-    print(f"| {args.pollers} students fetch | every | per student per second | per fetch | ratio |")
-    print("| --- | --- | --- | --- | --- |")
-    reference = rows[-1][3]
-    for name, every_ms, per_student, per_fetch in rows:
-        print(f"| {name} | {every_ms} ms | {per_student * 1000:.2f} ms | "
-              f"{per_fetch * 1000:.2f} ms | {per_fetch / reference:.2f} |")  # fmt: skip
+    report(h)
 
 
 if __name__ == "__main__":
