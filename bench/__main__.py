@@ -15,6 +15,7 @@ from bench import (
     app_latency,
     breakdown,
     class_capacity,
+    class_follow,
     decode_speed,
     experiment_load,
     experiments_speed,
@@ -86,6 +87,8 @@ def main(argv: list[str] | None = None) -> None:
     print(exports.table(exports.rows()))
     section("a live class (issue 14): answers per second and students one server holds")
     class_capacity.main(["--sizes", "5", "10"] if args.quick else [])
+    section("a lecture hall (issue 37): 300 students as bare clients on one attnlens serve")
+    class_follow.main(["--students", "50", "--idle", "10", "--moves", "2"] if args.quick else [])
     section("memory: N sessions on minilm at 510 tokens (issue 17)")
     memory_load.main([])
     section("an experiment running on a public server: Explore keystrokes beside it (issue 39)")
