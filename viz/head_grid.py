@@ -126,8 +126,9 @@ def grid_of(
     queries, keys = grid_labels(trace, kind)
     group = kv_group(trace, kind)
     title = f"{KIND_TITLES[kind]}: {L} layers (rows) × {H} heads (columns)"
-    if group is not None:
-        title += f", framed by the key/value head each group of {group} shares (GQA)"
+    if group is not None:  # grouped-query attention
+        title = f"{KIND_TITLES[kind]}: {L} layers (rows) × {H} query heads (columns), framed "
+        title += f"in groups of {group} that share a key/value head (GQA)"
     return HeadGrid(
         title=title,
         cells=encode(shares),

@@ -58,7 +58,7 @@ def test_query_heads_are_grouped_under_the_key_head_the_record_says_they_share(
     assert kv_group(llama, KIND) == 4  # 32 query heads over 8 key/value heads
     data = every_head_grid(llama, KIND).data()
     assert data["kv_group"] == 4 and data["shape"][:2] == [2, 32]
-    assert "each group of 4 shares (GQA)" in str(data["title"])
+    assert "in groups of 4 that share a key/value head (GQA)" in str(data["title"])
     plain = _trace("gpt2", tmp_path_factory)  # one key head per query head: nothing changes
     assert kv_group(plain, KIND) is None
     grid = every_head_grid(plain, KIND).data()

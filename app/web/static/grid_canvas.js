@@ -135,14 +135,16 @@ function geometry(state) {
   const width = state.stage.clientWidth;
   const most = MAX_PITCH * Math.max(1, text / 12); // larger on a projector, as its text
   const groupGap = group ? Math.max(6, Math.round(text * 0.8)) : 0;
-  const room = width - left - Math.max(0, groups - 1) * groupGap;
+  const edge = group ? Math.ceil(groupGap / 2) + 1 : 0; // the last frame's room, right and below
+  const room = width - left - Math.max(0, groups - 1) * groupGap - edge;
   const pitch = Math.max(4, Math.min(most, room / H));
   const gap = Math.max(2, Math.round(pitch * GAP));
   const cell = (pitch - gap) / k;
   const tileH = cell * q;
   const headX = (h) => left + h * pitch + (group ? Math.floor(h / group) * groupGap : 0);
   return { L, H, q, k, left, top, width, pitch, gap, cell, group, groups, groupGap, headX,
-           tileW: pitch - gap, tileH, pitchY: tileH + gap, height: top + L * (tileH + gap) };
+           pad: Math.min((gap + groupGap) / 3, edge), tileW: pitch - gap, tileH,
+           pitchY: tileH + gap, height: top + L * (tileH + gap) + edge };
 }
 
 function draw(state) {
@@ -180,7 +182,7 @@ function draw(state) {
 
 // A frame round each group of query heads that read one key/value head, over every layer.
 function groupFrames(ctx, g) {
-  const pad = (g.gap + g.groupGap) / 3;
+  const { pad } = g;
   ctx.strokeStyle = GROUP_FRAME;
   ctx.lineWidth = 1;
   for (let n = 0; n < g.groups; n++) {

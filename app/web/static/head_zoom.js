@@ -190,9 +190,10 @@ function drawMarks(state, ctx, g) {
   ctx.beginPath();
   ctx.rect(g.left, g.top, g.w, g.h);
   ctx.clip();
+  const thick = Math.max(1, g.text / 12); // wider with a projector's text
   ctx.strokeStyle = BAND;
-  ctx.lineWidth = 1.5;
-  ctx.setLineDash([6, 4]);
+  ctx.lineWidth = 1.5 * thick;
+  ctx.setLineDash([6 * thick, 4 * thick]);
   for (const [j0, i0, j1, i1] of band) {
     // through every row edge between, so a shorter last block bends the line with its cells
     ctx.beginPath();
@@ -204,7 +205,7 @@ function drawMarks(state, ctx, g) {
   ctx.setLineDash([]);
   if (data.sink) {
     ctx.strokeStyle = SINK;
-    ctx.lineWidth = 2;
+    ctx.lineWidth = 2 * thick;
     ctx.strokeRect(g.left + 1, g.top + 1, Math.max(2, g.cellW - 2), g.h - 2);
   }
   ctx.restore();
