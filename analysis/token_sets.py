@@ -18,12 +18,16 @@ from typing import Literal
 
 import numpy as np
 
+from attnlens.record.scores import LayerScores
 from attnlens.record.trace import Kind, Trace
 
 Side = Literal["queries", "keys"]
 SIDES: tuple[Side, ...] = ("queries", "keys")
 ONE = {"queries": "query", "keys": "key"}
 TILE_CELLS = 1 << 21  # weights one step of a key set computes: 8 MB of float32
+# the most weights one set may need in every head: ~10 s of CPU (512 positions in every head of
+# Llama-3.2-1B's shape at 8,192 tokens; any set of GPT-2 small at 1,024)
+MAX_WEIGHTS = 1 << 31
 _RANGE = re.compile(r"^(\d+)\s*(?:-|–|\.\.)\s*(\d+)$")
 
 
@@ -55,6 +59,7 @@ def set_attention(trace: Trace, kind: Kind, side: Side, positions: tuple[int, ..
     n = len(queries) if side == "queries" else len(keys)
     chosen = check_positions(positions, n, side)
     L, H = trace.model.shape(kind)
+    check_cost(len(chosen), len(keys) if side == "queries" else len(queries), L * H, side)
     if side == "queries":
         profile = np.stack([[_mean_rows(trace, kind, lay, h, chosen) for h in range(H)]
                             for lay in range(L)])  # fmt: skip
@@ -65,6 +70,19 @@ def set_attention(trace: Trace, kind: Kind, side: Side, positions: tuple[int, ..
                         for lay in range(L)])  # fmt: skip
     summary = profile.mean(-1)
     return SetAttention(kind, side, tuple(int(p) for p in chosen), profile, summary, None)
+
+
+def check_cost(size: int, across: int, heads: int, side: Side) -> None:
+    """A ValueError naming the set's size and the largest that fits when its weights in every
+    head (size × across × heads) are past MAX_WEIGHTS."""
+    weights = size * across * heads
+    if weights > MAX_WEIGHTS:
+        most = MAX_WEIGHTS // (across * heads)
+        raise ValueError(
+            f"a set of {size:,} {side} needs {weights / 1e9:.1f} G weights ({heads} heads × "
+            f"{across:,} positions a {ONE[side]}); at most {most:,} {side} fit "
+            f"({MAX_WEIGHTS / 1e9:.1f} G weights): name fewer"
+        )
 
 
 def check_positions(positions: tuple[int, ...], n: int, side: Side) -> np.ndarray:
@@ -79,33 +97,52 @@ def check_positions(positions: tuple[int, ...], n: int, side: Side) -> np.ndarra
 
 
 def _mean_rows(trace: Trace, kind: Kind, layer: int, head: int, rows: np.ndarray) -> np.ndarray:
-    """(K,) float64: the mean of the set's rows of one head, a block of rows at a time."""
+    """(K,) float64: the mean of the set's rows of one head, a block of rows at a time, over
+    the keys the set's rows may reach (the rest are exactly 0)."""
     K = len(trace.tokens(kind)[1])
-    step = max(1, TILE_CELLS // max(K, 1))
+    rule = _kept_layer(trace, kind, layer)
+    lo, hi = (0, K) if rule is None else rule.reach(int(rows[0]), int(rows[-1]) + 1)
+    step = max(1, TILE_CELLS // max(hi - lo, 1))
     total = np.zeros(K, dtype=np.float64)
     for start in range(0, len(rows), step):
-        tile = trace.head(kind, layer, head, rows=rows[start : start + step])  # (r, K)
-        total += tile.sum(0, dtype=np.float64)
+        tile = trace.head(kind, layer, head, rows[start : start + step], slice(lo, hi))  # (r, c)
+        total[lo:hi] += tile.sum(0, dtype=np.float64)
     return total / len(rows)
 
 
 def _received(trace: Trace, kind: Kind, layer: int, head: int, cols: np.ndarray) -> np.ndarray:
     """(Q,) float64: each query's weight summed over the set's keys, a block of queries at a
-    time (only the set's columns are computed: Q × |S| weights a head)."""
+    time (only the set's columns are computed, Q × |S| weights a head, and only for the
+    queries that may reach one of them: the rest are exactly 0)."""
     Q = len(trace.tokens(kind)[0])
-    out = np.empty(Q, dtype=np.float64)
+    lo, hi = _reaching(_kept_layer(trace, kind, layer), int(cols[0]), int(cols[-1]), Q)
+    out = np.zeros(Q, dtype=np.float64)
     width = min(len(cols), TILE_CELLS)
     step = max(1, TILE_CELLS // width)
     for c0 in range(0, len(cols), width):
         part = cols[c0 : c0 + width]
-        for r0 in range(0, Q, step):
-            tile = trace.head(kind, layer, head, slice(r0, r0 + step), part)  # (r, c)
-            summed = tile.sum(1, dtype=np.float64)
-            if c0 == 0:
-                out[r0 : r0 + step] = summed
-            else:
-                out[r0 : r0 + step] += summed
+        for r0 in range(lo, hi, step):
+            r1 = min(hi, r0 + step)
+            tile = trace.head(kind, layer, head, slice(r0, r1), part)  # (r, c)
+            out[r0:r1] += tile.sum(1, dtype=np.float64)
     return out
+
+
+def _kept_layer(trace: Trace, kind: Kind, layer: int) -> LayerScores | None:
+    """The layer as a scores record keeps it (its mask a rule), or None for stored weights."""
+    if trace.scores and kind in trace.scores and getattr(trace, kind) is None:
+        return trace.scores[kind][layer]
+    return None
+
+
+def _reaching(layer: LayerScores | None, first: int, last: int, Q: int) -> tuple[int, int]:
+    """The queries that may attend to a key between first and last, as one range."""
+    if layer is None:
+        return 0, Q
+    rule = layer.mask
+    lo = max(0, first - rule.offset) if rule.causal else 0
+    hi = min(Q, last + rule.window - rule.offset) if rule.window else Q
+    return lo, max(lo, hi)
 
 
 def parse_positions(text: str, tokens: tuple[str, ...], side: Side) -> tuple[int, ...]:

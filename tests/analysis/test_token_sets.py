@@ -41,16 +41,23 @@ def brute(tr: Trace, kind: Kind, side: str, positions: list[int]) -> np.ndarray:
     return np.asarray(out)
 
 
-@pytest.mark.parametrize(("name", "kind"), [("llama", "decoder_self"), ("bart", "cross"),
-                                            ("bart", "encoder_self")])  # fmt: skip
+MODELS = [("llama", "decoder_self"), ("qwen2", "decoder_self"), ("bart", "cross"),
+          ("bart", "encoder_self")]  # fmt: skip
+
+
+@pytest.mark.parametrize(("name", "kind"), MODELS)
 @pytest.mark.parametrize("side", ["queries", "keys"])
-def test_every_head_is_the_brute_force_of_its_whole_map(name: str, kind: Kind, side: str) -> None:
-    """llama: rotary, grouped-query keys, causal; bart: an encoder and cross-attention."""
+@pytest.mark.parametrize("spread", [True, False])
+def test_every_head_is_the_brute_force_of_its_whole_map(
+    name: str, kind: Kind, side: str, spread: bool
+) -> None:
+    """llama: rotary, grouped-query keys, causal; qwen2: a sliding window of 3 from layer 1 on
+    (the queries a narrow key set can reach end 3 after it); bart: an encoder and cross."""
     weights, scores = traces(name)
     assert getattr(scores, kind) is None and getattr(weights, kind) is not None
     queries, keys = weights.tokens(kind)
     n = len(queries) if side == "queries" else len(keys)
-    positions = [0, 2, 3, n - 1]
+    positions = [2, 3, n // 2, n - 1] if spread else [3, 4]
     for tr in (scores, weights):
         got = set_attention(tr, kind, side, tuple(reversed(positions)))  # type: ignore[arg-type]
         assert got.positions == tuple(positions)
@@ -82,6 +89,19 @@ def test_a_key_set_wider_than_a_tile_is_summed_over_every_piece(
     rows = set_attention(scores, "decoder_self", "queries", tuple(positions))
     np.testing.assert_allclose(rows.profile, brute(weights, "decoder_self", "queries", positions),
                                atol=1e-6)  # fmt: skip
+
+
+def test_a_set_past_the_weights_it_may_need_names_the_largest_that_fits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    weights, _ = traces("llama")
+    Q = len(weights.tgt_tokens)
+    L, H = weights.model.shape("decoder_self")
+    monkeypatch.setattr("attnlens.analysis.token_sets.MAX_WEIGHTS", L * H * Q * 3)
+    set_attention(weights, "decoder_self", "keys", (0, 1, 2))  # 3 keys fit
+    fits = rf"a set of 4 keys needs .* \({L * H} heads × {Q} positions a key\); at most 3 keys fit"
+    with pytest.raises(ValueError, match=fits):
+        set_attention(weights, "decoder_self", "keys", (0, 1, 2, 3))
 
 
 @pytest.mark.parametrize(

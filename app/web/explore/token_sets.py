@@ -74,11 +74,11 @@ def token_sets(tr: Trace, kind: Kind, scale: Scale) -> None:
     tokens = queries if side == "queries" else keys
     try:
         positions = parse_positions(typed, tokens, side)
-    except ValueError as err:
+        result = memo("token_set", (tr, kind, side, positions),
+                      lambda: set_attention(tr, kind, side, positions))  # fmt: skip
+    except ValueError as err:  # names nothing, or more than the weights a set may need
         st.error(md(err))
         return
-    result = memo("token_set", (tr, kind, side, positions),
-                  lambda: set_attention(tr, kind, side, positions))  # fmt: skip
     layer, head = held_head(tr, kind)
     st.caption(md(f"The set: {named(positions, tokens)}"))
     L, H = tr.model.shape(kind)
@@ -104,7 +104,8 @@ def from_window(row: st.delta_generator.DeltaGenerator, shown: tuple[int, Kind])
     """Buttons that make the zoomed window's queries, or its keys, the set (read when clicked:
     a zoom reruns the head alone, not this section). shown: the trace's id and the kind,
     never the trace, which a callback kept in the session's state would hold in memory."""
-    for side, label in (("queries", "Its queries"), ("keys", "Its keys")):
+    labels: dict[Side, str] = {"queries": "Its queries", "keys": "Its keys"}
+    for side, label in labels.items():
         row.button(
             label, key=f"w_set_from_{side}", on_click=partial(_take_window, shown, side),
             help=f"the {side} of the window zoomed into on the enlarged head",
