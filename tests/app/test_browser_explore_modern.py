@@ -64,4 +64,26 @@ def test_grouped_heads_and_the_window_band_are_drawn(browser: Any, server: str) 
     assert frames["n"] > 200  # two frames round every layer's thumbnails
     groups = page.locator(".hg-group").all_text_contents()
     assert groups == ["kv 0: q 0–1", "kv 1: q 2–3"]
+
+    # zoomed to a window of at most 256 queries, the lines view draws that window's queries
+    canvas = page.locator("canvas.hz-canvas")
+    canvas.scroll_into_view_if_needed()
+    box, g = canvas.bounding_box(), json.loads(canvas.get_attribute("data-geometry"))
+    at = lambda fx, fy: (box["x"] + g["left"] + fx * g["w"], box["y"] + g["top"] + fy * g["h"])  # noqa: E731
+    page.mouse.move(*at(0.3, 0.5))
+    page.mouse.down()
+    page.mouse.move(*at(0.6, 0.8), steps=8)
+    page.mouse.up()
+    page.wait_for_function(
+        "() => /queries 2\\d\\d–3\\d\\d,/.test(document.querySelector('[data-testid=stMain]')"
+        " && [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]"
+        ".map(h => h.shadowRoot && (h.shadowRoot.querySelector('.lv-title') || {}).textContent)"
+        ".join(' '))",
+        timeout=90_000,
+    )
+    zoomed = json.loads(
+        page.evaluate(f"() => ({PIXELS})(['hz-canvas', [0, 0, 0], 0])")["dataset"]["window"]
+    )
+    title = page.locator(".lv-title").text_content()
+    assert f"queries {zoomed['rows'][0]}–{zoomed['rows'][1] - 1}," in title
     page.close()

@@ -92,28 +92,42 @@ def long_head(tr: Trace, kind: Kind, scale: Scale, present: bool) -> None:
         payload |= {"kind": kind, "selected": [layer, head]}
         head_zoom(payload, present, partial(_zoomed, (id(tr), kind), window.size))
     _downloads(window, scale, marks, present, f"heatmap-{kind}-{layer}-{head}")
-    range_lines(tr, kind, layer, head, present)
+    range_lines(tr, kind, layer, head, present, None if window.whole else window.rows)
 
 
-def range_lines(tr: Trace, kind: Kind, layer: int, head: int, present: bool) -> None:
-    """The lines view of up to RANGE_QUERIES queries from a first one the user picks (the
-    last ones until then), each to its heaviest keys, exact from the record."""
+def range_lines(
+    tr: Trace, kind: Kind, layer: int, head: int, present: bool, zoomed: Span | None = None
+) -> None:
+    """The lines view of up to RANGE_QUERIES queries, each to its heaviest keys, exact from
+    the record: the rows of the zoomed window where it holds at most RANGE_QUERIES, else from
+    a first query the user picks (the last ones until then)."""
     n = len(tr.tokens(kind)[0])
-    start = st.number_input(
-        f"Lines view: the {RANGE_QUERIES} queries from position", min_value=0,
-        max_value=n - 1, value=default_start(n), step=16, key=f"w_lines_from_{n}",
-        help=f"the lines of up to {RANGE_QUERIES} queries in a row (positions 0–{n - 1})",
-    )  # fmt: skip
+    if zoomed is not None and zoomed[1] - zoomed[0] <= RANGE_QUERIES:
+        start, count, which = zoomed[0], zoomed[1] - zoomed[0], "the zoomed window's queries"
+    else:
+        start = _first_query(n)
+        count, which = RANGE_QUERIES, f"queries {start}–{min(n, start + RANGE_QUERIES) - 1}"
     text_px = PROJECTOR_FONT if present else BASE_FONT
-    data = lines_range(tr, kind, layer, head, int(start), text_px=text_px)
+    data = lines_range(tr, kind, layer, head, start, count, text_px=text_px)
     lines_canvas(data.data(), present)
     st.caption(
         md(
-            f"Queries {int(start)}–{min(n, int(start) + RANGE_QUERIES) - 1} of {n}: each query's "
-            "heaviest keys are drawn (the title says how many), so a long input stays light. "
-            "Zoom into the head above to read every weight of a window."
+            f"Lines of {which} (of {n}): each query's heaviest keys are drawn (the title says "
+            "how many), so a long input stays light. Zoom into the head above to read every "
+            "weight of a window."
         )
     )
+
+
+def _first_query(n: int) -> int:
+    """The first query of the lines view, as the user picks it (the last ones until then)."""
+    picked = st.number_input(
+        f"Lines view: the {RANGE_QUERIES} queries from position", min_value=0,
+        max_value=n - 1, value=default_start(n), step=16, key=f"w_lines_from_{n}",
+        help=f"the lines of up to {RANGE_QUERIES} queries in a row (positions 0–{n - 1}); "
+        "zoomed in, the lines follow the window's queries",
+    )  # fmt: skip
+    return int(picked)
 
 
 def _downloads(
