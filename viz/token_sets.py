@@ -24,6 +24,7 @@ from attnlens.viz.margins import BASE_FONT
 GRID_WIDTH = 640  # px the squares of one layer may take
 SQUARE_PX = (8, 32)  # a head's square, at least and at most
 OUTLINE = "rgb(230,85,13)"
+MIN_HEIGHT = 320  # px of the grid whatever its layers
 BARS_UP_TO = 512  # positions a profile draws as bars; past this, as a filled line
 
 
@@ -86,7 +87,7 @@ def _outline(layer: int, head: int, side: int) -> go.Scatter:
 
 
 def _grid_layout(title: str, L: int, H: int, side: int) -> go.Layout:
-    height = L * (side + 4) + 150
+    height = max(L * (side + 4) + 150, MIN_HEIGHT)  # the colour bar stays readable
     return go.Layout(
         title={"text": title, "font": {"size": BASE_FONT + 2}},
         height=height, width=min(H * (side + 4), GRID_WIDTH) + 220,
