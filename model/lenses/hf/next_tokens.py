@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from attnlens.model.lenses.hf.capture import UnexpressibleError
 from attnlens.model.lenses.hf.encoding import encode_prompt
+from attnlens.model.lenses.hf.tracing import kernel_twin
 from attnlens.model.lenses.next_tokens import check_logits_budget, check_top, top_next
 from attnlens.record.next_tokens import NextTokens
 
@@ -28,5 +31,7 @@ def prompt_next_tokens(
     prompt = encode_prompt(tokenizer, text, None, limit, name)
     check_logits_budget(len(prompt.ids), len(names))
     ids = torch.tensor([prompt.ids], dtype=torch.long, device=model.device)  # (1, T)
+    with contextlib.suppress(UnexpressibleError):  # no weights wanted: the fused kernel, not
+        model = kernel_twin(model, "sdpa")  # the eager one's every head's T × T
     out = model(input_ids=ids, attention_mask=torch.ones_like(ids), use_cache=False)
     return top_next(out.logits[0], k, prompt.tokens, names)  # logits (T, V)

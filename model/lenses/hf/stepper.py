@@ -16,6 +16,7 @@ import copy
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 from transformers import Cache, PreTrainedModel
 from transformers.modeling_outputs import BaseModelOutput
@@ -23,7 +24,10 @@ from transformers.modeling_outputs import BaseModelOutput
 from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.decoding.stepper import StepOutput
 from attnlens.model.lenses.hf.ablation import OutputProjections
+from attnlens.model.lenses.hf.capture import UnexpressibleError
+from attnlens.model.lenses.hf.tracing import capture_twin, stacked
 from attnlens.record.errors import InputError
+from attnlens.record.scores import LayerScores
 from attnlens.record.trace import Architecture
 
 
@@ -95,6 +99,10 @@ class HFStepper:
 
     def _feed(self, state: HFState, new: torch.Tensor) -> StepOutput[HFState]:
         """Run the decoder on new (B, n) after the cached positions; read off the last one."""
+        if self.kind == "decoder" and new.size(1) > 1 and state.cache is None:
+            prefilled = _prefill(state, new)
+            if prefilled is not None:
+                return prefilled
         if self.kind == "encoder-decoder":
             out = state.model(
                 encoder_outputs=BaseModelOutput(last_hidden_state=state.memory),
@@ -120,6 +128,33 @@ class HFStepper:
         cross_attention = None if cross is None else torch.stack([a[:, :, -1] for a in cross])
         after = HFState(state.model, out.past_key_values, state.memory, state.src_mask, fed)
         return StepOutput(log_probs, self_attention, cross_attention, after, logits)
+
+
+def _prefill(state: HFState, new: torch.Tensor) -> StepOutput[HFState] | None:
+    """A decoder-only prompt fed whole (B = 1), through the kernel with the attention captured
+    (record/scores.py): each layer's last row rebuilt exactly from what the kernel computed it
+    from, where the eager model would build every head's P × P to keep that one row. None
+    where the model's attention cannot be captured (the eager feed then runs)."""
+    try:
+        out = capture_twin(state.model)(
+            input_ids=new, past_key_values=None, use_cache=True, output_attentions=True
+        )
+        layers = stacked(out.attentions, scores=True)
+    except UnexpressibleError:
+        return None
+    rows = [_last_row(layer) for layer in layers]  # (1, H, P) each
+    logits = out.logits[:, -1].float()  # (1, V)
+    fed = state.fed + new.size(1)
+    self_attention = torch.stack([torch.nn.functional.pad(r, (fed - r.size(-1), 0)) for r in rows])
+    after = HFState(state.model, out.past_key_values, None, None, fed)
+    return StepOutput(torch.log_softmax(logits, dim=-1), self_attention, None, after, logits)
+
+
+def _last_row(layer: LayerScores) -> torch.Tensor:
+    """(1, H, K): every head's last query row, exact from the captured layer."""
+    H, Q, _ = layer.shape
+    last = slice(Q - 1, Q)
+    return torch.from_numpy(np.stack([layer.weights(h, last)[0] for h in range(H)]))[None]
 
 
 def _row(attention: torch.Tensor, fed: int) -> torch.Tensor:
