@@ -4,6 +4,8 @@ positions (analysis/token_sets.py computes both from the record)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import plotly.graph_objects as go
 
@@ -69,13 +71,21 @@ def token_set_grid(
         selected={"marker": {"opacity": 1}}, unselected={"marker": {"opacity": 1}},
         marker={"symbol": "square", "size": side, "color": colour_position(values, scale),
                 "colorscale": colorscale(), "cmin": 0.0, "cmax": 1.0,
-                "colorbar": colorbar(scale), "line": {"width": 0}},
+                "colorbar": _bar(scale, result), "line": {"width": 0}},
     )  # fmt: skip
     layers = [squares]
     if selected is not None:
         layers.append(_outline(*selected, side))
     title = f"{KIND_TITLES[result.kind]} · {describe(result)}"
     return go.Figure(layers, layout=_grid_layout(title, L, H, side))
+
+
+def _bar(scale: Scale, result: SetAttention) -> dict[str, Any]:
+    """The colour bar; a key set's number is a share of attention, not one weight."""
+    bar = colorbar(scale)
+    if result.side == "keys":
+        bar["title"] = {"text": bar["title"]["text"].replace("weight", "share")}
+    return bar
 
 
 def _outline(layer: int, head: int, side: int) -> go.Scatter:

@@ -28,6 +28,7 @@ def test_a_key_set_grid_is_one_square_per_head_with_its_share(trace: Trace) -> N
     assert (outline.x, outline.y) == ((2,), (1,)) and outline.marker.color == OUTLINE
     assert "2 keys: the share of all attention they receive" in fig.layout.title.text
     assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1]  # layer 0 on top
+    assert squares.marker.colorbar.title.text == "share (linear colour)"
 
 
 def test_a_query_set_grid_names_where_the_set_looks_most(trace: Trace) -> None:
