@@ -110,15 +110,28 @@ class Follower:
 
     async def ask(self, after: int) -> tuple[int, dict[str, Any]]:
         """One request: the status and the JSON answer (held by the server until the version
-        is not `after`, or HOLD_SECONDS)."""
+        is not `after`, or HOLD_SECONDS). A kept-alive connection the server closed (uvicorn
+        does after 5 s idle) is opened again, as a browser's fetch does."""
+        for again in (False, True):
+            try:
+                return await self._ask(after)
+            except (ConnectionError, asyncio.IncompleteReadError):
+                await self.close()
+                if again:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _ask(self, after: int) -> tuple[int, dict[str, Any]]:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
         assert self.reader is not None
         target = f"{self.path}?after={after}&me={self.me}"
         self.writer.write(f"GET {target} HTTP/1.1\r\nHost: {self.host}\r\n\r\n".encode())
         await self.writer.drain()
-        status = int((await self.reader.readline()).split()[1])
-        length = 0
+        first = await self.reader.readline()
+        if not first:
+            raise ConnectionError("the server closed the connection")
+        status, length = int(first.split()[1]), 0
         while (line := await self.reader.readline()) not in (b"\r\n", b""):
             name, _, value = line.decode().partition(":")
             if name.lower() == "content-length":
@@ -162,6 +175,8 @@ class Student:
             self.tasks.append(asyncio.create_task(self._every(fragment, interval)))
 
     async def _follow(self) -> None:
+        """As the component: hold the request; on a new version ask for the redraw (a rerun)
+        and hold the next request at once, without waiting for the page."""
         known = self.shown
         while True:
             status, answer = await self.follower.ask(known)
@@ -170,10 +185,20 @@ class Student:
             if answer["version"] != known:
                 known = answer["version"]
                 self.got[known] = time.perf_counter()
-                async with self.redraw_lock:
-                    await self.page.redraw(known)
-                    self.shown = known
-                    self.drawn[known] = time.perf_counter()
+                self.tasks.append(asyncio.create_task(self._redraw(known)))
+
+    async def _redraw(self, version: int) -> None:
+        async with self.redraw_lock:  # the page runs one thing at a time, as Streamlit does
+            await self.page.redraw(version)
+            self.shown = version
+            self.drawn[version] = time.perf_counter()
+
+    def failed(self) -> BaseException | None:
+        """The error that ended one of this student's tasks, if one did."""
+        for task in self.tasks:
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                return task.exception()
+        return None
 
     async def answer(self, i: int) -> int:
         """Tap option i (of those shown) of the question on screen, as the page's buttons do;

@@ -21,6 +21,7 @@ import asyncio
 import os
 import resource
 import statistics
+import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -66,6 +67,10 @@ class Meter:
                      time.perf_counter() - wall)  # fmt: skip
 
 
+def say(what: str) -> None:
+    print(f"  {time.strftime('%H:%M:%S')} {what}", file=sys.stderr, flush=True)
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -102,10 +107,13 @@ async def hall(server: Server, code: str, key: str, n: int, args: argparse.Names
     while len(students) < n:
         batch = min(args.batch, n - len(students))
         students += await asyncio.gather(*(Student.join(server.url, code) for _ in range(batch)))
+        if len(students) % 50 == 0:
+            say(f"{len(students)} joined")
     join = meter.spent()
     for s in students:
         s.start()
     await asyncio.sleep(2)
+    say(f"{n} following; idle for {args.idle:.0f} s")
     as_is = await idle(server, args.idle)
     has_it, drawn, moves = [], [], []
     for m in range(args.moves):
@@ -118,8 +126,12 @@ async def hall(server: Server, code: str, key: str, n: int, args: argparse.Names
         while time.perf_counter() < deadline and not all(
             set(s.drawn) - before[id(s)] for s in students
         ):
+            broken = next((e for s in students if (e := s.failed()) is not None), None)
+            if broken is not None:
+                raise RuntimeError(f"a student's page stopped following: {broken!r}")
             await asyncio.sleep(0.05)
         moves.append(meter.spent())
+        say(f"move {m + 1}: every page redrawn after {time.perf_counter() - pressed:.1f} s")
         for s in students:
             new = sorted(set(s.drawn) - before[id(s)])
             if not new:

@@ -281,9 +281,12 @@ class VersionBoard:
                     return version
                 self._versions[code] = version
                 woken = list(self._waiting.get(code, ()))
+        loops: dict[asyncio.AbstractEventLoop, list[asyncio.Future[int]]] = {}
         for loop, future in woken:
-            with contextlib.suppress(RuntimeError):  # that request's loop has closed
-                loop.call_soon_threadsafe(_settle, future, version)
+            loops.setdefault(loop, []).append(future)
+        for loop, futures in loops.items():  # one call per loop wakes all its requests at once
+            with contextlib.suppress(RuntimeError):  # that loop has closed
+                loop.call_soon_threadsafe(_settle, futures, version)
         return version
 
     def close(self) -> None:
@@ -291,9 +294,10 @@ class VersionBoard:
         self._thread.join(timeout=5)
 
 
-def _settle(future: asyncio.Future[int], version: int) -> None:
-    if not future.done():  # not timed out meanwhile
-        future.set_result(version)
+def _settle(futures: list[asyncio.Future[int]], version: int) -> None:
+    for future in futures:
+        if not future.done():  # not timed out meanwhile
+            future.set_result(version)
 
 
 _BOARDS: dict[str, VersionBoard] = {}
