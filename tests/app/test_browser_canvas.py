@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import random
 import urllib.parse
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -51,6 +52,24 @@ def explore(browser: Any, url: str, width: int, query: str = "text=bad", **optio
     return page
 
 
+@pytest.fixture(scope="module")
+def desktop(browser: Any, server: str) -> Iterator[Any]:
+    """Explore on "bad" at 1400 px, loaded once for the tests that only read it (the checks of
+    the cells, the hovers, then the theme picked in the menu, in this file's order)."""
+    page = explore(browser, server, 1400)
+    yield page
+    page.close()
+
+
+def page_at(request: pytest.FixtureRequest, browser: Any, server: str, width: int) -> Any:
+    """The shared desktop page at 1400 px (scrolled back to its grid), else a new tab."""
+    if width != 1400:
+        return explore(browser, server, width)
+    page = request.getfixturevalue("desktop")
+    page.locator(CANVAS).scroll_into_view_if_needed()
+    return page
+
+
 def geometry(page: Any) -> dict[str, float]:
     """Where the thumbnails are on the canvas, in css px (head_grid.js writes it down)."""
     return dict(json.loads(page.locator(CANVAS).get_attribute("data-geometry")))
@@ -79,11 +98,11 @@ def enlarged(head: str) -> str:
 
 @pytest.mark.parametrize("width", [390, 1400])
 def test_the_canvas_is_drawn_with_square_cells_on_a_phone_and_a_desktop(
-    browser: Any, server: str, width: int
+    request: pytest.FixtureRequest, browser: Any, server: str, width: int
 ) -> None:
     """The tiny model: 2 layers × 2 heads of cross-attention, 4 keys ("bad": b a d </s>) and
     as many rows as the (untrained) model wrote."""
-    page = explore(browser, server, width)
+    page = page_at(request, browser, server, width)
     g = geometry(page)
     rows = g["tileH"] / g["cell"]
     assert g["tileW"] / 4 == pytest.approx(g["cell"]) and rows == pytest.approx(round(rows))
@@ -96,7 +115,8 @@ def test_the_canvas_is_drawn_with_square_cells_on_a_phone_and_a_desktop(
         PIXELS, ["hg-canvas", g["left"] + g["tileW"] + 1, g["top"] + g["tileH"] / 2]
     )
     assert gap["at"][3] == 0  # the gap between two heads is left blank
-    page.close()
+    if width != 1400:
+        page.close()
 
 
 def test_a_click_on_a_thumbnail_picks_that_layer_and_head_every_time(
@@ -128,10 +148,11 @@ def test_a_click_on_a_thumbnail_picks_that_layer_and_head_every_time(
     page.close()
 
 
-def test_hovering_a_cell_names_its_head_tokens_and_weight(browser: Any, server: str) -> None:
+def test_hovering_a_cell_names_its_head_tokens_and_weight(desktop: Any) -> None:
     """Cross-attention on "bad": the tiny model writes its own output, so row 0 reads '<s> →'
     its first token, and column 1 is key 1 · a."""
-    page = explore(browser, server, 1400)
+    page = desktop
+    page.locator(CANVAS).scroll_into_view_if_needed()
     g = geometry(page)
     row0_col1 = tile_point(g, 1, 1, 1.5 / 4, 0.5 * g["cell"] / g["tileH"])
     page.locator(CANVAS).hover(position=row0_col1)
@@ -141,14 +162,13 @@ def test_hovering_a_cell_names_its_head_tokens_and_weight(browser: Any, server: 
     assert lines[0] == "layer 1 · head 1: click to enlarge"
     assert lines[1].startswith("query 0 · <s> → ") and lines[2] == "key 1 · a"
     assert lines[3].startswith("weight ≈ 0.") or lines[3].startswith("weight ≈ 1")
-    page.close()
 
 
-def test_the_lines_view_draws_its_lines_and_names_them_on_hover(browser: Any, server: str) -> None:
+def test_the_lines_view_draws_its_lines_and_names_them_on_hover(desktop: Any) -> None:
     """The tiny model's cross-attention on "bad", layer 1 · head 0 (the page's default): its
     keys b a d </s> written as text at the right; the strongest line, from its payload, named on
     hover halfway along it."""
-    page = explore(browser, server, 1400)
+    page = desktop
     canvas = page.locator(LINES)
     canvas.scroll_into_view_if_needed()
     assert page.locator(f"{HOST} .lv-key").all_text_contents() == ["b", "a", "d", "</s>"]
@@ -162,7 +182,6 @@ def test_the_lines_view_draws_its_lines_and_names_them_on_hover(browser: Any, se
     assert lines[0].startswith(f"query {strongest['query']} · ")
     assert lines[1].startswith(f"→ key {strongest['key']} · ")
     assert lines[2] == f"weight {strongest['weight']}"
-    page.close()
 
 
 STRONGEST = """() => {
@@ -182,10 +201,15 @@ def label_lightness(page: Any, label: str) -> int:
 
 
 @pytest.mark.parametrize("how", ["browser", "menu"])
-def test_labels_follow_the_dark_theme(browser: Any, server: str, how: str) -> None:
-    """Dark from the browser's preference, or picked in the ⋮ menu (no rerun of the script:
-    the canvases read Streamlit's theme variables)."""
-    page = explore(browser, server, 1400, **({"color_scheme": "dark"} if how == "browser" else {}))
+def test_labels_follow_the_dark_theme(
+    request: pytest.FixtureRequest, browser: Any, server: str, how: str
+) -> None:
+    """Dark from the browser's preference (a tab of its own), or picked in the ⋮ menu (no
+    rerun of the script: the canvases read Streamlit's theme variables) on the shared page."""
+    if how == "browser":
+        page = explore(browser, server, 1400, color_scheme="dark")
+    else:
+        page = request.getfixturevalue("desktop")
     if how == "menu":
         assert label_lightness(page, ".hg-head") < 100  # dark text on the light page
         page.locator("[data-testid='stMainMenu']").click()
@@ -196,7 +220,8 @@ def test_labels_follow_the_dark_theme(browser: Any, server: str, how: str) -> No
         assert label_lightness(page, label) > 180, label  # light text on the dark page
     assert page.locator(f"{HOST} .hg-head").all_text_contents() == ["head 0", "head 1"]
     assert page.locator(f"{HOST} .hg-layer").all_text_contents() == ["layer 0", "layer 1"]
-    page.close()
+    if how == "browser":
+        page.close()
 
 
 @pytest.mark.slow
