@@ -106,7 +106,7 @@ def _mean_rows(trace: Trace, kind: Kind, layer: int, head: int, rows: np.ndarray
     total = np.zeros(K, dtype=np.float64)
     for start in range(0, len(rows), step):
         tile = trace.head(kind, layer, head, rows[start : start + step], slice(lo, hi))  # (r, c)
-        total[lo:hi] += tile.sum(0, dtype=np.float64)
+        total[lo:hi] += np.ones(len(tile)) @ tile  # in float64: 5× sum(0, dtype=float64)
     return total / len(rows)
 
 
