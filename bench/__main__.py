@@ -25,6 +25,7 @@ from bench import (
     long_inputs,
     memory_load,
     servers,
+    token_sets,
     viz_speed,
 )
 from bench.app_latency import Result
@@ -98,6 +99,8 @@ def main(argv: list[str] | None = None) -> None:
     section("every head at long inputs: attnlens' trace against the sdpa forward (issue 35)")
     long_targets = long_inputs.main(["--quick"] if args.quick else [])
     print(table(long_targets))
+    section("a token set's attention in every head, from the record (issue 36)")
+    token_sets.main(["--quick"] if args.quick else [])
     section("Explore at 1,024 tokens: Enter and another head, in Chromium (issue 36)")
     explore_long.main(["--repeats", "2"] if args.quick else [])
     section(f"targets of issue 20 (make bench, {time.perf_counter() - started:.0f} s)")
