@@ -13,6 +13,7 @@ button. What it leaves out is drawing, which happens on each student's own devic
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
 import random
 import time
@@ -155,6 +156,7 @@ class Student:
     drawn: dict[int, float] = field(default_factory=dict)  # version -> when the page was drawn
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
     redraw_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    following: concurrent.futures.Future[None] | None = None  # on the followers' loop
 
     @classmethod
     async def join(cls, url: str, code: str) -> Student:
@@ -165,8 +167,12 @@ class Student:
         args = page.follow_args
         return cls(page, Follower(url, code, args["student"]), int(args["version"]))
 
-    def start(self, fragments: bool = True) -> None:
-        self.tasks.append(asyncio.create_task(self._follow()))
+    def start(self, followers: asyncio.AbstractEventLoop, fragments: bool = True) -> None:
+        """Hold the follow request on `followers`, a loop of its own in another thread (the
+        time a request comes back is then not held up by this loop reading other pages), and
+        redraw on this one."""
+        here = asyncio.get_running_loop()
+        self.following = asyncio.run_coroutine_threadsafe(self._follow(here), followers)
         if fragments:
             self.start_fragments()
 
@@ -174,18 +180,24 @@ class Student:
         for fragment, interval in self.page.fragments.items():
             self.tasks.append(asyncio.create_task(self._every(fragment, interval)))
 
-    async def _follow(self) -> None:
-        """As the component: hold the request; on a new version ask for the redraw (a rerun)
-        and hold the next request at once, without waiting for the page."""
+    async def _follow(self, pages: asyncio.AbstractEventLoop) -> None:
+        """As the component: hold the request; on a new version ask for the redraw (a rerun,
+        on the pages' loop) and hold the next request at once, without waiting for the page."""
         known = self.shown
-        while True:
-            status, answer = await self.follower.ask(known)
-            if status != 200:
-                raise RuntimeError(f"the follow route answered {status}: {answer}")
-            if answer["version"] != known:
-                known = answer["version"]
-                self.got[known] = time.perf_counter()
-                self.tasks.append(asyncio.create_task(self._redraw(known)))
+        try:
+            while True:
+                status, answer = await self.follower.ask(known)
+                if status != 200:
+                    raise RuntimeError(f"the follow route answered {status}: {answer}")
+                if answer["version"] != known:
+                    known = answer["version"]
+                    self.got[known] = time.perf_counter()
+                    pages.call_soon_threadsafe(self._redraw_soon, known)
+        finally:
+            await self.follower.close()
+
+    def _redraw_soon(self, version: int) -> None:
+        self.tasks.append(asyncio.create_task(self._redraw(version)))
 
     async def _redraw(self, version: int) -> None:
         async with self.redraw_lock:  # the page runs one thing at a time, as Streamlit does
@@ -195,6 +207,11 @@ class Student:
 
     def failed(self) -> BaseException | None:
         """The error that ended one of this student's tasks, if one did."""
+        done = self.following is not None and self.following.done()
+        if done and self.following is not None and not self.following.cancelled():
+            error = self.following.exception()
+            if error is not None:
+                return error
         for task in self.tasks:
             if task.done() and not task.cancelled() and task.exception() is not None:
                 return task.exception()
@@ -222,5 +239,6 @@ class Student:
     async def close(self) -> None:
         for task in self.tasks:
             task.cancel()
-        await self.follower.close()
+        if self.following is not None:
+            self.following.cancel()  # its connection closes on its own loop
         await self.page.close()
