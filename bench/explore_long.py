@@ -1,8 +1,9 @@
 """Explore at 1,024 tokens (issue 36), in Chromium against `attnlens serve`: Enter → the head's
 overview drawn, and another head picked → its overview drawn, each with the bytes the server
-sent for it, against the issue's targets (≤ 2 s, ≤ 0.3 s and ≤ 300 KB).
+sent for it, against the issue's targets (≤ 2 s, ≤ 0.3 s and ≤ 300 KB). Then Explore at 8,192
+tokens on Llama-3.2-1B's shape (bench/explore_8k.py).
 
-    .venv/bin/python -m bench.explore_long [--repeats 3]
+    .venv/bin/python -m bench.explore_long [--repeats 3] [--case gpt2|llama|both]
 
 The model is GPT-2 small's shape (12 layers × 12 heads, 1,024 positions) with random weights and
 a word-level tokenizer, built here (bench/long_inputs.py), its hidden size shrunk from 768 to
@@ -22,7 +23,7 @@ import time
 from functools import partial
 from pathlib import Path
 
-from bench import servers
+from bench import explore_8k, servers
 from bench.browser import Tab, launch
 from bench.long_inputs import GPT2, build, text_of
 from bench.targets import load_average
@@ -101,14 +102,23 @@ def measure(folder: Path, repeats: int) -> dict[str, list[float]]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--case", choices=("gpt2", "llama", "both"), default="both")
     args = parser.parse_args(argv)
+    if args.case != "llama":
+        gpt2_case(args.repeats)
+    if args.case != "gpt2":
+        explore_8k.main()
+
+
+def gpt2_case(repeats: int) -> None:
+    """GPT-2 small's shape × 1,024: Enter and head switches, against the targets."""
     with tempfile.TemporaryDirectory() as tmp:
         folder = build(GPT2, TOKENS, Path(tmp) / "gpt2")
         traced, overview = reference(folder, 0)
-        found = measure(folder, args.repeats)
+        found = measure(folder, repeats)
     med = {k: statistics.median(v) for k, v in found.items()}
     print(f"{GPT2.name} × {TOKENS} tokens, hidden {GPT2.hidden} (shrunk from {GPT2.real_hidden})")
-    print(f"{'measure (median of ' + str(args.repeats) + ')':<40} {'attnlens':>10} "
+    print(f"{'measure (median of ' + str(repeats) + ')':<40} {'attnlens':>10} "
           f"{'reference':>10} {'target':>9}")  # fmt: skip
     rows = [
         ("Enter → the head's overview drawn", f"{med['enter'] * 1000:.0f} ms",
