@@ -101,8 +101,8 @@ def main(argv: list[str] | None = None) -> None:
     print(table(long_targets))
     section("a token set's attention in every head, from the record (issue 36)")
     token_sets.main(["--quick"] if args.quick else [])
-    section("Explore at 1,024 tokens: Enter and another head, in Chromium (issue 36)")
-    explore_long.main(["--repeats", "2"] if args.quick else [])
+    section("Explore at 1,024 and 8,192 tokens: Enter, another head, a zoom (issue 36)")
+    explore_long.main(["--repeats", "2", "--case", "gpt2"] if args.quick else [])
     section(f"targets of issue 20 (make bench, {time.perf_counter() - started:.0f} s)")
     held = load_check.largest_held(swept)
     targets = [
