@@ -68,6 +68,8 @@ def lines_range(
     )
     if len(keys) < reached:
         title += f" (the {len(keys)} keys weighed most of {reached})"
+    if not len(q):
+        title += f" (no weight of these queries reaches {min_weight:g})"
     return LinesData(
         title=title,
         head=head,
