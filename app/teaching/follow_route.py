@@ -48,7 +48,7 @@ def follow_route(
         if not VERSION.fullmatch(after):
             return _answer(400, {"error": f"after={after[:40]!r}: not a class version"})
         known, me, followed = int(after), request.query_params.get("me"), board()
-        if valid_student_id(me) and followed.due(code, me):
+        if me is not None and valid_student_id(me) and followed.due(code, me):
             await asyncio.to_thread(followed.seen, code, me)
         try:
             version = await followed.wait(code, known, hold_seconds)
