@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import attnlens
-from attnlens.app.web.explore.token_sets import window_range
+from attnlens.app.web.explore.token_sets import elsewhere, window_range
 from attnlens.app.web.safe_text import WORD_JOINER
 from attnlens.viz.colour_scale import colour_position
 from helpers.apptest import chart, open_on
@@ -119,3 +119,16 @@ def test_the_zoomed_windows_queries_or_keys_become_the_set(
     assert window_range(held, shown, "keys") == "0-300"
     assert window_range(held, (124, "decoder_self"), "keys") is None  # another trace's zoom
     assert window_range(None, shown, "keys") is None
+
+
+def test_a_word_of_the_other_text_says_which_side_has_it() -> None:
+    tokens = (("<s>", "kasa", "</s>"), ("the", "house", "</s>"))  # cross: queries, keys
+    assert elsewhere("house", tokens, "queries") == (
+        "; the keys have it: pick Keys (what they receive)"
+    )
+    assert (
+        elsewhere("kasa", tokens, "keys") == "; the queries have it: pick Queries (where they look)"
+    )
+    assert elsewhere("dog", tokens, "queries") == ""
+    same = (("a", "b"), ("a", "b"))  # self-attention: the other side has nothing else
+    assert elsewhere("c", same, "keys") == ""

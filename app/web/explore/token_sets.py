@@ -77,7 +77,7 @@ def token_sets(tr: Trace, kind: Kind, scale: Scale) -> None:
         result = memo("token_set", (tr, kind, side, positions),
                       lambda: set_attention(tr, kind, side, positions))  # fmt: skip
     except ValueError as err:  # names nothing, or more than the weights a set may need
-        st.error(md(err))
+        st.error(md(f"{err}{elsewhere(typed, tr.shown(kind), side)}"))
         return
     layer, head = held_head(tr, kind)
     st.caption(md(f"The set: {named(positions, tokens)}"))
@@ -127,3 +127,16 @@ def window_range(held: object, shown: tuple[int, Kind], side: Side) -> str | Non
         return None
     start, stop = held[1] if side == "queries" else held[2]
     return f"{start}-{stop - 1}"
+
+
+def elsewhere(typed: str, tokens: tuple[tuple[str, ...], tuple[str, ...]], side: Side) -> str:
+    """'; the keys have it: …' where a set the chosen side lacks names positions of the other
+    side (cross-attention's queries and keys are different texts); '' otherwise."""
+    other: Side = "keys" if side == "queries" else "queries"
+    if tokens[0] == tokens[1]:
+        return ""
+    try:
+        parse_positions(typed, tokens[1] if other == "keys" else tokens[0], other)
+    except ValueError:
+        return ""
+    return f"; the {other} have it: pick {SIDE_LABELS[other]}"
