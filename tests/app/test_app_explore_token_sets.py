@@ -16,7 +16,7 @@ import attnlens
 from attnlens.app.web.explore.token_sets import elsewhere, window_range
 from attnlens.app.web.safe_text import WORD_JOINER
 from attnlens.viz.colour_scale import colour_position
-from helpers.apptest import chart, open_on
+from helpers.apptest import chart, open_bundled, open_on
 from helpers.long_gpt2 import long_gpt2, words
 
 N = 300
@@ -132,3 +132,17 @@ def test_a_word_of_the_other_text_says_which_side_has_it() -> None:
     assert elsewhere("dog", tokens, "queries") == ""
     same = (("a", "b"), ("a", "b"))  # self-attention: the other side has nothing else
     assert elsewhere("c", same, "keys") == ""
+
+
+def test_a_bundled_models_cross_attention_as_a_key_set() -> None:
+    """reverse: an encoder-decoder of §3, its record the weights, the set among the source."""
+    at = open_bundled("explore", "reverse", text="hello world")
+    at.radio(key="w_set_side").set_value("keys").run()
+    at.text_input(key="w_set_text").input("l").run()
+    assert not at.exception and not at.error
+    truth = attnlens.load("reverse").trace("hello world")
+    where = [i for i, t in enumerate(truth.src_tokens) if t == "l"]
+    assert truth.cross is not None and len(where) == 3
+    shares = truth.cross[:, :, :, where].sum(-1).mean(-1).ravel()
+    squares = chart(at, "3 keys: the share of all attention")["data"][0]
+    np.testing.assert_allclose(array(squares["marker"]["color"]), np.cbrt(shares), atol=1e-6)
