@@ -39,11 +39,14 @@ def read_class(db: sqlite3.Connection, code: str) -> ClassCopy | None:
     return copy
 
 
-def identity(path: Path) -> tuple[int, int, bytes]:
-    """The file's device and inode, and its first 16 bytes (SQLite's magic)."""
-    with path.open("rb") as f:
-        info = os.fstat(f.fileno())
-        return info.st_dev, info.st_ino, f.read(len(MAGIC))
+def identity(path: Path, held: int) -> tuple[int, int, bytes]:
+    """The device and inode of the file at path, and the first 16 bytes (SQLite's magic) of the
+    file held open as `held` (the same file while the first two match). Never opens and closes
+    the path: closing any descriptor of a file drops every POSIX lock this process holds on it,
+    SQLite's among them, and another process's connection, closing, would then checkpoint and
+    delete the write-ahead log this one still writes to."""
+    info = os.stat(path)
+    return info.st_dev, info.st_ino, os.pread(held, len(MAGIC), 0)
 
 
 def unreadable(path: Path) -> str:

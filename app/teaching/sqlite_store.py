@@ -11,6 +11,7 @@ database when the server starts is moved aside with a message, and a new one sta
 from __future__ import annotations
 
 import contextlib
+import os
 import sqlite3
 import threading
 import time
@@ -63,7 +64,8 @@ class SQLiteStore(ClassStore):
             damaged = unreadable(path)
             aside = move_aside(path) if damaged else None
             self._db = self._connect()
-            self._identity = identity(path)
+            self._file = os.open(path, os.O_RDONLY)  # closed only with the connection
+            self._identity = identity(path, self._file)
             self._notices = [
                 (float(a), str(t))
                 for a, t in self._db.execute(
@@ -133,6 +135,7 @@ class SQLiteStore(ClassStore):
     def close(self) -> None:
         with self._locked():
             self._db.close()
+            os.close(self._file)
 
     def notice(self, text: str) -> None:
         super().notice(text)
@@ -143,7 +146,7 @@ class SQLiteStore(ClassStore):
 
     def _check(self, now: bool = False) -> str | None:
         try:
-            found = identity(self.path)
+            found = identity(self.path, self._file)
         except FileNotFoundError:
             return f"The class store's file {self.path} was deleted"
         except OSError as err:  # there, but not readable now: no reason to rebuild it
@@ -185,6 +188,8 @@ class SQLiteStore(ClassStore):
                 self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
+            with contextlib.suppress(OSError):
+                os.close(self._file)
             aside = None
             if self.path.exists() and unreadable(self.path):
                 aside = move_aside(self.path, journal=False)
@@ -192,7 +197,8 @@ class SQLiteStore(ClassStore):
                 for suffix in ("-wal", "-shm"):  # the old file's journal: no longer anyone's
                     remove_file(self.path.with_name(self.path.name + suffix))
             self._db = self._connect()
-            self._identity = identity(self.path)
+            self._file = os.open(self.path, os.O_RDONLY)
+            self._identity = identity(self.path, self._file)
         return salvaged, aside
 
     def _salvage(self) -> dict[str, ClassCopy]:

@@ -1,14 +1,14 @@
-"""A SQLite class store read by another process while a server writes to it (the test process
-of test_browser_class.py, the sqlite3 shell, a backup, a second replica): the server's later
-writes must still reach the file.
+"""A SQLite class store read by another process while a server writes to it (the test process of
+test_browser_class.py, the sqlite3 shell, a backup, a second replica): the server's later writes
+must still reach the file.
 
 Found chasing the tab-after-tab class test (the server counted three students while the file
-held none): SQLiteStore checks which file it writes to by opening and closing the path
-(sqlite_file.identity), and closing any descriptor of a file drops every POSIX lock the process
-holds on it, SQLite's among them. Another process's connection then believes it is the last
-one when it closes, checkpoints and deletes the write-ahead log, and the server goes on writing
-into a log no one else can see: its answers are in no file (SQLite's "How To Corrupt An SQLite
-Database File", 2.2.1).
+held none): SQLiteStore checked which file it writes to by opening and closing the path
+(sqlite_file.identity; it now keeps one handle open for that), and closing any descriptor of a
+file drops every POSIX lock the process holds on it, SQLite's among them. Another process's
+connection then believes it is the last one when it closes, checkpoints and deletes the write-
+ahead log, and the server went on writing into a log no one else could see: its answers are in
+no file (SQLite's "How To Corrupt An SQLite Database File", 2.2.1).
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ import sqlite3
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 from attnlens.app.teaching.class_state import ClassState
 from attnlens.app.teaching.class_store import open_store
@@ -36,11 +34,6 @@ def read_elsewhere(path: Path, query: str) -> int:
     return int(done.stdout)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="app/teaching/sqlite_file.identity() opens and closes the store's file in the "
-    "server's process, dropping SQLite's locks (see the module docstring); passes once fixed",
-)
 def test_students_who_join_after_another_process_read_the_store_are_in_the_file(
     tmp_path: Path,
 ) -> None:
