@@ -209,6 +209,7 @@ def encoder_trace(run: Runner, src: Encoded, scores: bool = False) -> Trace:
     types, warnings = _token_types(run, src)
     out = forward(run, scores, input_ids=input_ids, attention_mask=mask, **types)
     recorded: Recorded = {"encoder_self": stacked(out.attentions, scores)}
+    del out  # its hidden states: gone before the summaries are computed
     return _record(run, src, None, recorded, None, warnings)
 
 
@@ -217,13 +218,15 @@ def decoder_trace(run: Runner, tgt: Encoded, eos: int | None, scores: bool = Fal
     """Decoder-only: TEXT on the decoder side, causal self-attention, next-token log-probs."""
     input_ids = run.ids(tgt.ids)  # (1, T)
     mask = torch.ones_like(input_ids)  # (1, T)
-    out = forward(run, scores, input_ids=input_ids, attention_mask=mask)
+    # no key/value cache: nothing decodes after a trace (Llama-3.2-1B × 2,048: 134 MB)
+    out = forward(run, scores, input_ids=input_ids, attention_mask=mask, use_cache=False)
     warnings, logprobs = [], None
     if eos is None:
         warnings.append("the model names no end token: tgt_logprobs not computed")
     else:
         logprobs = next_token_logprobs(out.logits, (*tgt.ids[1:], eos))  # (T,)
     recorded: Recorded = {"decoder_self": stacked(out.attentions, scores)}
+    del out  # its logits (T × V) are read: gone before the summaries are computed
     return _record(run, None, tgt, recorded, logprobs, warnings)
 
 
@@ -247,6 +250,7 @@ def seq2seq_trace(
         "cross": stacked(out.cross_attentions, scores),  # (L', H', T, S)
     }
     logprobs = next_token_logprobs(out.logits, next_ids)  # (T,)
+    del out  # its logits (T × V) and encoder output are read: gone before the summaries
     return _record(run, src, dec, recorded, logprobs, [])
 
 
