@@ -8,7 +8,8 @@ app/web/served.py (`attnlens serve`).
     200 {"version": VERSION, "changed": false}   after HOLD_SECONDS unchanged: ask again
     400 a code that is not 6 letters and digits as join codes are, or a VERSION not a number
     404 no such class
-    503 the process holds MAX_WAITERS requests already (Retry-After says when to ask again)
+    503 the process holds MAX_WAITERS requests already, or PER_ADDRESS from the caller's
+        network address (Retry-After says when to ask again)
 
 `me`, the student's id (their join link's), tells the store the student's page is open, at
 most once per SEEN_SECONDS: the teacher's count of students there, which a page's timer used
@@ -26,18 +27,26 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from attnlens.app.teaching.board import FOLLOW_PATH, HOLD_SECONDS, TooManyWaitingError, VersionBoard
+from attnlens.app.teaching.class_limits import MAX_STUDENTS
 from attnlens.app.teaching.names import CODE, valid_student_id
 
 VERSION = re.compile(r"-1|0|[1-9][0-9]{0,15}")  # a class's version, as a page holds it
 NOT_STORED = {"Cache-Control": "no-store"}
 RETRY_AFTER_SECONDS = 5
+# Requests one network address may hold at once: a class behind one school's NAT fits (a class
+# is MAX_STUDENTS at most), and a script on one address cannot take every place (MAX_WAITERS).
+PER_ADDRESS = MAX_STUDENTS
 
 
 def follow_route(
-    board: Callable[[], VersionBoard], base: str = "", hold_seconds: float = HOLD_SECONDS
+    board: Callable[[], VersionBoard],
+    base: str = "",
+    hold_seconds: float = HOLD_SECONDS,
+    per_address: int = PER_ADDRESS,
 ) -> Route:
     """The route, under the server's base path (`base`, Streamlit's server.baseUrlPath);
     `board`: the process's board, asked at the first request (after the server started)."""
+    holding: dict[str, int] = {}  # network address -> requests it holds now (one event loop)
 
     async def follow(request: Request) -> JSONResponse:
         code = request.path_params["code"]
@@ -50,11 +59,18 @@ def follow_route(
         known, me, followed = int(after), request.query_params.get("me"), board()
         if me is not None and valid_student_id(me) and followed.due(code, me):
             await asyncio.to_thread(followed.seen, code, me)
+        address = request.client.host if request.client else ""
+        if holding.get(address, 0) >= per_address:
+            return _busy(f"{per_address} requests from one address wait here already")
+        holding[address] = holding.get(address, 0) + 1
         try:
             version = await followed.wait(code, known, hold_seconds)
         except TooManyWaitingError as err:
-            return _answer(503, {"error": f"the server is busy ({err}): ask again"},
-                           {"Retry-After": str(RETRY_AFTER_SECONDS)})  # fmt: skip
+            return _busy(str(err))
+        finally:
+            holding[address] -= 1
+            if not holding[address]:
+                del holding[address]
         if version == -1:
             return _answer(404, {"error": f"no class {code}"})
         if version is None:
@@ -63,6 +79,11 @@ def follow_route(
 
     prefix = f"/{base.strip('/')}" if base.strip("/") else ""
     return Route(f"{prefix}/{FOLLOW_PATH}/{{code}}", follow, methods=["GET"])
+
+
+def _busy(why: str) -> JSONResponse:
+    return _answer(503, {"error": f"the server is busy ({why}): ask again"},
+                   {"Retry-After": str(RETRY_AFTER_SECONDS)})  # fmt: skip
 
 
 def _answer(

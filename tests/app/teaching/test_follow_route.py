@@ -34,17 +34,21 @@ def board(store: ClassStore, tmp_path: Path) -> Iterator[VersionBoard]:
     made.close()
 
 
-def app_of(board: VersionBoard, hold_seconds: float = 30.0, base: str = "") -> Starlette:
-    return Starlette(routes=[follow_route(lambda: board, base, hold_seconds)])
+def app_of(
+    board: VersionBoard, hold_seconds: float = 30.0, base: str = "", per_address: int = 100
+) -> Starlette:
+    return Starlette(routes=[follow_route(lambda: board, base, hold_seconds, per_address)])
 
 
-async def get(app: Starlette, path: str) -> tuple[int, dict[str, Any], dict[str, str]]:
+async def get(
+    app: Starlette, path: str, address: str = "127.0.0.1"
+) -> tuple[int, dict[str, Any], dict[str, str]]:
     """One GET through the ASGI app, as uvicorn would send it: status, JSON body, headers."""
     target, _, query = path.partition("?")
     scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
              "scheme": "http", "path": target, "raw_path": target.encode(), "root_path": "",
              "query_string": query.encode(), "headers": [(b"host", b"test")],
-             "server": ("test", 80), "client": ("127.0.0.1", 1234)}  # fmt: skip
+             "server": ("test", 80), "client": (address, 1234)}  # fmt: skip
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:
@@ -195,3 +199,23 @@ def test_a_store_that_does_not_answer_still_lets_the_page_wait(
         assert (status, body) == (200, {"version": 0, "changed": False})  # no error: it waits
     finally:
         board.close()
+
+
+def test_one_address_cannot_take_every_place(store: ClassStore, board: VersionBoard) -> None:
+    made = store.create(ClassState("section3", 0))
+    app = app_of(board, per_address=2)
+    path = f"/_attnlens/follow/{made.code}?after=0"
+
+    async def a_script_and_a_student() -> tuple[int, int]:
+        held = [asyncio.create_task(get(app, path, "10.0.0.9")) for _ in range(2)]
+        while board.waiting < 2:
+            await asyncio.sleep(0.01)
+        script = (await get(app, path, "10.0.0.9"))[0]
+        student = asyncio.create_task(get(app, path, "10.0.0.7"))  # another address: held
+        while board.waiting < 3:
+            await asyncio.sleep(0.01)
+        await asyncio.to_thread(move, store, made.code, made.key)
+        await asyncio.gather(*held)
+        return script, (await student)[0]
+
+    assert asyncio.run(a_script_and_a_student()) == (503, 200)
