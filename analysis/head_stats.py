@@ -58,11 +58,9 @@ def _kind_frame(
         aligned = _aligned(w, reference)
     L, H = stats["entropy"].shape
     layer, head = (a.ravel() for a in np.indices((L, H)))
-    stats = {"kind": kind, "layer": layer, "head": head, **stats}
     stats["aligned"] = aligned if kind == "cross" else np.full((L, H), np.nan)
-    frame = pd.DataFrame(
-        {k: np.ravel(v) if not isinstance(v, str) else v for k, v in stats.items()}
-    )
+    columns = {"layer": layer, "head": head, **stats}
+    frame = pd.DataFrame({"kind": kind, **{k: np.ravel(v) for k, v in columns.items()}})
     frame["tag"] = [_tag(row, threshold) for row in frame[list(SHARES)].to_numpy()]
     frame.loc[frame["aligned"] >= ALIGNED_TAG, "tag"] = "alignment head"
     return frame
