@@ -10,11 +10,18 @@ import pandas as pd
 from streamlit.testing.v1 import AppTest
 
 from attnlens import load
-from attnlens.app.web.explore.next_tokens import CONTINUATION_TOKENS, TABLE_ROWS, TOP, quoted
+from attnlens.app.web.explore.next_tokens import (
+    AT_ONCE,
+    CONTINUATION_TOKENS,
+    TABLE_ROWS,
+    TOP,
+    quoted,
+)
 from attnlens.app.web.safe_text import md
 from attnlens.viz.labels import visible as seen  # how a table draws a control character
 from helpers.apptest import open_bundled, open_on
 from helpers.hf_zoo import zoo_folder
+from helpers.long_gpt2 import long_gpt2, words
 
 
 def table(at: AppTest) -> pd.DataFrame:
@@ -88,3 +95,19 @@ def test_a_hugging_face_decoder_shows_its_continuation_and_readable_next_tokens(
     assert frame["token"].tolist() == shown
     assert frame["1st"].tolist() == [seen(lens.display_tokens([r[0]])[0]) for r in nt.top_tokens]
     assert not any("Ġ" in t for t in frame["token"])
+
+
+def test_past_its_length_the_continuation_waits_for_a_click(tmp_path: Path) -> None:
+    """Each reads the whole input again: a long one's come on request, then stay."""
+    folder = long_gpt2(tmp_path)
+    text = words(AT_ONCE + 40)
+    at = open_on(folder, "explore", text=text)
+    assert not at.exception and not at.error
+    assert not any(t.startswith("Continuation:") for t in texts(at)) and not at.dataframe
+    at.button(key="w_next_tokens").click().run(timeout=120)
+    lens = load(str(folder), device="cpu")
+    run = lens.decode(text, "greedy", max_len=CONTINUATION_TOKENS)
+    assert f'Continuation: "{lens.text_of(run.output_tokens)}"' in texts(at)
+    assert len(table(at)) == TABLE_ROWS
+    at.run(timeout=120)  # another rerun, the same text: still shown, not asked again
+    assert any(t.startswith("Continuation:") for t in texts(at))

@@ -3,7 +3,8 @@ encoder-decoder shows "Output: …", and each position's likeliest next tokens (
 
 Both come by value from the shared lens (`Lens.decode`, `Lens.next_tokens`), once per text
 in a session; they are drawn after the head view, in a slot above it, so a keystroke still
-waits for the heatmap only.
+waits for the heatmap only. Past AT_ONCE tokens they wait for a click: each reads the whole
+input again.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import streamlit as st
 from streamlit.delta_generator import DeltaGenerator
 
 import attnlens
-from attnlens.app.web import show
+from attnlens.app.web import session_records, show
 from attnlens.app.web.pickers import memo
 from attnlens.app.web.safe_text import md
 from attnlens.app.web.scaffold import Started
@@ -23,6 +24,7 @@ from attnlens.viz.next_tokens_table import next_tokens_table
 CONTINUATION_TOKENS = 8  # greedy steps of the continuation, fewer when the model ends it
 TOP = 3  # next tokens shown per position
 TABLE_ROWS = 100  # positions the table shows; a longer input says how many it leaves out
+AT_ONCE = 512  # tokens up to which they come with every text; past it, on request
 
 
 def predictions(started: Started, slot: DeltaGenerator | None = None) -> None:
@@ -33,6 +35,8 @@ def predictions(started: Started, slot: DeltaGenerator | None = None) -> None:
         return
     key = (id(lens), lens.name, text)
     with slot if slot is not None else st.container():
+        if not _wanted(key, len(started.trace.tgt_tokens)):
+            return
         try:
             continuation = memo("explore_continuation", key, lambda: _continue(lens, text))
             st.text("Continuation: " + continuation)
@@ -44,6 +48,19 @@ def predictions(started: Started, slot: DeltaGenerator | None = None) -> None:
             st.caption(md(f"No next-token predictions: {err}"))
             return
         next_token_table(lens, nt)
+
+
+def _wanted(key: tuple[object, ...], T: int) -> bool:
+    """Whether to compute them now: at once up to AT_ONCE tokens; past that, on request (each
+    runs the model over the whole input again, as long as the trace took, and anything the
+    user does meanwhile waits), and then for as long as the text stays the same."""
+    if T <= AT_ONCE or session_records.held().get("explore_next_tokens", (None,))[0] == key:
+        return True
+    return st.button(
+        f"Continue the text and show each position's next tokens ({T:,} tokens: the model "
+        "reads them twice more)",
+        key="w_next_tokens",
+    )
 
 
 def _continue(lens: attnlens.Lens, text: str) -> str:
