@@ -125,7 +125,24 @@ def test_overview_zoom_exact_cells_head_switch_and_back(
 
     page.get_by_role("button", name="Whole head").click()
     wait_window(page, [0, N + 1])
+
+    # a token set shown: a head picked above (its own fragment) reruns the page once, so the
+    # set's profile below names that head
+    tokens = page.get_by_role("textbox", name="Tokens")
+    tokens.fill("w7")
+    tokens.press("Enter")
+    page.wait_for_function(PLOT_TITLED, arg="layer 1 · head 1: mean weight", timeout=90_000)
+    settle(page)
+    picker = page.get_by_role("combobox", name="Head")
+    picker.click()
+    picker.press("ArrowUp")  # head 1 is held: the option above it
+    picker.press("Enter")
+    page.wait_for_function(PLOT_TITLED, arg="layer 1 · head 0: mean weight", timeout=90_000)
     page.close()
+
+
+PLOT_TITLED = """(text) => [...document.querySelectorAll('.js-plotly-plot')].some(p =>
+  p.layout && p.layout.title && String(p.layout.title.text).includes(text))"""
 
 
 def test_a_short_input_keeps_the_plotly_heatmap(browser: Any, long_server: str) -> None:

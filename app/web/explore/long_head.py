@@ -30,6 +30,10 @@ from attnlens.viz.window_figure import window_figure
 ZOOM = "_zoom"  # the window shown: ((trace id, kind), rows, cols) while zoomed in
 FIGURE_CELL_BYTES = 48  # a cell's JSON in the downloaded figure, at most (z, customdata, comma)
 
+# the head a token set's outline and profile were drawn for (token_sets.py), and whether a page
+# rerun that will redraw them for another head is under way (follow_set)
+DRAWN_FOR, FOLLOWING = "_token_set_head", "_token_set_following"
+
 
 def is_long(tr: Trace, kind: Kind) -> bool:
     """Whether one kind's map is longer than EXACT_SIDE a side: shown as an overview."""
@@ -80,6 +84,7 @@ def long_head(tr: Trace, kind: Kind, scale: Scale, present: bool) -> None:
     place = st.container() if present else None  # on a projector the figure comes first
     row = st.container(horizontal=True)
     layer, head = layer_head_pickers(*tr.model.shape(kind), (row, row))
+    follow_set(layer, head)
     mean = row.toggle(
         "Block mean", key="w_pool_mean",
         help="a pooled cell shows its block's mean weight; off: its largest",
@@ -93,6 +98,18 @@ def long_head(tr: Trace, kind: Kind, scale: Scale, present: bool) -> None:
         head_zoom(payload, present, partial(_zoomed, (id(tr), kind), window.size))
     _downloads(window, scale, marks, present, f"heatmap-{kind}-{layer}-{head}")
     range_lines(tr, kind, layer, head, present, None if window.whole else window.rows)
+
+
+def follow_set(layer: int, head: int) -> None:
+    """A head picked here while a token set is shown: the page reruns once so the set's outline
+    and profile (token_sets.py, outside this fragment) follow; without a set, the switch stays
+    this fragment's alone (one head sent)."""
+    drawn = st.session_state.get(DRAWN_FOR)
+    if not st.session_state.get("w_set_text") or drawn in (None, (layer, head)):
+        return
+    if not st.session_state.get(FOLLOWING):
+        st.session_state[FOLLOWING] = True
+        st.rerun(scope="app")
 
 
 def range_lines(

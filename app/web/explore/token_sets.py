@@ -13,7 +13,7 @@ import streamlit as st
 
 from attnlens.analysis.token_sets import SIDES, Side, parse_positions, set_attention
 from attnlens.app.web import show
-from attnlens.app.web.explore.long_head import ZOOM, held_head, is_long
+from attnlens.app.web.explore.long_head import DRAWN_FOR, FOLLOWING, ZOOM, held_head, is_long
 from attnlens.app.web.pickers import memo
 from attnlens.app.web.safe_text import md
 from attnlens.record.trace import Kind, Trace
@@ -80,6 +80,8 @@ def token_sets(tr: Trace, kind: Kind, scale: Scale) -> None:
         st.error(md(f"{err}{elsewhere(typed, tr.shown(kind), side)}"))
         return
     layer, head = held_head(tr, kind)
+    st.session_state[DRAWN_FOR] = (layer, head)  # long_head reruns the page when it moves
+    st.session_state.pop(FOLLOWING, None)
     st.caption(md(f"The set: {named(positions, tokens)}"))
     L, H = tr.model.shape(kind)
     show.figure(
