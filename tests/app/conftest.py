@@ -1,8 +1,11 @@
-"""Fixtures of the browser tests in this folder: one Chromium and one `attnlens serve` per test
-file (a file that needs another server or browser defines its own of the same name)."""
+"""Fixtures of the browser tests in this folder: one Chromium and one `attnlens serve` on the tiny
+model per test worker, shared by every file it runs (each starts in 5–25 s on a busy machine;
+the server is shared by every browser session by design, and each test opens its own tabs). A
+file that needs another server or browser defines its own of the same name."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -13,15 +16,16 @@ from helpers.browser import chromium
 from helpers.server import serving
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser() -> Iterator[Any]:
-    """Debian's Chromium, launched once for the module's tests."""
+    """Debian's Chromium, launched once for the worker's tests."""
     with chromium() as launched:
         yield launched
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def server(tiny_model_dir: Path) -> Iterator[str]:
-    """`attnlens serve` on the tiny untrained model, for the module's tests."""
-    with serving(str(tiny_model_dir)) as url:
+    """`attnlens serve` on the tiny untrained model (ATTNLENS_BROWSER_MODEL names another: the
+    README's screenshots come from `reverse`), for the worker's tests."""
+    with serving(os.environ.get("ATTNLENS_BROWSER_MODEL", str(tiny_model_dir))) as url:
         yield url

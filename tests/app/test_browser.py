@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,7 @@ from attnlens.app.web import resources as state
 from attnlens.viz.labels import position_labels
 from helpers.apptest import require_bundled
 from helpers.memory import served
-from helpers.server import command_of, descendants, serving
+from helpers.server import command_of, descendants
 
 pytestmark = pytest.mark.browser
 HEATMAP_X = (
@@ -48,12 +47,6 @@ HEATMAP_TITLE_HAS = (
     "() => {{ const p = document.querySelector('.js-plotly-plot');"
     " return !!(p && p.layout && p.layout.title.text.includes({})); }}"
 )
-
-
-@pytest.fixture(scope="module")
-def server(tiny_model_dir: Path) -> Iterator[str]:
-    with serving(os.environ.get("ATTNLENS_BROWSER_MODEL", str(tiny_model_dir))) as url:
-        yield url
 
 
 def explore_on_bad(

@@ -39,12 +39,6 @@ PROJECTOR_TEXT_PX = 20  # every text of a projected figure at least this large
 FIRST_SCREEN_PX = 400  # a taller first figure shows at least this much of itself at once
 
 
-@pytest.fixture(scope="module")
-def server(tiny_model_dir: Path) -> Iterator[str]:
-    with serving(os.environ.get("ATTNLENS_BROWSER_MODEL", str(tiny_model_dir))) as url:
-        yield url
-
-
 def opened(browser: Any, url: str, viewport: dict[str, int] | None = None) -> Any:
     """A new tab on url once its figures are drawn and the page has settled."""
     page = browser.new_page(viewport=viewport or {"width": 1400, "height": 1000})
