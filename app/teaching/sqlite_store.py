@@ -88,10 +88,18 @@ class SQLiteStore(ClassStore):
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=FULL")  # a commit is on disk before it is acknowledged
         db.executescript(SCHEMA)
-        have = {row[1] for row in db.execute("PRAGMA table_info(students)")}
-        for column, kind in ADDED.items():
-            if column not in have:
-                db.execute(f"ALTER TABLE students ADD COLUMN {column} {kind}")
+        # the columns read and added in one write transaction: two processes opening a new file
+        # at once would otherwise both see a column missing, and the second's ALTER would fail
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            have = {row[1] for row in db.execute("PRAGMA table_info(students)")}
+            for column, kind in ADDED.items():
+                if column not in have:
+                    db.execute(f"ALTER TABLE students ADD COLUMN {column} {kind}")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
         return db
 
     @contextlib.contextmanager

@@ -16,10 +16,13 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 from attnlens.app.teaching.class_state import ClassState
 from attnlens.app.teaching.class_store import open_store
+from attnlens.app.teaching.sqlite_store import ADDED, SCHEMA
 
 # another process opens the file, reads it as any reader does, and closes it
 READ = "import sqlite3, sys; db = sqlite3.connect(sys.argv[1]); print(db.execute(sys.argv[2])" \
@@ -61,3 +64,31 @@ def test_a_store_read_by_no_other_process_holds_every_join(tmp_path: Path) -> No
     store.close()
     with sqlite3.connect(path) as db:
         assert db.execute("SELECT COUNT(*) FROM classes").fetchone()[0] == 1
+
+
+def test_a_store_opened_while_another_adds_its_columns_opens(tmp_path: Path) -> None:
+    """A file of the first schema, gaining its later columns from another connection while a
+    store opens it: the store reads which columns there are inside its own write transaction,
+    so it waits and finds them added. Reading them first, it saw them missing and its ALTER
+    failed ("duplicate column name", two processes opening a new file at once)."""
+    path = tmp_path / "classes.sqlite3"
+    first = sqlite3.connect(path, isolation_level=None)
+    first.execute("PRAGMA journal_mode=WAL")
+    first.executescript(SCHEMA)  # the columns of the first files only
+    first.execute("BEGIN IMMEDIATE")
+    failed: list[BaseException] = []
+
+    def open_it() -> None:
+        try:
+            open_store(f"sqlite:///{path}").close()
+        except BaseException as err:  # noqa: BLE001  reported below
+            failed.append(err)
+
+    opening = threading.Thread(target=open_it)
+    opening.start()
+    time.sleep(2)  # the store is at its columns by now
+    for column, kind in ADDED.items():
+        first.execute(f"ALTER TABLE students ADD COLUMN {column} {kind}")
+    first.execute("COMMIT")
+    opening.join(60)
+    assert not failed, failed
