@@ -81,7 +81,7 @@ def test_a_store_opened_while_another_adds_its_columns_opens(tmp_path: Path) -> 
     def open_it() -> None:
         try:
             open_store(f"sqlite:///{path}").close()
-        except BaseException as err:  # noqa: BLE001  reported below
+        except BaseException as err:  # reported below
             failed.append(err)
 
     opening = threading.Thread(target=open_it)
