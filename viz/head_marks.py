@@ -51,7 +51,9 @@ class HeadMarks:
         """The marks in words ('' when there is nothing to say)."""
         parts = []
         if self.window is not None:
-            parts.append(f"sliding window of {self.window:,} keys (the band between the dashed lines)")
+            parts.append(
+                f"sliding window of {self.window:,} keys (the band between the dashed lines)"
+            )
         if self.sink and self.first_share is not None:
             parts.append(f"attention sink: key 0 takes {self.first_share:.0%} on average (marked)")
         if self.scheme is not None:
