@@ -51,14 +51,15 @@ def _kind_frame(
     summary = (trace.summaries or {}).get(kind)
     if getattr(trace, kind) is None and summary is not None:  # kept as scores: long input
         stats = _summarised(trace, kind, summary)
-        aligned = _aligned_by_layer(trace, kind, reference)
+        L, H = stats["entropy"].shape
+        aligned = _aligned_by_layer(trace, kind, reference) if kind == "cross" else None
     else:
         w = attention_of(trace, kind)  # (L, H, Q, K) float32; sums accumulate in float64
         stats = _stats(w, trace.tokens(kind)[1], kind)
-        aligned = _aligned(w, reference)
-    L, H = stats["entropy"].shape
+        L, H = stats["entropy"].shape
+        aligned = _aligned(w, reference) if kind == "cross" else None
     layer, head = (a.ravel() for a in np.indices((L, H)))
-    stats["aligned"] = aligned if kind == "cross" else np.full((L, H), np.nan)
+    stats["aligned"] = np.full((L, H), np.nan) if aligned is None else aligned
     columns = {"layer": layer, "head": head, **stats}
     frame = pd.DataFrame({"kind": kind, **{k: np.ravel(v) for k, v in columns.items()}})
     frame["tag"] = [_tag(row, threshold) for row in frame[list(SHARES)].to_numpy()]
@@ -93,7 +94,7 @@ def _aligned_by_layer(trace: Trace, kind: Kind, reference: Sequence[int] | None)
     """_aligned of a kind kept as scores, one layer's heads rebuilt at a time (cross-attention:
     output rows × source keys, which the output's length bounds)."""
     L, H = trace.summaries[kind].entropy.shape  # type: ignore[index]
-    if kind != "cross" or reference is None or len(reference) == 0:
+    if reference is None or len(reference) == 0:
         return np.full((L, H), np.nan)
     rows = slice(0, len(reference))
     hits = [
