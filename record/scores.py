@@ -109,6 +109,8 @@ class LayerScores:
         or cols (not both) may be an array of positions."""
         _, Q, K = self.shape
         r, c = np.arange(Q)[rows], np.arange(K)[cols]
+        if _span(rows, Q) and _span(cols, K) and len(r) * len(c) > CELLS_PER_BLOCK:
+            return self._by_blocks(head, r, c)  # a large tile: never its whole T² at once
         s = (self.q[head, rows] @ self.k[self.key_head(head), cols].T) * np.float32(self.scale)
         if self.softcap is not None:
             s = np.float32(self.softcap) * np.tanh(s / np.float32(self.softcap))
@@ -125,13 +127,23 @@ class LayerScores:
     def head(self, head: int) -> np.ndarray:
         """(Q, K) float32: one head's whole map, built a block of rows at a time, each over
         the keys its rows can reach (a causal or windowed mask leaves the rest 0)."""
-        _, Q, K = self.shape
-        out = np.zeros((Q, K), dtype=np.float32)
-        step = max(1, CELLS_PER_BLOCK // max(K, 1))
-        for start in range(0, Q, step):
-            stop = min(Q, start + step)
+        return self.weights(head)
+
+    def _by_blocks(self, head: int, r: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """weights() of the tile rows r × keys c (each a run of positions), a block of rows
+        at a time over the keys those rows can reach: the rest of the tile stays 0, and no
+        step holds more than CELLS_PER_BLOCK scores (the whole 8,192² map at once took 1.4 s,
+        in passes and temporaries of 256 MB each)."""
+        out = np.zeros((len(r), len(c)), dtype=np.float32)
+        r0, r1, c0, c1 = int(r[0]), int(r[-1]) + 1, int(c[0]), int(c[-1]) + 1
+        step = max(1, CELLS_PER_BLOCK // len(c))
+        for start in range(r0, r1, step):
+            stop = min(r1, start + step)
             lo, hi = self.reach(start, stop)
-            out[start:stop, lo:hi] = self.weights(head, slice(start, stop), slice(lo, hi))
+            lo, hi = max(lo, c0), min(hi, c1)
+            if hi > lo:
+                block = self.weights(head, slice(start, stop), slice(lo, hi))
+                out[start - r0 : stop - r0, lo - c0 : hi - c0] = block
         return out
 
     def reach(self, start: int, stop: int) -> tuple[int, int]:
@@ -144,6 +156,11 @@ class LayerScores:
     def nbytes(self) -> int:
         extra = 0 if self.bias is None else self.bias.nbytes
         return int(self.q.nbytes + self.k.nbytes + self.lse.nbytes + extra)
+
+
+def _span(index: Index, n: int) -> bool:
+    """Whether index picks a run of consecutive positions out of n (a slice of step 1)."""
+    return isinstance(index, slice) and index.indices(n)[2] == 1 and len(range(n)[index]) > 0
 
 
 def stack_nbytes(layers: tuple[LayerScores, ...]) -> int:
