@@ -68,13 +68,13 @@ def test_the_step_moves_at_once_and_the_server_follows_without_pulling_it_back(
     assert shown_step(page) == 4  # drawn by the page itself, with no rerun waited for
     title = page.locator(".ds-cands .ds-title").text_content()
     assert title.startswith("step 4 · candidates of live beam")
-    page.wait_for_function("() => location.search.includes('step=4')", timeout=30_000)
+    page.wait_for_function("() => location.search.includes('step=4')", timeout=90_000)
     settle(page)
     tree_title = page.evaluate(f"({TREE})().layout.title.text")
     assert shown_step(page) == 4 and "up to step 4" in tree_title
     page.get_by_role("button", name="◀ previous").click()
     assert shown_step(page) == 3
-    page.wait_for_function("() => location.search.includes('step=3')", timeout=30_000)
+    page.wait_for_function("() => location.search.includes('step=3')", timeout=90_000)
     slider.press("End")
     assert shown_step(page) == last and page.get_by_role("button", name="next ▶").is_disabled()
     assert page.locator("[data-testid='stException']").count() == 0
@@ -92,10 +92,10 @@ def test_the_step_moves_at_once_and_the_server_follows_without_pulling_it_back(
     page.wait_for_timeout(500)
     node = page.evaluate(NODE_AT, last - 2)
     page.mouse.click(node["x"], node["y"])
-    page.wait_for_function(f"() => location.search.includes('step={last - 2}&')", timeout=30_000)
-    page.locator(f".ds-root[data-step='{last - 2}']").wait_for(timeout=30_000)
+    page.wait_for_function(f"() => location.search.includes('step={last - 2}&')", timeout=90_000)
+    page.locator(f".ds-root[data-step='{last - 2}']").wait_for(timeout=90_000)
     page.get_by_role("button", name="next ▶").click()
-    page.wait_for_function(f"() => location.search.includes('step={last - 1}&')", timeout=30_000)
+    page.wait_for_function(f"() => location.search.includes('step={last - 1}&')", timeout=90_000)
     page.close()
 
 
