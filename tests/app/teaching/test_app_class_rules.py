@@ -88,7 +88,10 @@ def test_the_teacher_is_told_when_the_store_lost_its_file(store_url: str, tmp_pa
     teacher.run()
     assert not errors(teacher)
     told = " ".join(plain(w.value) for w in teacher.warning)
-    assert "was deleted" in told and "1 answer(s)" in told
+    # this page's store finds the file gone, or, when the process's board (which reads the
+    # class every 0.1 s through its own connection) rebuilt it first, another file in its place
+    assert "was deleted" in told or "was replaced by another file" in told, told
+    assert "1 answer(s)" in told
     assert any(m.value.startswith("**1** answered") for m in teacher.markdown)
 
 
