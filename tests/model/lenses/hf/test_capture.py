@@ -190,3 +190,38 @@ def test_on_cuda_the_same_record_as_on_the_cpu(name: str) -> None:
     assert on_gpu.scores is not None
     for kind in weights.kinds:
         assert np.abs(on_gpu.attention(kind) - weights.attention(kind)).max() <= 1e-5
+
+
+def test_alibi_weights_times_values_give_each_blooms_layer_its_own_output() -> None:
+    """Bloom adds its ALiBi distance penalty inside its own attention code, which no attention
+    function sees, so its record is the eager weights; they are still the weights that made
+    the output: Σⱼ pᵢⱼ vⱼ, carried through the rest of each block by the block's own parts,
+    gives that layer's output as the model computed it."""
+    hf = lens("bloom")
+    recorded = hf.trace(TEXT, record="scores")
+    assert recorded.scores is None  # eager weights (test above), with the note saying why
+    weights = recorded.attention("decoder_self")  # (N, h, T, T)
+    ids = torch.tensor([hf.token_ids(TEXT)])
+    model = hf.model
+    with torch.inference_mode():
+        hidden = model(input_ids=ids, output_hidden_states=True).hidden_states
+        blocks = model.transformer.h
+        assert weights is not None and weights.shape[:2] == (
+            len(blocks),
+            blocks[0].self_attention.num_heads,
+        )
+        for layer, block in enumerate(blocks):
+            attn, x = block.self_attention, hidden[layer]
+            normed = block.input_layernorm(x)
+            _, _, value = attn._reshape(attn.query_key_value(normed))  # (1, h, T, d)
+            p = torch.from_numpy(weights[layer]).to(value.dtype)  # (h, T, T)
+            mixed = (p @ value[0]).permute(1, 0, 2).reshape(1, x.shape[1], -1)  # Σⱼ pᵢⱼ vⱼ
+            residual = normed if block.apply_residual_connection_post_layernorm else x
+            after = attn.dense(mixed) + residual
+            normed = block.post_attention_layernorm(after)
+            residual = normed if block.apply_residual_connection_post_layernorm else after
+            out = block.mlp(normed, residual)
+            if layer == len(blocks) - 1:
+                out = model.transformer.ln_f(out)
+            want = hidden[layer + 1]
+            assert torch.allclose(out, want, atol=1e-5 * max(1.0, float(want.abs().max()))), layer
