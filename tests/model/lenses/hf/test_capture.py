@@ -192,36 +192,52 @@ def test_on_cuda_the_same_record_as_on_the_cpu(name: str) -> None:
         assert np.abs(on_gpu.attention(kind) - weights.attention(kind)).max() <= 1e-5
 
 
-def test_alibi_weights_times_values_give_each_blooms_layer_its_own_output() -> None:
-    """Bloom adds its ALiBi distance penalty inside its own attention code, which no attention
-    function sees, so its record is the eager weights; they are still the weights that made
-    the output: Σⱼ pᵢⱼ vⱼ, carried through the rest of each block by the block's own parts,
-    gives that layer's output as the model computed it."""
-    hf = lens("bloom")
+def _bloom_layer(model: Any, layer: int, x: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    """Bloom's block `layer` on input x, its attention weights replaced by p (h, T, T)."""
+    block = model.transformer.h[layer]
+    attn, normed = block.self_attention, block.input_layernorm(x)
+    _, _, value = attn._reshape(attn.query_key_value(normed))  # (1, h, T, d)
+    mixed = (p @ value[0]).permute(1, 0, 2).reshape(1, x.shape[1], -1)  # Σⱼ pᵢⱼ vⱼ
+    post = block.apply_residual_connection_post_layernorm
+    after = attn.dense(mixed) + (normed if post else x)
+    normed = block.post_attention_layernorm(after)
+    return block.mlp(normed, normed if post else after)
+
+
+def _gpt_neo_layer(model: Any, layer: int, x: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
+    """GPT-Neo's block `layer` (global or local) on input x, its weights replaced by p."""
+    block = model.transformer.h[layer]
+    attn = block.attn.attention
+    value = attn._split_heads(attn.v_proj(block.ln_1(x)), attn.num_heads, attn.head_dim)
+    mixed = attn._merge_heads(p @ value, attn.num_heads, attn.head_dim)  # Σⱼ pᵢⱼ vⱼ
+    after = attn.out_proj(mixed) + x
+    return after + block.mlp(block.ln_2(after))
+
+
+@pytest.mark.parametrize(
+    ("name", "layer_out"), [("bloom", _bloom_layer), ("gpt-neo", _gpt_neo_layer)]
+)
+def test_eager_weights_times_values_give_each_layer_its_own_output(
+    name: str, layer_out: Any
+) -> None:
+    """Bloom adds its ALiBi distance penalty, and GPT-Neo masks its local layers, inside their
+    own attention code, which no attention function sees: their record is the eager weights.
+    Those are still the weights that made the output: Σⱼ pᵢⱼ vⱼ, carried through the rest of
+    each block by the block's own parts, gives that layer's output as the model computed it."""
+    hf = lens(name)
     recorded = hf.trace(TEXT, record="scores")
-    assert recorded.scores is None  # eager weights (test above), with the note saying why
+    assert recorded.scores is None  # eager weights, with the note saying why (test above)
     weights = recorded.attention("decoder_self")  # (N, h, T, T)
     ids = torch.tensor([hf.token_ids(TEXT)])
     model = hf.model
+    blocks = len(model.transformer.h)
+    assert weights is not None and len(weights) == blocks
     with torch.inference_mode():
         hidden = model(input_ids=ids, output_hidden_states=True).hidden_states
-        blocks = model.transformer.h
-        assert weights is not None and weights.shape[:2] == (
-            len(blocks),
-            blocks[0].self_attention.num_heads,
-        )
-        for layer, block in enumerate(blocks):
-            attn, x = block.self_attention, hidden[layer]
-            normed = block.input_layernorm(x)
-            _, _, value = attn._reshape(attn.query_key_value(normed))  # (1, h, T, d)
-            p = torch.from_numpy(weights[layer]).to(value.dtype)  # (h, T, T)
-            mixed = (p @ value[0]).permute(1, 0, 2).reshape(1, x.shape[1], -1)  # Σⱼ pᵢⱼ vⱼ
-            residual = normed if block.apply_residual_connection_post_layernorm else x
-            after = attn.dense(mixed) + residual
-            normed = block.post_attention_layernorm(after)
-            residual = normed if block.apply_residual_connection_post_layernorm else after
-            out = block.mlp(normed, residual)
-            if layer == len(blocks) - 1:
+        for layer in range(blocks):
+            x = hidden[layer]
+            out = layer_out(model, layer, x, torch.from_numpy(weights[layer]).to(x.dtype))
+            if layer == blocks - 1:
                 out = model.transformer.ln_f(out)
             want = hidden[layer + 1]
             assert torch.allclose(out, want, atol=1e-5 * max(1.0, float(want.abs().max()))), layer
