@@ -14,9 +14,6 @@ that outlived younger collections number a quarter of those already old (torch's
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import functools
 import gc
 import threading
 from collections.abc import Callable, Hashable
@@ -25,6 +22,8 @@ from typing import Any
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+from attnlens.app.server.memory import give_back_memory
 
 DOWNLOAD_GRACE_S = 5.0  # a download being fetched right now is fetched well within this
 COLLECT_AFTER_S = DOWNLOAD_GRACE_S + 1.0  # once the first closed tab's downloads are deleted
@@ -123,22 +122,3 @@ def _drop_downloads(session_id: str | None) -> None:
     timer = threading.Timer(DOWNLOAD_GRACE_S, delete)
     timer.daemon = True
     timer.start()
-
-
-def give_back_memory() -> None:
-    """Return freed heap memory to the operating system (glibc's malloc_trim; elsewhere a
-    no-op)."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
-
-
-@functools.cache
-def _malloc_trim() -> Any:
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
-    try:
-        return ctypes.CDLL(name).malloc_trim
-    except (OSError, AttributeError):
-        return None

@@ -153,3 +153,18 @@ def test_a_trace_over_the_budget_is_shared_while_held_and_gone_once_let_go(
     assert alive() is None  # the cache did not keep it
     cache.get(lens, ("ab",), counting(lens, "ab", calls))
     assert calls == ["ab", "ab"]
+
+
+def test_freed_memory_is_given_back_after_a_large_trace_only(lens: attnlens.Lens) -> None:
+    """The allocator's slack of a long input's forward pass goes back to the system once its
+    trace is made; a short trace, or one found in the cache, pays nothing for it."""
+    small, large = lens.trace("ab"), lens.trace("abcdefgh")
+    assert size_of(small) < size_of(large)
+    trims: list[int] = []
+    cache = SharedTraces(2**30, trim_from=size_of(large), give_back=lambda: trims.append(1))
+    cache.get(lens, ("ab",), lambda: lens.trace("ab"))
+    assert trims == []
+    cache.get(lens, ("abcdefgh",), lambda: lens.trace("abcdefgh"))
+    assert trims == [1]
+    cache.get(lens, ("abcdefgh",), lambda: lens.trace("abcdefgh"))  # held: not made again
+    assert trims == [1]
