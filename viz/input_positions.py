@@ -38,7 +38,7 @@ def input_positions(trace: Trace, dims: int = 32) -> go.Figure:
         rows=1,
         cols=2,
         column_widths=[0.55, 0.45],
-        horizontal_spacing=0.1,
+        horizontal_spacing=0.13,  # the table's colour bar, its projector-sized ticks too
         subplot_titles=(
             f"PE row added to each token (dimensions 0–{dims - 1} of {pe.shape[1]})",
             "cos(PE_i, PE_j): alike when close",
@@ -80,6 +80,9 @@ def input_positions(trace: Trace, dims: int = 32) -> go.Figure:
     )
     fig.update_xaxes(type="category", side="bottom")
     fig.update_yaxes(type="category", autorange="reversed")
+    # both panels have this input's positions as rows: named once, left of the table (drawn
+    # left of the likeness panel too, they lay over the table's colour bar, slide 3)
+    fig.update_yaxes(showticklabels=False, matches="y", row=1, col=2)
     fig.update_layout(
         title=f"§3.5 on this input: embedding · √d_model + PE, d_model = {trace.model.d_model}",
         margin={"l": 10, "r": 10, "t": 110, "b": 10},

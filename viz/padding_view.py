@@ -54,10 +54,17 @@ def padding_view(batch: Sequence[Sequence[str]], names: Sequence[str] | None = N
             col=col,
         )
     fig.update_xaxes(type="category", side="bottom", tickangle=-60)
-    fig.update_yaxes(type="category", autorange="reversed")
+    # Plotly draws a y axis's labels beside its panel: left of a panel with a neighbour there,
+    # they sat over that neighbour's cells (the lecture's slide 9). The first panel keeps them
+    # on its left, the last has them on its right, and a panel between names its queries by
+    # its columns only (a sentence's keys are its queries)
+    fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
+    fig.update_yaxes(showticklabels=True, row=1, col=1)
+    if len(batch) > 1:
+        fig.update_yaxes(showticklabels=True, side="right", row=1, col=len(batch))
     fig.update_layout(
         title=f"a batch of {len(batch)}, padded to {P} positions: no query "
         "attends to a pad (dark columns)",
-        margin={"l": 10, "r": 10, "t": 150, "b": 10},
+        margin={"l": 10, "r": 10, "t": 100, "b": 10},  # the title and the panel titles
     )
     return fig

@@ -14,13 +14,20 @@ from attnlens.viz.architecture import ATTENTION_NAMES, HIGHLIGHT, architecture_d
 from attnlens.viz.causal_build import causal_build
 from attnlens.viz.heads_row import heads_row
 from attnlens.viz.input_positions import input_positions
-from attnlens.viz.output_softmax import REST, next_token_bars, reshape, strategies_view
+from attnlens.viz.output_softmax import (
+    REST,
+    STRATEGY_TICK_ANGLE,
+    next_token_bars,
+    reshape,
+    strategies_view,
+)
 from attnlens.viz.padding_view import padding_masks, padding_view
 from attnlens.viz.qkv_view import PRINTED_UP_TO, qkv_view
 from attnlens.viz.reveal import RIGHT, blank_row, class_answers, head_scores, where_reveal
 from attnlens.viz.saturation import saturation, saturation_view
 from attnlens.viz.style import PROJECTOR_FONT, projector
 from helpers import synth
+from helpers.panel_labels import labels_over_neighbours
 
 ENC_DEC = ModelInfo("translate", "encoder-decoder", 2, 4, 64)
 
@@ -270,3 +277,39 @@ def test_the_class_histogram_counts_beside_the_truth() -> None:
     assert scores.data[0].marker.color[1] == RIGHT
     with pytest.raises(ValueError, match="2 counts"):
         class_answers(["a", "b", "c"], [1, 2], 0)
+
+
+@pytest.mark.parametrize("present", [False, True])
+def test_no_panel_names_its_rows_over_its_neighbour(present: bool) -> None:
+    """The padding slide's second sentence named its rows left of its panel, over the first
+    sentence's last column; the embeddings slide named the likeness panel's rows over the
+    table's colour bar (slides 9 and 3, light and dark). Each row label now faces the margin."""
+    tr = synth.make_trace(src=("a", "b", "c", "</s>"), d_model=8)
+    three = [["a", "b", "</s>"], ["c", "d", "e", "f", "</s>"], ["g", "</s>"]]
+    figures = {
+        "padding": padding_view(three[:2], ["this", "that"]),
+        "padding of 3": padding_view(three),
+        "embeddings": input_positions(tr, dims=4),
+        "heads": heads_row(synth.make_trace(L=1, H=4), "encoder_self", 0),
+    }
+    for name, fig in figures.items():
+        if present:
+            projector(fig, PROJECTOR_FONT)
+        assert not labels_over_neighbours(fig), name
+    padding = figures["padding"]
+    assert padding.layout.yaxis.showticklabels and padding.layout.yaxis2.side == "right"
+    assert list(padding.data[1].y)[3] == "3 · f"  # the second sentence still names its rows
+    middle = figures["padding of 3"].layout.yaxis2
+    assert middle.showticklabels is False  # its columns name the same tokens
+    likeness = figures["embeddings"].layout.yaxis2
+    assert likeness.showticklabels is False and likeness.matches == "y"
+
+
+def test_the_sampled_tokens_are_slanted_not_upright_on_a_projector() -> None:
+    """Left to Plotly, the sampling slide's labels at 24 px stood upright ("(every other
+    token)" down half the figure) and squeezed its bars; they keep a fixed slant."""
+    runs = {"greedy": synth.greedy_run(), "beam": synth.beam_run()}
+    shaped = reshape(["ca", "kasa", "the", "antik", "dom"], [0.5, 0.3, 0.02, 0.01, 0.01], 1.5, 3)
+    fig = projector(strategies_view(runs, 4, shaped, "T = 1.5, top-k 3"), PROJECTOR_FONT)
+    assert fig.layout.xaxis2.tickangle == STRATEGY_TICK_ANGLE
+    assert -60 <= STRATEGY_TICK_ANGLE <= -20  # readable along a slant, never upright
