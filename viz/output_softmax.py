@@ -80,6 +80,7 @@ def _hidden_bars(tokens: list[str], step: int, so_far: str) -> go.Figure:
 REST = "(every other token)"
 # where the few tokens recorded cannot give what sampling draws from (see reshape)
 NOT_DRAWN = ": what it draws from needs every token's p (the model's p only)"
+STRATEGY_TICK_ANGLE = -35  # degrees: the sampled tokens' labels under their bars
 PANEL_TITLE_CHARS = 18  # a panel title's lines: 24 px projector text, titles ~230 px apart
 
 
@@ -203,7 +204,9 @@ def strategies_view(
     fig.update_yaxes(type="category", autorange="reversed", row=1, col=1)
     fig.update_xaxes(title="score (sum of log-probabilities)", row=1, col=1)
     fig.update_yaxes(range=[0, 1.05], title="probability", row=1, col=2)
-    fig.update_xaxes(type="category", row=1, col=2)
+    # a fixed slant: left to Plotly, projector-sized labels stood upright and took half the
+    # figure's height from the bars (the lecture's sampling slide, "(every other token)")
+    fig.update_xaxes(type="category", tickangle=STRATEGY_TICK_ANGLE, row=1, col=2)
     fig.update_layout(
         barmode="group",
         title={

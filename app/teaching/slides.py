@@ -16,11 +16,13 @@ from attnlens.app.teaching.deck import Slide
 from attnlens.app.teaching.live import LiveInput
 from attnlens.app.teaching.questions import (
     N_OPTIONS,
+    Job,
     NoQuestion,
     Question,
     beam_question,
     greedy_question,
     head_question,
+    head_scores,
     where_question,
 )
 from attnlens.app.teaching.view import View
@@ -49,7 +51,11 @@ DEFAULT_KIND: dict[str, Kind] = {
 NEEDS_KIND = {"causal": "decoder_self", "cross": "cross"}  # no stand-in will do
 FIRST_LAYER = {"qkv", "scaling", "heads", "causal"}  # their layer defaults to 0, others last
 SAMPLE_SEED = 0
-WEIGHT_TRACES = ("weight", "weights")  # the heatmap traces that hold a head's weights
+WEIGHT_TRACES = ("weight", "weights")
+JOBS: dict[str, Job] = {
+    "previous-head": "previous",
+    "alignment-head": "alignment",
+}  # the heatmap traces that hold a head's weights
 
 
 @dataclass(frozen=True)
@@ -220,6 +226,11 @@ def _after_question(
             layer = question.layer
         if step is None and question.step is not None:
             step = question.step
+    elif (
+        isinstance(question, NoQuestion) and slide.ask in JOBS and shown.kind is not None
+        and slide.layer is None and view.layer is None
+    ):  # the layer its reason names  # fmt: skip
+        layer = _best_layer(live, shown.kind, JOBS[slide.ask], layer)
     if head is None and shown.kind is not None and layer is not None:
         head = _decided_head(live, shown.kind, layer)
     if step is None and slide.figure == "decoding":
@@ -232,6 +243,17 @@ def _after_question(
     step = min(step, max(0, steps - 1))
     asked = question if isinstance(question, Question) else None
     return Shown(shown.kind, layer, head, step, shown.layers, shown.heads, steps, asked)
+
+
+def _best_layer(live: LiveInput, kind: Kind, job: Job, layer: int | None) -> int | None:
+    """The layer whose best head does the job most: the one a head question with no fair
+    answer names in its reason, so the figure shows that layer and not another (`layer`
+    where the reason names none)."""
+    ref = live.reference() if kind == "cross" else None
+    if job == "alignment" and ref is None:
+        return layer
+    layers = range(live.trace.model.shape(kind)[0])
+    return max(layers, key=lambda lay: float(head_scores(live.trace, kind, lay, job, ref).max()))
 
 
 def _decided_head(live: LiveInput, kind: Kind, layer: int) -> int:

@@ -29,6 +29,7 @@ from attnlens.app.teaching.view import View
 from attnlens.viz.saturation import D_KS
 from attnlens.viz.style import PROJECTOR_FONT
 from helpers.apptest import require_bundled
+from helpers.panel_labels import labels_over_neighbours
 
 SECTION_FIGURES = {  # what each section of the paper is shown with
     "3": {"stacks"},
@@ -156,6 +157,7 @@ def test_the_bundled_lecture_walks_on_a_model(model_name: str, deck: Any) -> Non
         for fig in (built.figure, built.reveal):
             if fig is not None:
                 _projector_sized(projected(go.Figure(fig)), where)
+                assert not labels_over_neighbours(projected(go.Figure(fig))), where
                 _screen_sized(screened(go.Figure(fig)), where)
     assert asked >= 3
     assert len(set(prompts)) == len(prompts), f"a question asked twice on {model_name}: {prompts}"
@@ -231,3 +233,7 @@ def test_a_diffuse_head_gets_no_question() -> None:
     slide = next(s for s in read_library().decks["section3"].slides if s.ask == "previous-head")
     built = build(slide, LiveInput(lens, lens.example), View())
     assert isinstance(built.question, NoQuestion) and "no single head" in built.question.reason
+    # the figure shows the layer the reason names (it showed layer 0 beside "best, layer 1")
+    named = int(built.question.reason.split("best, layer ")[1].split(":")[0])
+    assert built.shown.layer == named == 1
+    assert f"layer {named}:" in built.figure.layout.title.text  # type: ignore[union-attr]
