@@ -92,11 +92,12 @@ def _points(
     the key just before it, the induction key; each weight computed alone, O(T) per head."""
     H, Q, K = layer.shape
     rule, rows = layer.mask, torch.arange(Q)
-    own, before = rows + rule.offset, rows + rule.offset - 1
+    own, before = rows + rule.offset, rows + rule.offset - 1  # may fall outside the keys
+    mine, prior = (own >= 0) & (own < K), (before >= 0) & (before < K)  # (a cross layer's)
     wanted = {
         "first": (rows, torch.zeros_like(rows)),
-        "own": (rows[own < K], own[own < K]),
-        "previous": (rows[before >= 0], before[before >= 0]),
+        "own": (rows[mine], own[mine]),
+        "previous": (rows[prior], before[prior]),
         "induction": (pairs[:, 0], pairs[:, 1]),
     }
     out = {}
@@ -213,17 +214,21 @@ class _Sums:
         n_r, n_c = -(-r // self.h), -(-c // self.w)  # blocks it touches
         if (n_r * self.h, n_c * self.w) != (r, c):  # an edge tile: zeros change no max or sum
             p = torch.nn.functional.pad(p, (0, n_c * self.w - c, 0, n_r * self.h - r))
-        # each row's blocks first, over the contiguous keys (a reduction over two strided
-        # dimensions at once took a third of the layer's time), then the block's rows
-        rows_max = p.view(H, n_r * self.h, n_c, self.w).amax(-1).view(H, n_r, self.h, n_c)
-        rows_sum = p.view(H, n_r * self.h, n_c, self.w).sum(-1).view(H, n_r, self.h, n_c)
+        # each block's cells copied next to each other once, then reduced where they lie
+        # contiguous: a max over a strided dimension (a block's rows, or its keys a few at a
+        # time) took a third of the layer's time, four times this copy and its reductions
+        cells = (
+            p.view(H, n_r, self.h, n_c, self.w)
+            .permute(0, 1, 3, 2, 4)
+            .reshape(H, n_r, n_c, self.h * self.w)
+        )
         at = (
             slice(None),
             slice(r0 // self.h, r0 // self.h + n_r),
             slice(c0 // self.w, c0 // self.w + n_c),
         )
-        self.max[at] = torch.maximum(self.max[at], rows_max.amax(2))
-        self.sum[at] += rows_sum.sum(2)
+        self.max[at] = torch.maximum(self.max[at], cells.amax(-1))
+        self.sum[at] += cells.sum(-1)
         self.entropy -= torch.nansum(log2p.mul_(p[:, :r, :c]), (1, 2)) * LN2  # 0 · log 0 = 0
 
     def result(self, rows: np.ndarray, cols: np.ndarray, Q: int) -> dict[str, np.ndarray]:
