@@ -12,7 +12,8 @@ from plotly.subplots import make_subplots
 from attnlens.viz.labels import position_labels, token_text, wrapped
 
 D_KS = (4, 16, 64, 256, 1024)
-TOP_MARGIN = 120  # px: the title, and the panel titles under it
+TOP_MARGIN = 100  # px: the title, and the panel titles (two lines at most) under it
+NBSP = "\u00a0"  # keeps "d_k = 16" on one line of a wrapped title
 TITLE_CHARS = 16  # a panel title's lines: 24 px projector text in a panel of ~170 px
 UNSCALED, SCALED = "rgb(214,39,40)", "rgb(31,119,180)"
 
@@ -53,6 +54,17 @@ def saturation(
     return Saturation(tuple(d_ks), tuple(unscaled), tuple(scaled), n_keys)
 
 
+def telling_row(q: np.ndarray, k: np.ndarray, allowed: np.ndarray | None = None) -> int:
+    """The query whose largest weight the division by √d_k changes most: the row that shows
+    what the scaling does (a row that is peaked either way, such as one query putting 0.99 on
+    one key, shows two equal bars). q (T_q, d_k), k (T_k, d_k); allowed (T_q, T_k)."""
+    scores = np.asarray(q, np.float64) @ np.asarray(k, np.float64).T  # (T_q, T_k)
+    ok = np.ones_like(scores, bool) if allowed is None else np.asarray(allowed, bool)
+    unscaled = _softmax(np.where(ok, scores, -np.inf)).max(-1)
+    scaled = _softmax(np.where(ok, scores / np.sqrt(q.shape[1]), -np.inf)).max(-1)
+    return int(np.argmax(unscaled - scaled))
+
+
 def saturation_view(
     q: np.ndarray,
     k: np.ndarray,
@@ -78,11 +90,10 @@ def saturation_view(
         horizontal_spacing=0.12,
         subplot_titles=(  # wrapped: on the Lecture's column at 1400 px, the legend beside the
             # panels, a panel is ~170 px: wider, a title ran over the other and the top tick
+            # short: four lines of 24 px took the plots' height (the axes name what is drawn)
+            wrapped(f"random q, k ({curve.n_keys}{NBSP}keys)", TITLE_CHARS),
             wrapped(
-                f"random q, k ({curve.n_keys} keys): the largest weight as d_k grows", TITLE_CHARS
-            ),
-            wrapped(
-                f"this head (d_k = {d_k}), query {query} · {token_text(query_token)}", TITLE_CHARS
+                f"query {query} · {token_text(query_token)}, d_k{NBSP}={NBSP}{d_k}", TITLE_CHARS
             ),
         ),
     )

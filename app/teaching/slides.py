@@ -38,7 +38,7 @@ from attnlens.viz.input_positions import input_positions, input_tokens
 from attnlens.viz.output_softmax import next_token_bars, reshape, strategies_view
 from attnlens.viz.padding_view import padding_view
 from attnlens.viz.qkv_view import qkv_view
-from attnlens.viz.saturation import saturation_view
+from attnlens.viz.saturation import saturation_view, telling_row
 
 DEFAULT_KIND: dict[str, Kind] = {
     "qkv": "encoder_self",
@@ -321,16 +321,8 @@ def _scaling(slide: Slide, live: LiveInput, shown: Shown) -> go.Figure:
     kind, layer, head = _khl(shown)
     proj = live.projections(kind, layer, head)
     q_tokens, k_tokens = live.trace.shown(kind)
-    row = _row(live, shown)
+    row = telling_row(proj.q, proj.k, proj.mask)
     return saturation_view(proj.q, proj.k, row, q_tokens[row], k_tokens, proj.mask)
-
-
-def _row(live: LiveInput, shown: Shown) -> int:
-    """The query row to single out: the head's most peaked row."""
-    kind, layer, head = _khl(shown)
-    weights = live.trace.attention(kind)
-    assert weights is not None
-    return int(np.argmax(weights[layer, head].max(-1)))
 
 
 def _khl(shown: Shown) -> tuple[Kind, int, int]:

@@ -24,7 +24,7 @@ from attnlens.viz.output_softmax import (
 from attnlens.viz.padding_view import padding_masks, padding_view
 from attnlens.viz.qkv_view import PRINTED_UP_TO, qkv_view
 from attnlens.viz.reveal import RIGHT, blank_row, class_answers, head_scores, where_reveal
-from attnlens.viz.saturation import saturation, saturation_view
+from attnlens.viz.saturation import saturation, saturation_view, telling_row
 from attnlens.viz.style import PROJECTOR_FONT, projector
 from helpers import synth
 from helpers.panel_labels import labels_over_neighbours
@@ -313,3 +313,25 @@ def test_the_sampled_tokens_are_slanted_not_upright_on_a_projector() -> None:
     fig = projector(strategies_view(runs, 4, shaped, "T = 1.5, top-k 3"), PROJECTOR_FONT)
     assert fig.layout.xaxis2.tickangle == STRATEGY_TICK_ANGLE
     assert -60 <= STRATEGY_TICK_ANGLE <= -20  # readable along a slant, never upright
+
+
+def test_the_scaling_slide_singles_out_the_row_the_division_changes_most() -> None:
+    """It showed the head's most peaked row: on translate, query 5 · </s> with 0.99 on one key
+    scaled or not, two equal bars that show nothing of what √d_k does."""
+    rng = np.random.default_rng(3)
+    q, k = rng.normal(size=(5, 16)), rng.normal(size=(6, 16))
+    q[2] = 3 * k[4]  # peaked whether divided or not: the most peaked row
+    allowed = np.ones((5, 6), bool)
+    allowed[0, 1:] = False  # a row with one key is 1.0 either way
+    row = telling_row(q, k, allowed)
+    changes = []
+    for r in range(5):
+        fig = saturation_view(q, k, r, "t", list("abcdef"), allowed)
+        unscaled, scaled = (np.asarray(b.y, dtype=float) for b in fig.data[2:])
+        changes.append(unscaled.max() - scaled.max())
+    assert row == int(np.argmax(changes)) and row not in (0, 2)
+    assert changes[row] > 0.2  # the figure shows a real difference
+    fig = projector(saturation_view(q, k, row, "t", list("abcdef")), PROJECTOR_FONT)
+    titles = [a.text for a in fig.layout.annotations[:2]]
+    assert all(t.count("<br>") <= 1 for t in titles), titles  # at most two lines each
+    assert "d_k\u00a0=\u00a016" in titles[1]  # never broken as "d_k" over "= 16"
