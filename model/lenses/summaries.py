@@ -67,6 +67,9 @@ def _layer(
     H, Q, K = layer.shape
     q, k = torch.from_numpy(layer.q), torch.from_numpy(layer.k)  # (H, Q, d), (H_kv, K, d)
     lse = torch.from_numpy(layer.lse)  # (H, Q)
+    # the tiles' queries scaled once for the layer (a pass over every tile saved), by
+    # log₂e as well: scores come out in base 2; a soft cap needs the plain score first
+    q_tiles = q if layer.softcap is not None else q * (layer.scale * LOG2E)
     h, w = int(rows[1] - rows[0]), int(cols[1] - cols[0])  # block height and width
     span = max(w, TILE_CELLS // (H * h) // w * w)  # keys a tile: whole blocks
     height = h * max(1, TILE_CELLS // (H * h * K)) if span >= K else h  # rows a tile
@@ -76,7 +79,7 @@ def _layer(
         c_lo, c_hi = _reach(layer.mask, r0, r1, K, w)
         for end in range(-(-c_hi // w) * w, c_lo, -span):  # from the diagonal back
             c0, c1 = max(c_lo, end - span), min(end, c_hi)  # the short tile is the first
-            p, log2p = _tile(layer, q[:, r0:r1], k[:, c0:c1], lse[:, r0:r1], r0, c0)
+            p, log2p = _tile(layer, q_tiles[:, r0:r1], k[:, c0:c1], lse[:, r0:r1], r0, c0)
             acc.add(p, log2p, r0, c0)
     return (
         acc.result(rows, cols, Q)
@@ -160,13 +163,12 @@ def _tile(
     layer: LayerScores, q: torch.Tensor, k: torch.Tensor, lse: torch.Tensor, r0: int, c0: int
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Exact weights, and their base-2 logs, (H, r, c) each, of every head's rows r0.. × keys
-    c0..: pᵢⱼ = 2^(log₂e · (scoreᵢⱼ − lseᵢ)), the same number as exp, in half exp's time."""
+    c0..: pᵢⱼ = 2^(log₂e · (scoreᵢⱼ − lseᵢ)), the same number as exp, in half exp's time. q:
+    already scaled by scale · log₂e, unless the layer caps its logits (then as recorded)."""
     H, r, d = q.shape
     H_kv, c, _ = k.shape
     log2p = (q.reshape(H_kv, H // H_kv * r, d) @ k.transpose(-1, -2)).view(H, r, c)
-    if layer.softcap is None:
-        log2p.mul_(layer.scale * LOG2E)
-    else:
+    if layer.softcap is not None:
         log2p = layer.softcap * torch.tanh(log2p * (layer.scale / layer.softcap)) * LOG2E
     if layer.bias is not None:  # by distance j − i: a (r, c) gather per head
         Q = layer.shape[1]
