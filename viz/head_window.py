@@ -162,11 +162,11 @@ def _exact(
     ok = allowed_tile(trace, kind, layer, r, c)
     if ok is not None:
         values[~ok] = np.nan
-    queries, keys = grid_labels(trace, kind)
+    queries, keys = grid_labels(trace, kind, rows, cols)  # the window's own only
     row_e = np.arange(r[0], r[1] + 1, dtype=np.int64)
     col_e = np.arange(c[0], c[1] + 1, dtype=np.int64)
-    Q, K = len(queries), len(keys)
-    return HeadWindow(title, r, c, (Q, K), row_e, col_e, values, None, queries[rows], keys[cols])
+    Q, K = map(len, trace.tokens(kind))
+    return HeadWindow(title, r, c, (Q, K), row_e, col_e, values, None, queries, keys)
 
 
 def _rule(trace: Trace, kind: Kind, layer: int) -> MaskRule | None:

@@ -101,15 +101,21 @@ def reach(trace: Trace, kind: Kind, layer: int, start: int, stop: int, K: int) -
 
 
 def heaviest(w: np.ndarray, top: int, min_weight: float) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, cols) of each row's `top` largest weights that are ≥ min_weight."""
+    """(rows, cols) of each row's `top` largest weights that are ≥ min_weight. A row with at
+    most `top` of them keeps them all, found without sorting: over a long input most weights of
+    a row are below min_weight (192 queries × 6,592 keys at 8,192 tokens: a partition of every
+    row took 30 ms)."""
     n = min(top, w.shape[1])
     if n == 0:
         return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    cols = np.argpartition(-w, n - 1, axis=1)[:, :n]  # (r, n)
-    rows = np.repeat(np.arange(w.shape[0]), n)
-    cols = cols.ravel()
-    keep = w[rows, cols] >= min_weight
-    return rows[keep], cols[keep]
+    heavy = w >= min_weight  # (r, c)
+    many = heavy.sum(1) > n  # (r,) rows with more heavy weights than lines
+    rows, cols = np.nonzero(heavy & ~many[:, None])
+    if many.any():
+        picked = np.argpartition(w[many], w.shape[1] - n, axis=1)[:, -n:]  # (m, n): all heavy
+        rows = np.concatenate([rows, np.repeat(np.flatnonzero(many), n)])
+        cols = np.concatenate([cols, picked.ravel()])
+    return rows, cols
 
 
 def key_column(k: np.ndarray, weight: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray]:

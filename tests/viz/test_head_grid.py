@@ -134,3 +134,14 @@ def test_labels_are_plain_text_of_each_position(markup_trace: Trace, synth: type
     spaced = synth.make_trace(src=("a", " ", "</s>"), tgt=("<s>",))
     assert head_grid(spaced, "encoder_self").key_labels[1] == "1 · ␣"
     assert head_grid(spaced, "encoder_self").query_labels[1] == "1 · ␣"
+
+
+def test_labels_of_a_window_are_those_of_its_positions(markup_trace: Trace) -> None:
+    """Labels asked for a window of positions are the whole head's for those positions (an
+    encoder–decoder's decoder rows with what each produced)."""
+    from attnlens.viz.head_grid import grid_labels
+
+    for kind in ("cross", "decoder_self", "encoder_self"):
+        queries, keys = grid_labels(markup_trace, kind)
+        part = grid_labels(markup_trace, kind, slice(1, 3), slice(2, None))
+        assert part == (queries[1:3], keys[2:])

@@ -172,3 +172,24 @@ def test_the_lines_of_the_last_queries_of_a_window_stay_in_its_band(
         lines_range(scores, KIND, 0, 0, N + 1)
     with pytest.raises(ValueError, match="257 queries"):
         lines_range(scores, KIND, 0, 0, 0, queries=257)
+
+
+def test_each_rows_heaviest_keys_are_those_a_full_sort_finds() -> None:
+    """Rows with fewer heavy weights than lines keep them all; rows with more keep exactly their
+    `top` largest (here no two weights are equal, so the set is unique)."""
+    from attnlens.viz.lines_range import heaviest
+
+    rng = np.random.default_rng(0)
+    w = rng.random((40, 300)).astype(np.float32) * 1e-4  # every weight light
+    w[::2] += rng.permutation(300)[None, :300].astype(np.float32) * 1e-3  # even rows: many heavy
+    w[1::4, :3] = [0.5, 0.3, 0.2]  # some odd rows: three heavy weights
+    top, least = 8, 0.001
+    q, k = heaviest(w, top, least)
+    got = {(int(a), int(b)) for a, b in zip(q, k, strict=True)}
+    assert len(got) == len(q)  # no line twice
+    expected = set()
+    for i, row in enumerate(w):
+        order = np.argsort(-row)[:top]
+        expected |= {(i, int(j)) for j in order if row[j] >= least}
+    assert got == expected
+    assert heaviest(w[:, :0], top, least)[0].size == 0

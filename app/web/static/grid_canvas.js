@@ -49,10 +49,12 @@ function setUp(root) {
   });
   state.observer.observe(state.stage);
   // a long input's head view (head_zoom.js) says which head it shows: outline it here, as
-  // another head picked there does not send this grid again
+  // another head picked there does not send this grid again. A zoom says the same head again:
+  // nothing to redraw (at 16 × 32 heads the redraw held the zoomed window's first paint)
   window.addEventListener("attnlens-head", (e) => {
     const { kind, selected } = e.detail || {};
     if (!state.data || !state.root.isConnected || kind !== state.data.kind) return;
+    if (String(selected) === String(state.data.selected)) return;
     state.data = { ...state.data, selected };
     draw(state);
   });
