@@ -7,7 +7,8 @@ process (the board) reads the version of each class followed here from the store
 TICK_SECONDS, and the student's browser holds one request to the follow route
 (follow_route.py) that the server answers only when the version changes (or after
 HOLD_SECONDS, unchanged, so that no proxy cuts it): the board's thread wakes every request
-waiting on the class at once. The browser asks Streamlit for a rerun only then. With Redis,
+waiting on the class at once. The browser then fetches the slide (slide_route.py, built once
+for the class) and draws it itself (follow_page.py): no Streamlit rerun per student. With Redis,
 every replica's board reads the same store, so a student follows a teacher on another replica.
 """
 
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import shutil
 import sys
 import tempfile
 import threading
@@ -23,8 +25,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import plotly
+
 from attnlens.app.teaching.class_limits import MAX_STUDENTS, ClassError
 from attnlens.app.teaching.class_store import ACTIVE_SECONDS, ClassStore, open_store
+from attnlens.app.teaching.follow_page import FOLLOW_HTML, FOLLOW_PATH, PLOTLY_FILE, RETRY_MS
 from attnlens.app.teaching.names import normal_code
 
 TICK_SECONDS = 0.1  # how often the board reads the versions of the classes followed here
@@ -32,98 +37,12 @@ FORGET_SECONDS = 120.0  # a class nobody here asked about for this long is no lo
 HOLD_SECONDS = 20.0  # a follow request unanswered this long is answered "unchanged"
 SEEN_SECONDS = 10.0  # a student's follow request tells the store they are there this often
 MAX_WAITERS = 2 * MAX_STUDENTS  # follow requests one process holds at once, all classes
-
-RETRY_MS = 2000  # a page not redrawn with the new version this long after asking asks again
-FOLLOW_PATH = "_attnlens/follow"  # the follow route, under the server's base path
+# Plotly.js as the plotly package ships it: the same version that wrote the figures' JSON
+PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / PLOTLY_FILE
+__all__ = ["FOLLOW_HTML", "FOLLOW_PATH", "RETRY_MS", "VersionBoard", "shared_board"]
 
 assert HOLD_SECONDS + 2 < ACTIVE_SECONDS, "a student waiting counts as there (class_store.py)"
 Waiter = tuple[asyncio.AbstractEventLoop, "asyncio.Future[int]"]
-
-# The component: no build step, the Streamlit component protocol by hand. It renders nothing;
-# it asks the follow route for its class's version after the one it knows (the server holds
-# the request until the version changes; the request names the student, which tells the
-# teacher's count that the page is open) and, when that differs from the version the page was
-# drawn with, sends it as its value (one rerun). A rerun can be lost (a value sent while a
-# fragment of the page runs reruns only the fragment, and the page stays on the old slide), so
-# it asks again every RETRY_MS until a redraw brings the version, each time with a value
-# Streamlit has not seen (a value equal to the last one would rerun nothing). 404 (no such
-# class: it ended, or the store lost it) asks for a rerun once per RETRY_MS: the page then
-# says what became of the class. 503 (the server holds too many requests) and a lost
-# connection (the server restarts) try again after a while. A hidden tab holds no request (a
-# browser opens at most 6 connections to one server): it asks again once shown.
-FOLLOW_HTML = """<!doctype html>
-<html><body style="margin:0">
-<script>
-const RETRY_MS = %RETRY_MS%;
-const ROUTE = new URL("../../%FOLLOW_PATH%/", location.href).href;
-let code = null, shown = null, known = null, asked = null, askedAt = 0, running = false;
-let holding = null, rendered = false, me = null;
-function send(type, more) {
-  window.parent.postMessage(Object.assign({isStreamlitMessage: true, type: type}, more || {}), "*");
-}
-function pause(ms) { return new Promise((done) => setTimeout(done, ms)); }
-function ask(value) {
-  askedAt = Date.now();
-  send("streamlit:setComponentValue", {value: [value, askedAt], dataType: "json"});
-}
-function check() {  // a version known, not drawn yet: ask (again, if the last ask was lost)
-  if (known !== null && known !== shown && (known !== asked || Date.now() - askedAt > RETRY_MS)) {
-    asked = known;
-    ask(known);
-  }
-}
-async function follow() {
-  running = true;
-  while (code && !document.hidden) {
-    const after = known === null ? shown : known;
-    holding = new AbortController();
-    try {
-      const query = "?after=" + encodeURIComponent(after) + (me ? "&me=" + me : "");
-      const reply = await fetch(ROUTE + code + query, {cache: "no-store", signal: holding.signal});
-      if (reply.status === 404) {
-        if (Date.now() - askedAt > RETRY_MS) ask("unread");
-        await pause(RETRY_MS);
-      } else if (reply.ok) {
-        known = (await reply.json()).version;
-        check();
-      } else {
-        await pause(RETRY_MS * (1 + Math.random()));
-      }
-    } catch (e) {  // the server restarts, or the tab was hidden: try again in a while
-      if (!document.hidden) await pause(RETRY_MS * (0.5 + Math.random()));
-    }
-  }
-  running = false;
-}
-function start() { if (!running && code && !document.hidden) follow(); }
-document.addEventListener("visibilitychange", () => {
-  if (document.hidden && holding) holding.abort();
-  start();
-});
-setInterval(check, RETRY_MS / 4);
-window.addEventListener("message", (event) => {
-  const data = event.data || {};
-  if (data.type !== "streamlit:render") return;
-  const now = /^[A-Z0-9]{6}$/.test(data.args.code) ? data.args.code : null;
-  if (now !== code) { known = null; if (holding) holding.abort(); }
-  code = now;
-  me = /^[A-Za-z0-9_-]{1,64}$/.test(data.args.student || "") ? data.args.student : null;
-  shown = data.args.version;
-  rendered = true;
-  start();
-});
-// Say "ready" until the page answers with the arguments: a ready sent before the page
-// listens (an iframe served from the cache loads that fast) would be lost.
-function ready() {
-  if (rendered) return;
-  send("streamlit:componentReady", {apiVersion: 1});
-  send("streamlit:setFrameHeight", {height: 0});
-  setTimeout(ready, 250);
-}
-ready();
-</script>
-</body></html>
-""".replace("%RETRY_MS%", str(RETRY_MS)).replace("%FOLLOW_PATH%", FOLLOW_PATH)
 
 
 class TooManyWaitingError(Exception):
@@ -151,6 +70,7 @@ class VersionBoard:
         self.folder = folder or Path(tempfile.mkdtemp(prefix="attnlens-follow-"))
         self.folder.mkdir(parents=True, exist_ok=True)
         (self.folder / "index.html").write_text(FOLLOW_HTML, encoding="utf-8")
+        shutil.copyfile(PLOTLY_JS, self.folder / PLOTLY_FILE)
         self._asked: dict[str, float] = {}  # code -> when a page last asked to follow it
         self._versions: dict[str, int] = {}  # code -> its version as last read (-1: no class)
         self._waiting: dict[str, set[Waiter]] = {}  # code -> the requests waiting on it
@@ -172,6 +92,13 @@ class VersionBoard:
             self._asked[code] = time.monotonic()
         if new:
             self._refresh(code)
+
+    def read(self, code: str) -> int | None:
+        """The class's version (-1: no such class), read from the store now unless read here
+        already, and kept read (a page follows it); None if the store did not answer."""
+        self.watch(code)
+        known = self.version(code)
+        return known if known is not None else self._refresh(code)
 
     def version(self, code: str) -> int | None:
         """The class's version as last read here (-1: no such class), None if not read here."""
@@ -315,5 +242,5 @@ def shared_board(url: str) -> VersionBoard:
 
 
 def follow_signal(declare: Callable[..., Any], folder: Path) -> Callable[..., Any]:
-    """The component that reruns a student's page when its class moves (declared once)."""
+    """The component a following student's page draws the class's slide in (declared once)."""
     return declare("attnlens_follow", path=str(folder))  # type: ignore[no-any-return]

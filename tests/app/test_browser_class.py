@@ -1,8 +1,10 @@
 """A live class in real browsers: one teacher page and five student pages on `attnlens serve`.
 
-The teacher moves three slides and every student's page follows by itself; five answers arrive
-and the revealed histogram counts five; a student's keys move nothing; the server restarts and
-the answers are still there (SQLite). Playwright drives Debian's Chromium, never a downloaded one.
+The teacher moves three slides and every student's page follows by itself, drawing each slide
+in the browser without a rerun of its Streamlit script (its websocket sends nothing); five
+answers arrive and the revealed histogram counts five; a student's keys move nothing; the
+server restarts and the answers are still there (SQLite). Playwright drives Debian's Chromium,
+never a downloaded one.
 
 How fast students follow (the README's 2 s at the 95th percentile) is a speed target, measured
 by `python -m bench.class_capacity` on a machine doing nothing else; here six pages share two
@@ -22,11 +24,19 @@ from attnlens.app.teaching.class_store import open_store
 from helpers.apptest import require_bundled
 from helpers.browser import chromium
 from helpers.class_server import HISTOGRAM_TOTAL, Server, sees_result
-from helpers.lecture_page import COUNTER, FOREGROUND, WATCH, open_student, shows, start_class
+from helpers.lecture_page import (
+    COUNTER,
+    FOLLOWER,
+    FOREGROUND,
+    OPTIONS,
+    WATCH,
+    open_student,
+    shows,
+    start_class,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 STUDENTS = 5
-FOLLOWER = "iframe[title*='attnlens_follow']"
 FOLLOW_LIMIT_MS = 10_000  # the board polls every 250 ms; see the module docstring
 
 
@@ -77,14 +87,19 @@ def join(browser: Any, url: str, code: str) -> Any:
 
 
 def follow_three_slides(teacher: Any, students: list[Any]) -> list[int]:
-    """The teacher presses → three times; each student's counter changes within how long."""
+    """The teacher presses → three times; each student's counter changes within how long, and
+    no student's page asks Streamlit for anything meanwhile: the slide is drawn in the browser
+    (a rerun of the page's script would be a message on its websocket)."""
     late = []
     for n in (2, 3, 4):
+        sent = [len(page.sent) for page in students]
         pressed = teacher.evaluate("Date.now()")
         teacher.keyboard.press("ArrowRight")
         for i, page in enumerate(students):
             follows(page, n, teacher, f"student {i}")
             late.append(int(page.evaluate(f"() => window.__shown['{n} / 14']")) - int(pressed))
+        students[0].wait_for_timeout(1000)  # a rerun asked late would show by now
+        assert [len(page.sent) for page in students] == sent, "a student's page reran"
     return late
 
 
@@ -105,7 +120,7 @@ def answer_all(teacher: Any, students: list[Any], code: str, store_url: str) -> 
     """Slide 4 asks where a head looks: five students answer, the teacher sees five arrive and
     reveals; the histogram counts five."""
     for i, page in enumerate(students):
-        page.locator(".st-key-lec_options button").nth(i % 4).click()
+        page.frame_locator(FOLLOWER).locator(OPTIONS).nth(i % 4).click()
     teacher.wait_for_function(
         "() => document.querySelector('.st-key-lec_answer_count')?.innerText.startsWith('5 ')",
         timeout=30_000,
@@ -147,7 +162,7 @@ def test_one_browser_opening_tab_after_tab_joins_three_students(
         tabs = [one.new_page() for _ in range(PER_BROWSER + 1)]
         for tab in tabs:
             tab.goto(f"{server.url}/?class={code}", timeout=60_000)
-            tab.wait_for_selector("[data-testid='stAlert'], .st-key-lec_counter", timeout=60_000)
+            tab.wait_for_selector(f"[data-testid='stAlert'], {FOLLOWER}", timeout=90_000)
         shown = [tab.evaluate("() => document.body.innerText") for tab in tabs]
         assert [f"has joined this class {PER_BROWSER} times" in text for text in shown] == [
             False

@@ -13,7 +13,7 @@ from attnlens.app.teaching.class_store import open_store
 from helpers.apptest import require_bundled
 from helpers.browser import chromium
 from helpers.class_server import HISTOGRAM_TOTAL, Server, sees_result
-from helpers.lecture_page import FOREGROUND, open_student, shows, start_class
+from helpers.lecture_page import FOLLOWER, FOREGROUND, OPTIONS, open_student, shows, start_class
 from helpers.redis_server import MISSING, REDIS_SERVER, RedisServer
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -35,7 +35,7 @@ def test_two_replicas_share_one_class_through_redis(browser: Any, redis_url: str
         student = open_student(browser, second.url, code, 3)
         teacher.keyboard.press("ArrowRight")
         student.wait_for_function(shows(4), timeout=30_000)
-        student.locator(".st-key-lec_options button").nth(0).click()
+        student.frame_locator(FOLLOWER).locator(OPTIONS).nth(0).click()
         teacher.wait_for_function(
             "() => document.querySelector('.st-key-lec_answer_count')?.innerText.startsWith('1 ')",
             timeout=30_000,
@@ -66,13 +66,16 @@ def test_redis_killed_mid_class_and_back_empty_keeps_every_acknowledged_answer(
             teacher, code = start_class(browser, server.url, 4)  # a "where" question
             students = [open_student(browser, server.url, code, 4) for _ in range(3)]
             for i, page in enumerate(students):
-                page.locator(".st-key-lec_options button").nth(i).click()
-                page.wait_for_selector(".st-key-lec_options button:has-text('✓')")
+                drawn = page.frame_locator(FOLLOWER)
+                drawn.locator(OPTIONS).nth(i).click()
+                drawn.locator(f"{OPTIONS}:has-text('✓')").wait_for(timeout=30_000)
             teacher.wait_for_function(f"() => ({ANSWERED})()?.startsWith('3 ')", timeout=30_000)
             redis.kill()
-            students[0].locator(".st-key-lec_options button").nth(3).click()
-            students[0].wait_for_selector("text=cannot be reached just now", timeout=30_000)
+            drawn = students[0].frame_locator(FOLLOWER)
+            drawn.locator(OPTIONS).nth(3).click()
+            drawn.locator("text=cannot be reached just now").wait_for(timeout=30_000)
             body = students[0].evaluate("() => document.body.innerText")
+            body += drawn.locator("body").inner_text()
             assert "redis" not in body.lower() and str(redis.port) not in body
             redis.start()  # empty
             teacher.wait_for_function(f"() => ({NOTICES})().includes('Redis lost')", timeout=30_000)

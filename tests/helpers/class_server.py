@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from helpers.lecture_page import FOLLOWER
 from helpers.server import free_port, running, serve_command
 
-RESULT = "[data-testid='stAlertContentSuccess'], [data-testid='stAlertContentWarning']"
+RESULT = "#lec_result.ok, #lec_result.no"  # right or not quite, in the slide FOLLOWER draws
 HISTOGRAM_TOTAL = """() => {
   const plots = [...document.querySelectorAll('.js-plotly-plot')];
   const h = plots.find(p => p.layout && p.layout.title
@@ -17,9 +18,10 @@ HISTOGRAM_TOTAL = """() => {
 
 
 def sees_result(page: Any, timeout: int = 30_000) -> None:
-    """The student's own result (right or not quite); else fail with what the page shows."""
+    """The student's own result (right or not quite) on the slide their browser draws; else
+    fail with what the page shows."""
     try:
-        page.wait_for_selector(RESULT, timeout=timeout)
+        page.frame_locator(FOLLOWER).locator(RESULT).wait_for(timeout=timeout)
     except Exception as err:
         shown = page.evaluate("() => document.body.innerText.slice(0, 1500)")
         raise AssertionError(f"no result on the student's page; it shows:\n{shown}") from err

@@ -4,6 +4,7 @@ foreground (used by the live-class browser test and bench/class_capacity.py)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -13,19 +14,29 @@ FOREGROUND = [
     "--disable-renderer-backgrounding",
     "--disable-backgrounding-occluded-windows",
 ]
-COUNTER = "() => document.querySelector('.st-key-lec_counter')?.innerText?.trim()"
+# A following student's slide: drawn in the browser by the follow component (follow_page.py)
+FOLLOWER = "iframe[title*='attnlens_follow']"
+OPTIONS = "#lec_options button"  # a following student's answer buttons, in FOLLOWER
+# The slide counter: the page's own (a teacher, a student stepped away) or the one FOLLOWER
+# draws (same origin: the page reads into it).
+COUNTER = """() => {
+  const own = document.querySelector('.st-key-lec_counter');
+  const drawn = document.querySelector("iframe[title*='attnlens_follow']");
+  const el = own || drawn?.contentDocument?.getElementById('lec_counter');
+  return el?.innerText?.trim();
+}"""
 # Notes in window.__shown the page's own time at which each slide counter text first showed.
 WATCH = """() => {
   window.__shown = {};
   const note = () => {
-    const el = document.querySelector('.st-key-lec_counter');
-    const text = el && el.innerText.trim();
+    const text = (%COUNTER%)();
     if (text && !(text in window.__shown)) window.__shown[text] = Date.now();
   };
   note();
   new MutationObserver(note).observe(document.body,
     {subtree: true, childList: true, characterData: true});
-}"""
+  setInterval(note, 20);  // FOLLOWER's changes are in its own document
+}""".replace("%COUNTER%", COUNTER)
 
 
 def shows(n: int) -> str:
@@ -46,8 +57,11 @@ def start_class(browser: Any, url: str, slide: int, timeout: int = 60_000) -> tu
 
 def open_student(browser: Any, url: str, code: str, slide: int) -> Any:
     """A student of class `code` on a phone-sized device of their own (a browser context),
-    once their page shows the teacher's `slide`."""
+    once their page shows the teacher's `slide`; `page.sent` notes the times its websocket sent
+    Streamlit anything (a rerun of its script sends one)."""
     page = browser.new_context(viewport={"width": 412, "height": 915}).new_page()
+    page.sent = []  # when the page's websocket sent a message to Streamlit (a rerun is one)
+    page.on("websocket", lambda ws: ws.on("framesent", lambda _: page.sent.append(time.time())))
     page.goto(f"{url}/?class={code}", timeout=180_000, wait_until="commit")
     page.wait_for_function(shows(slide), timeout=180_000)
     return page

@@ -1,5 +1,5 @@
-"""Predict, then reveal, on screen: alone with the lecture, as the teacher of a class, or as a
-student answering on their own device."""
+"""Predict, then reveal, on screen: alone with the lecture, or as the teacher of a class (a
+student following a class answers in the slide their browser draws: follow_page.py)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ import streamlit as st
 from attnlens.app.teaching.class_limits import ClassError
 from attnlens.app.teaching.class_store import ClassStore
 from attnlens.app.teaching.questions import NoQuestion, Question
-from attnlens.app.teaching.slide_sizes import projected, screened
-from attnlens.app.web.lecture.class_panel import reported_to_students
+from attnlens.app.teaching.slide_sizes import projected
 from attnlens.app.web.safe_text import md
 from attnlens.viz.reveal import class_answers
 
@@ -79,11 +78,6 @@ def result(question: Question, chosen: int | None, whose: str = "You") -> None:
     st.markdown(f"**Why:** {md(question.why)}")  # fixed words around md() text
 
 
-@reported_to_students
-def _answer(store: ClassStore, code: str, me: str, question_id: str, choice: int) -> None:
-    store.answer(code, me, question_id, choice)  # refused (False) once revealed: nothing to do
-
-
 def teacher(
     question: Question | NoQuestion | None,
     store: ClassStore,
@@ -122,36 +116,3 @@ def arriving(store: ClassStore, code: str, question: Question) -> None:
     with st.container(key="lec_answer_count"):
         counts = f"**{answered}** answered · {roster.active} of {roster.joined} joined here now"
         st.markdown(counts)  # fixed words: numbers
-
-
-def student(
-    question: Question | NoQuestion | None, store: ClassStore, code: str, me: str, revealed: bool
-) -> None:
-    """A student's side: one button per option (a change of mind is fine until the reveal),
-    then their own result."""
-    if no_question(question):
-        return
-    assert isinstance(question, Question)
-    st.subheader("Your answer")
-    st.markdown(md(question.prompt))
-    mine = store.answer_of(code, me, question.id)
-    with st.container(key="lec_options"):
-        for i in range(len(question.options)):
-            chosen = mine == i
-            st.button(
-                ("✓ " if chosen else "") + option(question, i),
-                key=f"lec_option_{i}",
-                type="primary" if chosen else "secondary",
-                disabled=revealed,
-                on_click=_answer,
-                args=(store, code, me, question.id, i),
-                width="stretch",
-            )
-    if not revealed:
-        st.caption("Waiting for the teacher to reveal." if mine is not None else "Tap an answer.")
-        return
-    result(question, mine)
-    counts = store.counts(code, question.id, len(question.options))
-    fig = screened(class_answers(question.options, counts, question.answer))
-    fig.update_layout(height=HISTOGRAM_HEIGHT)
-    st.plotly_chart(fig, width="stretch", key="lec_histogram", config=FIGURE_CONFIG)

@@ -254,11 +254,18 @@ def browser_token(cookie: str | None) -> str:
 
 
 def follow(
-    code: str, version: int, student: str, board: VersionBoard, signal: Callable[..., Any]
+    code: str,
+    version: int,
+    student: str,
+    board: VersionBoard,
+    signal: Callable[..., Any],
+    **shown: object,
 ) -> None:
-    """Rerun this page as soon as the class's version passes `version`: the invisible component
-    in the browser waits on the follow route, which the board answers (board.py says why). Its
-    request also tells the store, every SEEN_SECONDS, that this student's page is open (the
-    teacher's count): no timer of the page's own reruns it while the class stays put."""
+    """The class's slide, drawn by the component in the browser (follow_page.py) from the
+    version on: it waits on the follow route, which the board answers (board.py says why), and
+    fetches each new slide, built once for the class; `shown`: more for it to draw (the
+    student's nickname, the presentation size). Its request also tells the store, every
+    SEEN_SECONDS, that this student's page is open (the teacher's count)."""
     board.watch(code)
-    signal(code=code, version=version, student=student, key="lec_follow_signal", default=None)
+    signal(code=code, version=version, student=student, key="lec_follow_signal", default=None,
+           **shown)  # fmt: skip

@@ -7,7 +7,6 @@ teacher's link also carries key=…, the only thing that can move the class.
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import urlencode
 
 import streamlit as st
 
@@ -32,6 +31,7 @@ from attnlens.app.web.lecture.resources import (
     version_board,
 )
 from attnlens.app.web.lecture.screen import Place
+from attnlens.app.web.lecture.slide_payload import explore_link, explore_params
 from attnlens.app.web.resources import load_lens
 from attnlens.app.web.safe_text import md
 
@@ -202,21 +202,6 @@ def _leave(params: dict[str, str]) -> None:
     st.switch_page(EXPLORE, query_params=params)
 
 
-def explore_params(model: str, text: str, built: Built) -> dict[str, str]:
-    """The Explore page's URL parameters for this slide's model, input, attention, layer and
-    head."""
-    shown = built.shown
-    params = {"page": "explore", "model": model, "text": text}
-    if shown.kind is not None:
-        params.update(kind=shown.kind, layer=str(shown.layer), head=str(shown.head))
-    return params
-
-
-def explore_link(model: str, text: str, built: Built) -> str:
-    """The Explore page on this slide (a new tab, the lecture kept in this one)."""
-    return "./explore?" + urlencode(explore_params(model, text, built))
-
-
 @panel.reported
 def _start(here: Place) -> None:
     panel.start_class(this_store(), ClassState(here.deck, here.slide, here.view.to_dict()))
@@ -254,9 +239,13 @@ def _reveal(store: ClassStore, code: str, question: Question | None) -> None:
         store.update(code, st.query_params.get("key"), state.moved(revealed=question.id))
 
 
+FOLLOWED = "_lec_followed"  # session key: this student's last run followed the teacher
+
+
 def student_page(decks: Library, store: ClassStore, code: str) -> None:
-    """A student's screen: the teacher's slide and view, their own answers; or, stepped away,
-    their own walk through the deck until they rejoin."""
+    """A student's screen: following, the teacher's slide drawn in the browser from the slide
+    the server built once for the class (no rerun of this page when the teacher moves); or,
+    stepped away, their own walk through the deck until they rejoin."""
     state = store.state(code)
     if state is None:
         st.error(md(f"No class has the code {code}: check it with your teacher."))
@@ -265,36 +254,27 @@ def student_page(decks: Library, store: ClassStore, code: str) -> None:
     if state.deck not in decks.decks:
         st.error(md(f"The teacher's deck {state.deck!r} is not on this server."))
         return
-    following = st.toggle("Follow the teacher", value=True, key="lec_follow")
-    if following:  # first on the page: its place never changes, so it is never mounted again
+    if st.toggle("Follow the teacher", value=True, key="lec_follow"):
+        st.session_state[FOLLOWED] = True
         url = store_url()
-        panel.follow(code, state.version, me.id, version_board(url), follow_signal(url))
+        present = urlstate.flag(st.query_params.get("present", ""))
+        panel.follow(code, state.version, me.id, version_board(url), follow_signal(url),
+                     nickname=me.nickname, present=present)  # fmt: skip
+        return
     last = len(decks.decks[state.deck].slides) - 1
     teacher_place = Place(state.deck, min(state.slide, last), View.from_dict(state.view))
-    if following:
+    if st.session_state.pop(FOLLOWED, False):  # just stepped away: from the teacher's slide
         st.session_state[place.SESSION] = teacher_place
-    here = place.current(decks) if not following else teacher_place
+    here = place.current(decks)
     made = slide_at(decks, here, projector=urlstate.flag(st.query_params.get("present", "")))
     if made is None:
         return
     deck, slide, built, model, text = made
-    asked = Question.from_dict(state.question) if state.question else None
-    same = (
-        asked is not None
-        and isinstance(built.question, Question)
-        and (built.question.id == asked.id)
-    )
-    revealed = following and asked is not None and state.revealed == asked.id
     screen.header(deck, slide, f" · {model} · class {code} · you are {me.nickname}")
-    if following:  # on a phone the answer buttons come first, the slide below them
-        ask.student(asked if asked is not None else built.question, store, code, me.id,
-                    revealed)  # fmt: skip
-    words = screen.body(slide, built, revealed and same)
-    if not following:
-        with words:
-            ask.local(built.question)
-        st.caption("You have stepped away: move on your own, and switch Follow back on to rejoin.")
-        screen.navigation(here, deck, built, place.go, prefix="stu")
+    with screen.body(slide, built):
+        ask.local(built.question)
+    st.caption("You have stepped away: move on your own, and switch Follow back on to rejoin.")
+    screen.navigation(here, deck, built, place.go, prefix="stu")
     st.link_button("Explore this on your own", explore_link(model, text, built))
 
 

@@ -12,9 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from attnlens.app.teaching.board import TICK_SECONDS, TooManyWaitingError, VersionBoard
+from attnlens.app.teaching.board import (
+    FOLLOW_HTML,
+    PLOTLY_JS,
+    TICK_SECONDS,
+    TooManyWaitingError,
+    VersionBoard,
+)
 from attnlens.app.teaching.class_state import ClassState
 from attnlens.app.teaching.class_store import ClassStore, open_store
+from attnlens.app.teaching.follow_page import PLOTLY_FILE
 from attnlens.app.teaching.sqlite_store import SQLiteStore
 
 
@@ -43,7 +50,7 @@ def test_the_board_reads_a_followed_class_version_and_keeps_it_current(
     made = sqlite.create(ClassState("section3", 0))
     board = VersionBoard(sqlite, tmp_path / "board")
     try:
-        assert "setComponentValue" in (tmp_path / "board" / "index.html").read_text()
+        assert (tmp_path / "board" / "index.html").read_text() == FOLLOW_HTML
         board.watch("../../etc")  # not a code: nothing is read
         assert board.version("../../etc") is None
         board.watch(made.code.lower())
@@ -51,7 +58,8 @@ def test_the_board_reads_a_followed_class_version_and_keeps_it_current(
         move(sqlite, made.code, made.key, 1)
         until(lambda: board.version(made.code) == 1, 20 * TICK_SECONDS + 2)
         assert board.version(made.code) == 1
-        assert sorted(p.name for p in board.folder.iterdir()) == ["index.html"]
+        assert sorted(p.name for p in board.folder.iterdir()) == ["index.html", PLOTLY_FILE]
+        assert (board.folder / PLOTLY_FILE).read_bytes() == PLOTLY_JS.read_bytes()
     finally:
         board.close()
 
