@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from attnlens.viz.labels import wrapped
 from attnlens.viz.style import PROJECTOR_FONT, projector
 
 FIGURE_HEIGHT = 640  # px at most on a projector: a 1080-line screen keeps room for the title
@@ -15,7 +16,19 @@ STACKS_HEIGHT, TITLE_ROOM = 760, 110
 SCREEN_FONT = 18  # a student's own screen: the figures' base text, a step up
 SCREEN_TICKS = 15
 SCREEN_LABELS = 16  # legends and axis titles
-CLEAR = "rgba(0,0,0,0)"  # no background of its own: it sits on a light or a dark page alike
+SCREEN_TITLE_CHARS = 34  # a phone's figure, ~360 px, holds this much of an 18–22 px title
+TITLE_LINE_PX = 28  # px the top margin grows by per extra line of title
+LEGEND_ROOM = 100  # px at the foot for the legend's rows (a phone wraps it in up to four)
+TICK_ROOM = 100  # px above it for the x axis's labels and title (Plotly's automargin makes the
+# margin as large as they need, never larger: the legend's room comes on top)
+CLEAR = "rgba(0,0,0,0)"
+NO_LEGEND = (
+    "heatmap",
+    "contour",
+    "surface",
+    "image",
+    "table",
+)  # not in a legend by default  # no background of its own: it sits on a light or a dark page alike
 
 
 def projected(fig: go.Figure) -> go.Figure:
@@ -34,7 +47,10 @@ def projected(fig: go.Figure) -> go.Figure:
 
 
 def screened(fig: go.Figure) -> go.Figure:
-    """The figure, in place, for a student's own screen: text a step over the figures' own."""
+    """The figure, in place, for a student's own screen: text a step over the figures' own.
+    The screen may be a phone's (~360 px for the figure): the title in lines of at most
+    SCREEN_TITLE_CHARS, the legend in a row at the figure's foot (at the right, as on the
+    projector, it took most of a phone's width and left the plots a sliver)."""
     fig.update_layout(
         font={"size": SCREEN_FONT},
         height=FIGURE_HEIGHT,
@@ -42,8 +58,32 @@ def screened(fig: go.Figure) -> go.Figure:
         plot_bgcolor=CLEAR,
         legend_font_size=SCREEN_LABELS,  # set by the figures for a screen: 12 px
     )
+    title = fig.layout.title.text
+    if title and "<br>" not in title:
+        lines = wrapped(title, SCREEN_TITLE_CHARS)
+        fig.layout.title.text = lines
+        grown = lines.count("<br>") * TITLE_LINE_PX
+        if grown:
+            fig.layout.margin.t = (fig.layout.margin.t or 80) + grown
+    if _has_legend(fig):
+        fig.update_layout(
+            legend={"orientation": "h", "x": 0, "xanchor": "left",
+                    "yref": "container", "y": 0, "yanchor": "bottom"},
+            margin_b=max(fig.layout.margin.b or 0, TICK_ROOM) + LEGEND_ROOM,
+        )  # fmt: skip
     fig.update_xaxes(tickfont_size=SCREEN_TICKS, title_font_size=SCREEN_LABELS)
     fig.update_yaxes(tickfont_size=SCREEN_TICKS, title_font_size=SCREEN_LABELS)
     for note in fig.layout.annotations:  # subplot titles and labels: a size up, in proportion
         note.font.size = round((note.font.size or SCREEN_FONT - 2) * 1.25)
     return fig
+
+
+def _has_legend(fig: go.Figure) -> bool:
+    """Whether Plotly draws the figure's legend: two traces or more that show in it (a
+    heatmap does not unless told), or a layout that asks for it."""
+    if fig.layout.showlegend is not None:
+        return bool(fig.layout.showlegend)
+    shown = [
+        t for t in fig.data if t.showlegend or (t.showlegend is None and t.type not in NO_LEGEND)
+    ]
+    return len(shown) >= 2

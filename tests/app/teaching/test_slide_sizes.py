@@ -3,18 +3,23 @@ mode) and for a student's own screen."""
 
 from __future__ import annotations
 
+import numpy as np
 import plotly.graph_objects as go
 
 from attnlens.app.teaching.slide_sizes import (
     FIGURE_HEIGHT,
+    LEGEND_ROOM,
     SCREEN_TICKS,
+    SCREEN_TITLE_CHARS,
     STACKS_HEIGHT,
+    TICK_ROOM,
     projected,
     screened,
 )
 from attnlens.record.trace import ModelInfo
 from attnlens.viz.architecture import architecture_diagram
 from attnlens.viz.heads_row import heads_row
+from attnlens.viz.saturation import saturation_view
 from attnlens.viz.style import PROJECTOR_FONT
 from helpers import synth
 
@@ -52,3 +57,32 @@ def test_a_projected_figure_fits_the_screen_and_a_screen_one_keeps_its_size() ->
     assert all(axis.tickfont.size == SCREEN_TICKS for axis in small.select_xaxes())
     stacks = architecture_diagram(ENC_DEC).update_layout(meta={"figure": "stacks"})
     assert projected(stacks).layout.height == STACKS_HEIGHT
+
+
+def _scaling() -> go.Figure:
+    rng = np.random.default_rng(0)
+    return saturation_view(rng.normal(size=(3, 16)), rng.normal(size=(4, 16)), 1, "b", list("wxyz"))
+
+
+def test_a_student_s_phone_gets_the_legend_at_the_foot_and_the_title_in_lines() -> None:
+    """On a phone (390 px) the √d_k slide's legend at the right took most of the width and left
+    each plot a sliver, and a title in one line ran off both edges; on a student's screen the
+    legend is a row at the figure's foot, under the x axis's room, and the title wraps."""
+    phone = screened(_scaling())
+    legend = phone.layout.legend
+    assert (legend.orientation, legend.yref, legend.y, legend.yanchor) == (
+        "h",
+        "container",
+        0,
+        "bottom",
+    )
+    assert phone.layout.margin.b >= TICK_ROOM + LEGEND_ROOM
+    heads = screened(heads_row(synth.make_trace(L=1, H=4), "encoder_self", 0))
+    lines = heads.layout.title.text.split("<br>")
+    assert len(lines) > 1 and all(len(line) <= SCREEN_TITLE_CHARS for line in lines), lines
+    assert heads.layout.legend.orientation is None  # heatmaps have no legend to move
+    big = projected(_scaling())  # the projector keeps its legend at the right, title whole
+    assert big.layout.legend.x == 1.02 and big.layout.legend.orientation is None
+    assert "<br>" not in (
+        projected(heads_row(synth.make_trace(L=1, H=4), "encoder_self", 0)).layout.title.text
+    )
