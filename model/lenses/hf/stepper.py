@@ -13,6 +13,8 @@ run's states carry it, so the stepper itself stays shared and unchanged.
 from __future__ import annotations
 
 import copy
+import functools
+import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -111,6 +113,7 @@ class HFStepper:
                 past_key_values=copy.deepcopy(state.cache),
                 use_cache=True,
                 output_attentions=True,
+                **last_logits_only(state.model),
             )
             own, cross = out.decoder_attentions, out.cross_attentions
         else:
@@ -119,6 +122,7 @@ class HFStepper:
                 past_key_values=copy.deepcopy(state.cache),
                 use_cache=True,
                 output_attentions=True,
+                **last_logits_only(state.model),
             )
             own, cross = out.attentions, None
         logits = out.logits[:, -1].float()  # (B, V): generate's greedy processes these
@@ -137,7 +141,11 @@ def _prefill(state: HFState, new: torch.Tensor) -> StepOutput[HFState] | None:
     where the model's attention cannot be captured (the eager feed then runs)."""
     try:
         out = capture_twin(state.model)(
-            input_ids=new, past_key_values=None, use_cache=True, output_attentions=True
+            input_ids=new,
+            past_key_values=None,
+            use_cache=True,
+            output_attentions=True,
+            **last_logits_only(state.model),
         )
         layers = stacked(out.attentions, scores=True)
     except UnexpressibleError:
@@ -148,6 +156,18 @@ def _prefill(state: HFState, new: torch.Tensor) -> StepOutput[HFState] | None:
     self_attention = torch.stack([torch.nn.functional.pad(r, (fed - r.size(-1), 0)) for r in rows])
     after = HFState(state.model, out.past_key_values, None, None, fed)
     return StepOutput(torch.log_softmax(logits, dim=-1), self_attention, None, after, logits)
+
+
+def last_logits_only(model: PreTrainedModel) -> dict[str, int]:
+    """logits_to_keep=1 where the model's forward takes it: a step reads the last position's
+    logits only, and the output layer would otherwise make every position's, P × V for a
+    prompt (8,192 × 128,256 on Llama-3.2's vocabulary: 4.2 GB of float32)."""
+    return {"logits_to_keep": 1} if _keeps_logits(type(model)) else {}
+
+
+@functools.cache
+def _keeps_logits(model_class: type) -> bool:
+    return "logits_to_keep" in inspect.signature(model_class.forward).parameters
 
 
 def _last_row(layer: LayerScores) -> torch.Tensor:
