@@ -24,6 +24,7 @@ from concurrent.futures.process import BrokenProcessPool
 import streamlit as st
 
 import attnlens
+from attnlens.app.server.memory import freeze_long_lived
 from attnlens.app.server.trace_cache import SharedTraces
 from attnlens.app.server.trace_workers import TraceWorkers
 from attnlens.app.web.safe_text import md
@@ -56,7 +57,9 @@ def shared_lens(name: str) -> attnlens.Lens:
     import torch  # only here: the app starts without torch until a model is wanted
 
     torch.set_num_threads(_setting("ATTNLENS_TORCH_THREADS", TORCH_THREADS))
-    return attnlens.load(name)
+    lens = attnlens.load(name)
+    freeze_long_lived()  # the libraries and the model, out of full collections (memory.py)
+    return lens
 
 
 @st.cache_resource(show_spinner=False, max_entries=16)

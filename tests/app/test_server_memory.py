@@ -1,15 +1,20 @@
 """Freed memory handed back to the system (app/server/memory.py), measured in a process of its
-own: blocks below the mmap threshold, freed between blocks that stay, are what glibc keeps."""
+own: blocks below the mmap threshold, freed between blocks that stay, are what glibc keeps.
+And the objects alive once a model is loaded, frozen out of Python's full collections."""
 
 from __future__ import annotations
 
 import ctypes.util
+import gc
 import json
 import subprocess
 import sys
 import textwrap
+import weakref
 
 import pytest
+
+from attnlens.app.server.memory import freeze_long_lived
 
 PROBE = textwrap.dedent(
     """
@@ -48,3 +53,29 @@ def test_memory_freed_between_live_blocks_goes_back_to_the_system() -> None:
     assert found["kept"] == 20
     # 380 of the 400 MB were freed; the allocator held them until asked to give them back
     assert found["freed"] - found["trimmed"] > 300, found
+
+
+class Node:
+    me: object
+
+
+def test_garbage_is_collected_and_what_lives_is_frozen_until_the_next_freeze() -> None:
+    garbage = Node()
+    garbage.me = garbage  # a cycle nothing refers to: only a collection frees it
+    gone = weakref.ref(garbage)
+    del garbage
+    alive = Node()
+    alive.me = alive
+    try:
+        freeze_long_lived()
+        assert gone() is None  # collected before the freeze, not frozen with the rest
+        assert gc.get_freeze_count() > 0
+        assert not any(o is alive for o in gc.get_objects())  # out of every generation
+        later = weakref.ref(alive)
+        del alive
+        gc.collect()
+        assert later() is not None  # frozen: a full collection does not reach it
+        freeze_long_lived()
+        assert later() is None  # thawed first, then collected
+    finally:
+        gc.unfreeze()
