@@ -16,8 +16,10 @@ STACKS_HEIGHT, TITLE_ROOM = 760, 110
 SCREEN_FONT = 18  # a student's own screen: the figures' base text, a step up
 SCREEN_TICKS = 15
 SCREEN_LABELS = 16  # legends and axis titles
-SCREEN_TITLE_CHARS = 34  # a phone's figure, ~360 px, holds this much of an 18–22 px title
-TITLE_LINE_PX = 28  # px the top margin grows by per extra line of title
+SCREEN_TITLE = 22  # px: a figure's title on a student's screen
+SCREEN_TITLE_CHARS = 26  # a phone's figure, ~360 px wide, holds this much of it on a line
+TITLE_LINE_PX, TITLE_PAD = 28, 10  # px a line of it takes, and above its first
+PANEL_TITLE_ROOM = 40  # px under it for the panels' own titles
 LEGEND_ROOM = 100  # px at the foot for the legend's rows (a phone wraps it in up to four)
 TICK_ROOM = 100  # px above it for the x axis's labels and title (Plotly's automargin makes the
 # margin as large as they need, never larger: the legend's room comes on top)
@@ -61,10 +63,14 @@ def screened(fig: go.Figure) -> go.Figure:
     title = fig.layout.title.text
     if title and "<br>" not in title:
         lines = wrapped(title, SCREEN_TITLE_CHARS)
-        fig.layout.title.text = lines
-        grown = lines.count("<br>") * TITLE_LINE_PX
-        if grown:
-            fig.layout.margin.t = (fig.layout.margin.t or 80) + grown
+        if "<br>" in lines:  # from the figure's top, over the panels' titles. Plotly lifts a
+            # title of several lines anchored there by about a line (its first was cut off;
+            # anchored to the plot's top, the lines ran down over the panels): padded for it
+            top = TITLE_PAD + TITLE_LINE_PX
+            fig.layout.title.update(text=lines, font_size=SCREEN_TITLE, yref="container", y=1,
+                                    yanchor="top", pad_t=top)  # fmt: skip
+            room = top + (lines.count("<br>") + 1) * TITLE_LINE_PX + PANEL_TITLE_ROOM
+            fig.layout.margin.t = max(fig.layout.margin.t or 0, room)
     if _has_legend(fig):
         fig.update_layout(
             legend={"orientation": "h", "x": 0, "xanchor": "left",

@@ -9,10 +9,12 @@ import plotly.graph_objects as go
 from attnlens.app.teaching.slide_sizes import (
     FIGURE_HEIGHT,
     LEGEND_ROOM,
+    PANEL_TITLE_ROOM,
     SCREEN_TICKS,
     SCREEN_TITLE_CHARS,
     STACKS_HEIGHT,
     TICK_ROOM,
+    TITLE_LINE_PX,
     projected,
     screened,
 )
@@ -80,6 +82,9 @@ def test_a_student_s_phone_gets_the_legend_at_the_foot_and_the_title_in_lines() 
     heads = screened(heads_row(synth.make_trace(L=1, H=4), "encoder_self", 0))
     lines = heads.layout.title.text.split("<br>")
     assert len(lines) > 1 and all(len(line) <= SCREEN_TITLE_CHARS for line in lines), lines
+    title = heads.layout.title  # from the top, lines and the panels' titles under it in the margin
+    assert (title.yref, title.y, title.yanchor) == ("container", 1, "top")
+    assert heads.layout.margin.t >= title.pad.t + len(lines) * TITLE_LINE_PX + PANEL_TITLE_ROOM
     assert heads.layout.legend.orientation is None  # heatmaps have no legend to move
     big = projected(_scaling())  # the projector keeps its legend at the right, title whole
     assert big.layout.legend.x == 1.02 and big.layout.legend.orientation is None
