@@ -80,6 +80,7 @@ def _hidden_bars(tokens: list[str], step: int, so_far: str) -> go.Figure:
 REST = "(every other token)"
 # where the few tokens recorded cannot give what sampling draws from (see reshape)
 NOT_DRAWN = ": what it draws from needs every token's p (the model's p only)"
+NBSP = "\u00a0"  # keeps "(Σ log p)" on one line of a wrapped title
 STRATEGY_TICK_ANGLE = -35  # degrees: the sampled tokens' labels under their bars
 PANEL_TITLE_CHARS = 18  # a panel title's lines: 24 px projector text, titles ~230 px apart
 
@@ -159,7 +160,7 @@ def strategies_view(
         horizontal_spacing=0.2,
         subplot_titles=(  # wrapped: on the Lecture's column at 1400 px (the legend beside the
             # panels) the panels' centres are ~230 px apart, and one title ran over the other
-            wrapped("each strategy's output · score = Σ log p", PANEL_TITLE_CHARS),
+            wrapped(f"output · score{NBSP}(Σ{NBSP}log{NBSP}p)", PANEL_TITLE_CHARS),  # 2 lines
             wrapped(
                 f"step {step}, sampling with {settings}"
                 + ("" if reshaped.after is not None else NOT_DRAWN),

@@ -313,6 +313,8 @@ def test_the_sampled_tokens_are_slanted_not_upright_on_a_projector() -> None:
     fig = projector(strategies_view(runs, 4, shaped, "T = 1.5, top-k 3"), PROJECTOR_FONT)
     assert fig.layout.xaxis2.tickangle == STRATEGY_TICK_ANGLE
     assert -60 <= STRATEGY_TICK_ANGLE <= -20  # readable along a slant, never upright
+    lines = [a.text.count("<br>") + 1 for a in fig.layout.annotations[:2]]
+    assert lines[0] <= 2, lines  # the scores' title took three lines of 24 px
 
 
 def test_the_scaling_slide_singles_out_the_row_the_division_changes_most() -> None:

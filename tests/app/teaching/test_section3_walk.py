@@ -102,7 +102,7 @@ CHECKS: dict[str, Check] = {
     "cross": _cross,
     "softmax": lambda fig, b, live: fig.data[0].type == "bar" or pytest.fail("bars"),
     "decoding": lambda fig, b, live: (
-        "each strategy" in fig.layout.annotations[0].text or pytest.fail("strategies")
+        "Σ\u00a0log\u00a0p" in fig.layout.annotations[0].text or pytest.fail("strategies")
     ),
 }
 
