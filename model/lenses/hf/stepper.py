@@ -13,7 +13,6 @@ run's states carry it, so the stepper itself stays shared and unchanged.
 from __future__ import annotations
 
 import copy
-import functools
 import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -162,12 +161,8 @@ def last_logits_only(model: PreTrainedModel) -> dict[str, int]:
     """logits_to_keep=1 where the model's forward takes it: a step reads the last position's
     logits only, and the output layer would otherwise make every position's, P × V for a
     prompt (8,192 × 128,256 on Llama-3.2's vocabulary: 4.2 GB of float32)."""
-    return {"logits_to_keep": 1} if _keeps_logits(type(model)) else {}
-
-
-@functools.cache
-def _keeps_logits(model_class: type) -> bool:
-    return "logits_to_keep" in inspect.signature(model_class.forward).parameters
+    takes = "logits_to_keep" in inspect.signature(model.forward).parameters
+    return {"logits_to_keep": 1} if takes else {}
 
 
 def _last_row(layer: LayerScores) -> torch.Tensor:
