@@ -91,3 +91,17 @@ def test_a_student_s_phone_gets_the_legend_at_the_foot_and_the_title_in_lines() 
     assert "<br>" not in (
         projected(heads_row(synth.make_trace(L=1, H=4), "encoder_self", 0)).layout.title.text
     )
+
+
+def test_the_class_histogram_names_every_option_on_a_projector() -> None:
+    """The teacher's histogram (300 px in the words' column) kept ~50 px for its bars once its
+    margins grew with the projector's text, and Plotly dropped every other option's name."""
+    from attnlens.app.web.lecture.ask import HISTOGRAM_HEIGHT
+    from attnlens.viz.reveal import class_answers
+
+    options = ["2 · sees", "3 · a", "4 · house", "5 · </s>"]
+    fig = projected(class_answers(options, [0, 3, 1, 0], 3))
+    fig.update_layout(height=HISTOGRAM_HEIGHT)  # as the lecture page shows it
+    x_axis = 2 * 1.5 * PROJECTOR_FONT  # the count's ticks and the axis title under the bars
+    plot = HISTOGRAM_HEIGHT - fig.layout.margin.t - fig.layout.margin.b - x_axis
+    assert plot >= len(options) * 1.2 * PROJECTOR_FONT, plot
