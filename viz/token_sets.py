@@ -140,7 +140,9 @@ def token_set_profile(trace: Trace, result: SetAttention, layer: int, head: int)
         [trace_],
         layout=go.Layout(
             title={"text": f"layer {layer} · head {head}: {what}"},
-            xaxis={"title": {"text": axis}}, yaxis={"title": {"text": "weight"}},
+            # "~g": 0.0003 as such (Plotly's own format wrote "300μ", a unit no weight has)
+            xaxis={"title": {"text": axis}},
+            yaxis={"title": {"text": "weight"}, "tickformat": "~g"},
             height=320, margin={"l": 70, "r": 20, "t": 60, "b": 50}, showlegend=False,
         ),
     )  # fmt: skip

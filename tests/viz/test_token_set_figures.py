@@ -66,6 +66,8 @@ def test_the_profile_is_the_heads_row_of_the_result(trace: Trace, synth: type) -
     np.testing.assert_array_equal(bars.y, result.profile[1, 0])
     assert bars.type == "bar" and fig.layout.xaxis.title.text == "query position"
     assert bars.hovertext[2] == f"2 · y: {result.profile[1, 0, 2]:.4f}"
+    # weights in plain decimals: at 8,192 tokens Plotly's own ticks read "300μ"
+    assert fig.layout.yaxis.tickformat == "~g" and not fig.layout.yaxis.exponentformat
     with pytest.raises(ValueError, match="layer 2, head 0 is outside the 2 × 3 heads"):
         token_set_profile(trace, result, 2, 0)
     n = BARS_UP_TO + 1
