@@ -1,19 +1,20 @@
 """A student's page of a live class as the server sees it, with no browser: the page over
-Streamlit's websocket (bench/session.py), the follow component's request to the follow route
-held as the component holds it, and the page's own timers (any fragment that reruns on its own),
-so that hundreds of students fit in one Python process beside the server.
+Streamlit's websocket (bench/session.py), and what the follow component does over HTTP, held as
+the component holds it, so that hundreds of students fit in one Python process beside the server.
 
 What the browser does and this client does too: open the join link (the page's first run
-whole); hold GET /_attnlens/follow/CODE?after=V (board.py's FOLLOW_HTML); when it brings a new
-version, send it as the component's value (a rerun, as the component's setComponentValue does)
-and wait for the page to be drawn; rerun each auto-rerun fragment at its interval; tap an answer
-button. What it leaves out is drawing, which happens on each student's own device.
+whole: the toggle and the follow component); hold GET /_attnlens/follow/CODE?after=V (board.py,
+follow_page.py), which brings the new slide's payload with its version, built once for the
+class (slide_route.py; GET /_attnlens/slide/CODE?v=V for the first), and draw it (here: read
+it); answer with POST /_attnlens/answer/CODE; rerun any fragment that reruns on its own at
+its interval. What it leaves out is drawing, which happens on each student's own device.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import json
 import random
 import time
@@ -24,7 +25,7 @@ from urllib.parse import urlparse
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from attnlens.app.teaching.board import FOLLOW_PATH
+from attnlens.app.teaching.follow_page import ANSWER_PATH, FOLLOW_PATH, SLIDE_PATH
 from bench.session import Session
 
 FOLLOW_COMPONENT = "attnlens_follow"
@@ -87,47 +88,41 @@ class Page(Session):
 
         return await self.send([pressed])
 
-    async def redraw(self, version: int) -> float:
-        """What the follow component does on a new version: its value, a rerun."""
-        assert self.follow_id is not None, "no follow component on the page"
-        value = json.dumps([version, time.time() * 1000])
-        widget = self.follow_id
 
-        def component(w: Any) -> None:
-            w.id, w.json_value = widget, value
+class Http:
+    """One kept-alive HTTP/1.1 connection to the server, one request at a time on it, as a
+    browser's fetch uses one."""
 
-        return await self.send([component])
-
-
-class Follower:
-    """The follow component's request, held on one kept-alive connection."""
-
-    def __init__(self, url: str, code: str, me: str) -> None:
+    def __init__(self, url: str) -> None:
         parts = urlparse(url)
         self.host, self.port = parts.hostname or "127.0.0.1", parts.port or 80
-        self.path, self.me = f"/{FOLLOW_PATH}/{code}", me
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
+        self.lock: asyncio.Lock | None = None  # made on the loop that uses it
 
-    async def ask(self, after: int) -> tuple[int, dict[str, Any]]:
-        """One request: the status and the JSON answer (held by the server until the version
-        is not `after`, or HOLD_SECONDS). A kept-alive connection the server closed (uvicorn
-        does after 5 s idle) is opened again, as a browser's fetch does."""
-        for again in (False, True):
-            try:
-                return await self._ask(after)
-            except (ConnectionError, asyncio.IncompleteReadError):
-                await self.close()
-                if again:
-                    raise
+    async def request(self, method: str, target: str, body: bytes = b"") -> tuple[int, bytes]:
+        """The status and the body. A kept-alive connection the server closed (uvicorn does
+        after 5 s idle) is opened again, as a browser's fetch does."""
+        if self.lock is None:
+            self.lock = asyncio.Lock()
+        async with self.lock:
+            for again in (False, True):
+                try:
+                    return await self._request(method, target, body)
+                except (ConnectionError, asyncio.IncompleteReadError):
+                    await self.close()
+                    if again:
+                        raise
         raise AssertionError("unreachable")
 
-    async def _ask(self, after: int) -> tuple[int, dict[str, Any]]:
+    async def _request(self, method: str, target: str, body: bytes) -> tuple[int, bytes]:
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
         assert self.reader is not None
-        target = f"{self.path}?after={after}&me={self.me}"
-        self.writer.write(f"GET {target} HTTP/1.1\r\nHost: {self.host}\r\n\r\n".encode())
+        head = f"{method} {target} HTTP/1.1\r\nHost: {self.host}\r\n"
+        if body:
+            head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        self.writer.write(head.encode() + b"\r\n" + body)
         await self.writer.drain()
         first = await self.reader.readline()
         if not first:
@@ -137,26 +132,62 @@ class Follower:
             name, _, value = line.decode().partition(":")
             if name.lower() == "content-length":
                 length = int(value)
-        return status, json.loads(await self.reader.readexactly(length))
+        return status, await self.reader.readexactly(length)
 
     async def close(self) -> None:
         if self.writer is not None:
-            self.writer.close()
+            with contextlib.suppress(RuntimeError):  # its loop closed first (the bench's end)
+                self.writer.close()
             self.writer = None
+
+
+class Follower:
+    """The follow component's requests: the follow route, held on one connection; the slide's
+    payload and the answers on another (a browser keeps a few connections to one server)."""
+
+    def __init__(self, url: str, code: str, me: str) -> None:
+        self.code, self.me = code, me
+        self.held, self.other = Http(url), Http(url)
+        self.size = 0  # bytes of the last answer to `ask`
+
+    async def ask(self, after: int) -> tuple[int, dict[str, Any]]:
+        """One request: the status and the JSON answer (held by the server until the version
+        is not `after`, or HOLD_SECONDS)."""
+        target = f"/{FOLLOW_PATH}/{self.code}?after={after}&me={self.me}&slide=1"
+        status, body = await self.held.request("GET", target)
+        self.size = len(body)
+        return status, json.loads(body)
+
+    async def slide(self, version: int) -> tuple[int, bytes]:
+        """The slide's payload as the component fetches it."""
+        return await self.other.request("GET", f"/{SLIDE_PATH}/{self.code}?v={version}")
+
+    async def answer(self, question: str, choice: int) -> tuple[int, dict[str, Any]]:
+        body = json.dumps({"me": self.me, "question": question, "choice": choice}).encode()
+        status, said = await self.other.request("POST", f"/{ANSWER_PATH}/{self.code}", body)
+        return status, json.loads(said)
+
+    async def close(self) -> None:
+        await self.held.close()
+        await self.other.close()
 
 
 @dataclass
 class Student:
-    """One student: the page, its follow request and its fragments' timers."""
+    """One student: the page, the component's requests (on the followers' loop) and the page's
+    fragments' timers."""
 
     page: Page
     follower: Follower
-    shown: int  # the version the page was last drawn with
+    shown: int  # the version of the slide last drawn
     got: dict[int, float] = field(default_factory=dict)  # version -> when the route brought it
-    drawn: dict[int, float] = field(default_factory=dict)  # version -> when the page was drawn
+    drawn: dict[int, float] = field(default_factory=dict)  # version -> when its slide arrived
+    sizes: list[int] = field(default_factory=list)  # bytes of each slide payload received
+    question: tuple[str, int] | None = None  # the question on the slide drawn: id, options
     tasks: list[asyncio.Task[None]] = field(default_factory=list)
-    redraw_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    page_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     following: concurrent.futures.Future[None] | None = None  # on the followers' loop
+    followers: asyncio.AbstractEventLoop | None = None
 
     @classmethod
     async def join(cls, url: str, code: str) -> Student:
@@ -168,11 +199,11 @@ class Student:
         return cls(page, Follower(url, code, args["student"]), int(args["version"]))
 
     def start(self, followers: asyncio.AbstractEventLoop, fragments: bool = True) -> None:
-        """Hold the follow request on `followers`, a loop of its own in another thread (the
-        time a request comes back is then not held up by this loop reading other pages), and
-        redraw on this one."""
-        here = asyncio.get_running_loop()
-        self.following = asyncio.run_coroutine_threadsafe(self._follow(here), followers)
+        """Fetch the slide and hold the follow request on `followers`, a loop of its own in
+        another thread (the time a request comes back is then not held up by this loop
+        reading other pages)."""
+        self.followers = followers
+        self.following = asyncio.run_coroutine_threadsafe(self._follow(), followers)
         if fragments:
             self.start_fragments()
 
@@ -180,11 +211,14 @@ class Student:
         for fragment, interval in self.page.fragments.items():
             self.tasks.append(asyncio.create_task(self._every(fragment, interval)))
 
-    async def _follow(self, pages: asyncio.AbstractEventLoop) -> None:
-        """As the component: hold the request; on a new version ask for the redraw (a rerun,
-        on the pages' loop) and hold the next request at once, without waiting for the page."""
+    async def _follow(self) -> None:
+        """As the component: draw the slide of the version the page was given; hold the
+        request, which brings the new slide with the new version (else fetch it, without
+        waiting: the component's load) and hold the next request at once."""
         known = self.shown
+        loads: set[asyncio.Task[None]] = set()
         try:
+            await self._load(known)
             while True:
                 status, answer = await self.follower.ask(known)
                 if status != 200:
@@ -192,18 +226,27 @@ class Student:
                 if answer["version"] != known:
                     known = answer["version"]
                     self.got[known] = time.perf_counter()
-                    pages.call_soon_threadsafe(self._redraw_soon, known)
+                    if "header" in answer:  # the new slide came with it
+                        self._drawn(known, answer, self.follower.size)
+                        continue
+                    load = asyncio.create_task(self._load(known))
+                    loads.add(load)
+                    load.add_done_callback(loads.discard)
         finally:
             await self.follower.close()
 
-    def _redraw_soon(self, version: int) -> None:
-        self.tasks.append(asyncio.create_task(self._redraw(version)))
+    async def _load(self, version: int) -> None:
+        status, body = await self.follower.slide(version)
+        if status != 200:
+            raise RuntimeError(f"the slide route answered {status}: {body[:200]!r}")
+        self._drawn(version, json.loads(body), len(body))
 
-    async def _redraw(self, version: int) -> None:
-        async with self.redraw_lock:  # the page runs one thing at a time, as Streamlit does
-            await self.page.redraw(version)
-            self.shown = version
-            self.drawn[version] = time.perf_counter()
+    def _drawn(self, version: int, slide: dict[str, Any], size: int) -> None:
+        asked = slide["question"]
+        self.question = (asked["id"], len(asked["options"])) if asked and "id" in asked else None
+        self.sizes.append(size)
+        self.shown = max(self.shown, slide["version"])
+        self.drawn[version] = time.perf_counter()
 
     def failed(self) -> BaseException | None:
         """The error that ended one of this student's tasks, if one did."""
@@ -218,21 +261,21 @@ class Student:
         return None
 
     async def answer(self, i: int) -> int:
-        """Tap option i (of those shown) of the question on screen, as the page's buttons do;
-        1 if the page then shows it chosen (✓), else 0."""
-        options = sorted((wid for wid in self.page.buttons.values() if "lec_option_" in wid),
-                         key=lambda wid: wid.rsplit("_", 1)[-1])  # fmt: skip
-        if not options:
-            raise RuntimeError("no answer buttons on the student's page")
-        async with self.redraw_lock:
-            self.page.buttons.clear()
-            await self.page.press(options[i % len(options)])
-        return int(any(label.startswith("✓ ") for label in self.page.buttons))
+        """Tap option i (of those shown) of the question on the slide, as the component's
+        buttons do (a post to the answer route); 1 if the server took it, else 0."""
+        if self.question is None or self.followers is None:
+            raise RuntimeError("no question on the student's slide")
+        qid, options = self.question
+        sent = self.follower.answer(qid, i % options)
+        status, said = await asyncio.wrap_future(
+            asyncio.run_coroutine_threadsafe(sent, self.followers)
+        )
+        return int(status == 200 and said.get("chosen") == i % options)
 
     async def _every(self, fragment: str, interval: float) -> None:
         await asyncio.sleep(interval * random.random())  # pages opened at different times
         while True:
-            async with self.redraw_lock:  # the page runs one thing at a time, as Streamlit does
+            async with self.page_lock:  # the page runs one thing at a time, as Streamlit does
                 await self.page.send([], fragment=fragment)
             await asyncio.sleep(interval)
 
@@ -240,5 +283,5 @@ class Student:
         for task in self.tasks:
             task.cancel()
         if self.following is not None:
-            self.following.cancel()  # its connection closes on its own loop
+            self.following.cancel()  # its connections close on its own loop
         await self.page.close()

@@ -1,15 +1,16 @@
 """A lecture hall (issue 37): N students (300 by default) follow a teacher on one `attnlens serve`
 (translate, SQLite store), each a bare client (bench/class_client.py) that joins, holds the
-follow request and reruns its page's fragments exactly as the page does, all in this process,
-with no browser on the machine. Server CPU is read from the server's process; this process's
-own CPU (the clients) is reported beside it.
+follow request, fetches each new slide's payload and answers exactly as the page's component
+does, all in this process, with no browser on the machine. Server CPU is read from the server's
+process; this process's own CPU (the clients) is reported beside it.
 
 Measured, in order: per student joining (the join link's first run whole); per student per
 second while the class stays on one slide (each page holding its follow request, which also
-tells the store every SEEN_SECONDS that the student is there); a slide change:
-the teacher presses Next, and each student's follow request brings the new version, then its
-page is redrawn with it (p95 over every student of MOVES moves); every student tapping an
-answer at once. The reference: the server with the teacher's page alone, over the same time.
+tells the store every SEEN_SECONDS that the student is there); a slide change: the teacher
+presses Next, each student's follow request brings the new version, then the new slide's
+payload arrives (built once for the class; the student's device draws it, which is not the
+server's work: p95 over every student of MOVES moves); every student answering at once. The
+reference: the server with the teacher's page alone, over the same time.
 
     python -m bench.class_follow [--students 300] [--idle 30] [--moves 4] [--batch 4]
 """
@@ -84,7 +85,8 @@ class Hall:
     quiet: Spent  # the teacher's page alone
     as_is: Spent  # every page holding its follow request (and any fragment it has)
     has_it: list[float]  # per student per move: teacher's press → the route brought it
-    drawn: list[float]  # … → the page redrawn with it
+    drawn: list[float]  # … → the new slide's payload arrived (drawn on the device)
+    sizes: list[int]  # bytes of each slide payload a student received
     move: list[Spent]
     answers: Spent
     answered: int
@@ -134,13 +136,16 @@ async def hall(server: Server, code: str, key: str, n: int, args: argparse.Names
                 raise RuntimeError(f"a student's page stopped following: {broken!r}")
             await asyncio.sleep(0.05)
         moves.append(meter.spent())
-        say(f"move {m + 1}: every page redrawn after {time.perf_counter() - pressed:.1f} s")
+        took = time.perf_counter() - pressed
         for s in students:
             new = sorted(set(s.drawn) - before[id(s)])
             if not new:
                 raise RuntimeError(f"a student did not follow move {m + 1} within 300 s")
             has_it.append(s.got[new[0]] - pressed)
             drawn.append(s.drawn[new[0]] - pressed)
+        p95s = percentile(drawn[-n:], 0.95), percentile(has_it[-n:], 0.95)
+        say(f"move {m + 1}: every student has the slide after {took:.1f} s (p95 {p95s[0]:.2f} s; "
+            f"the version {p95s[1]:.2f} s)")  # fmt: skip
         await asyncio.sleep(2)
     meter = Meter(server)
     answered = await asyncio.gather(*(s.answer(i) for i, s in enumerate(students)))
@@ -149,7 +154,8 @@ async def hall(server: Server, code: str, key: str, n: int, args: argparse.Names
         await s.close()
     await teacher.close()
     followers.call_soon_threadsafe(followers.stop)
-    return Hall(n, join, quiet, as_is, has_it, drawn, moves, answers, sum(answered))
+    sizes = [size for s in students for size in s.sizes]
+    return Hall(n, join, quiet, as_is, has_it, drawn, sizes, moves, answers, sum(answered))
 
 
 def per_student_ms(spent: Spent, quiet: Spent, n: int) -> float:
@@ -183,9 +189,11 @@ def report(h: Hall) -> None:
         ("slide change → every student has the new version, p95 (median)",
          f"{has_p95:.2f} s ({statistics.median(h.has_it):.2f} s)", "",
          f"≤ {FOLLOW_TARGET_S:.0f} s", has_p95 <= FOLLOW_TARGET_S),
-        ("slide change → every student's page redrawn, p95 (median)",
+        ("slide change → every student has the new slide to draw, p95 (median)",
          f"{drawn_p95:.2f} s ({statistics.median(h.drawn):.2f} s)", "",
          f"≤ {FOLLOW_TARGET_S:.0f} s", drawn_p95 <= FOLLOW_TARGET_S),
+        ("slide payload, per student (the same bytes for all)",
+         f"{statistics.median(h.sizes) / 1000:.1f} KB", "", "", None),
         ("slide change, server CPU (median of moves)", f"{move_s:.1f} s",
          f"{statistics.median(m.clients for m in h.move):.1f} s", "", None),
         (f"{n} answers at once: all recorded within", f"{h.answers.wall:.1f} s", "",

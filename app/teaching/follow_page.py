@@ -1,6 +1,7 @@
 """The component a following student's page is: it waits on the follow route for the class to
-move, fetches the slide's payload (slide_route.py: built once for the class, the same bytes for
-every student), draws it itself (Plotly.js for the figures) and answers through the answer
+move, which answers with the new slide's payload (slide_route.py: built once for the class, the
+same bytes for every student; the slide route sends it too, for the first slide and after a
+failure), draws it itself (Plotly.js for the figures) and answers through the answer
 route (answer_route.py): a slide change costs the server no Streamlit rerun per student.
 
 No build step: the Streamlit component protocol by hand. Text from the deck or the model goes
@@ -220,10 +221,16 @@ async function follow() {
     holding = new AbortController();
     try {
       const after = known === null ? shown : known;
-      const query = "?after=" + after + (me ? "&me=" + me : "");
+      const query = "?after=" + after + (me ? "&me=" + me : "") + "&slide=1"
+        + (present ? "&present=1" : "");
       const reply = await fetch(ROUTE + code + query, {cache: "no-store", signal: holding.signal});
       if (reply.status === 404) { rerun("unread"); await pause(RETRY_MS); }
-      else if (reply.ok) { known = (await reply.json()).version; load(); }
+      else if (reply.ok) {
+        const got = await reply.json();  // the new slide itself, or only its version
+        known = Math.max(known === null ? -2 : known, got.version);
+        if (got.header && got.version > shown) draw(got);
+        else load();
+      }
       else await pause(RETRY_MS * (1 + Math.random()));
     } catch (e) {  // the server restarts, or the tab was hidden: try again in a while
       if (!document.hidden) await pause(RETRY_MS * (0.5 + Math.random()));

@@ -11,6 +11,10 @@ app/web/served.py (`attnlens serve`).
     503 the process holds MAX_WAITERS requests already, or PER_ADDRESS from the caller's
         network address (Retry-After says when to ask again)
 
+    GET /_attnlens/follow/CODE?after=VERSION&slide=1[&present=1]   as above, but a change is
+                                          answered with the new slide's payload itself
+                                          (slide_route.py), which names its version
+
 `me`, the student's id (their join link's), tells the store the student's page is open, at
 most once per SEEN_SECONDS: the teacher's count of students there, which a page's timer used
 to tell every few seconds with a rerun of its own. An id that is not one is ignored.
@@ -20,10 +24,10 @@ from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from attnlens.app.teaching.board import FOLLOW_PATH, HOLD_SECONDS, TooManyWaitingError, VersionBoard
@@ -36,6 +40,8 @@ RETRY_AFTER_SECONDS = 5
 # Requests one network address may hold at once: a class behind one school's NAT fits (a class
 # is MAX_STUDENTS at most), and a script on one address cannot take every place (MAX_WAITERS).
 PER_ADDRESS = MAX_STUDENTS
+# The slide of a class's version (board, code, version, projector size): its payload, or None
+Slide = Callable[[VersionBoard, str, int, bool], Awaitable[bytes | None]]
 
 
 def follow_route(
@@ -43,9 +49,12 @@ def follow_route(
     base: str = "",
     hold_seconds: float = HOLD_SECONDS,
     per_address: int = PER_ADDRESS,
+    slide: Slide | None = None,
 ) -> Route:
     """The route, under the server's base path (`base`, Streamlit's server.baseUrlPath);
-    `board`: the process's board, asked at the first request (after the server started)."""
+    `board`: the process's board, asked at the first request (after the server started);
+    `slide`: the payload of a class's version (slide_route.py), sent in place of the version
+    to a request that asks for it (`&slide=1`)."""
     holding: dict[str, int] = {}  # network address -> requests it holds now (one event loop)
 
     async def follow(request: Request) -> JSONResponse:
@@ -75,6 +84,11 @@ def follow_route(
             return _answer(404, {"error": f"no class {code}"})
         if version is None:
             return _answer(200, {"version": known, "changed": False})
+        if slide is not None and request.query_params.get("slide") == "1":
+            present = request.query_params.get("present") == "1"
+            body = await slide(followed, code, version, present)
+            if body is not None:  # the new slide itself: no second request for it
+                return Response(body, media_type="application/json", headers=NOT_STORED)
         return _answer(200, {"version": version, "changed": True})
 
     prefix = f"/{base.strip('/')}" if base.strip("/") else ""

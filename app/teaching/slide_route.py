@@ -21,6 +21,7 @@ import asyncio
 import sys
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
@@ -34,6 +35,7 @@ from attnlens.app.teaching.names import CODE
 
 SLIDE_PATH = "_attnlens/slide"
 MAX_PAYLOADS = 32  # payloads kept per process: a few classes, each a few versions and two sizes
+BUILDERS = 2  # threads building payloads (each built once: a class's moves are seconds apart)
 Key = tuple[str, int, bool]  # (class code, version, presentation size)
 # The page's side: the payload of a class's state for a projector (True) or a screen (False).
 Build = Callable[[str, ClassState, bool], bytes]
@@ -69,10 +71,13 @@ class Limit:
 class Payloads:
     """The payloads built, by key, at most `size` (least recently sent dropped first); each
     built once even when every student of a class asks at the same moment: the first request
-    builds it in a worker thread, the others wait for that build."""
+    builds it in a thread of BUILDERS, the others wait for that build."""
 
     def __init__(self, size: int = MAX_PAYLOADS) -> None:
         self.size = size
+        # Threads of their own: a build never waits behind the store's writes in the loop's
+        # default pool (300 students' "still here" writes every 10 s held it up by seconds).
+        self._pool = ThreadPoolExecutor(BUILDERS, thread_name_prefix="attnlens-slides")
         self._made: OrderedDict[Key, bytes] = OrderedDict()
         self._making: dict[Key, asyncio.Task[bytes | None]] = {}
 
@@ -89,7 +94,7 @@ class Payloads:
 
     async def _build(self, key: Key, make: Callable[[], bytes | None]) -> bytes | None:
         try:
-            made = await asyncio.to_thread(make)
+            made = await asyncio.get_running_loop().run_in_executor(self._pool, make)
         finally:
             del self._making[key]
         if made is not None:
@@ -102,16 +107,74 @@ class Payloads:
         return len(self._made)
 
 
+class Slides:
+    """The payloads of the classes' slides: built by `build` once per key, kept in `payloads`;
+    sent by the slide route, and by the follow route with the version that brought them."""
+
+    def __init__(self, build: Build, payloads: Payloads | None = None) -> None:
+        self.build = build
+        self.payloads = payloads if payloads is not None else Payloads()
+
+    async def body(
+        self, followed: VersionBoard, code: str, version: int, present: bool
+    ) -> bytes | None:
+        """The payload of the class at `version` (or newer); raises SlideUnavailableError, or
+        ClassError when the store does not answer; None: no such class."""
+        key = (code, version, present)
+        return await self.payloads.get(key, lambda: self._made(followed, code, present))
+
+    async def quietly(
+        self, followed: VersionBoard, code: str, version: int, present: bool
+    ) -> bytes | None:
+        """`body`, or None where it raises (the page then asks the slide route, which says
+        why)."""
+        try:
+            return await self.body(followed, code, version, present)
+        except (SlideUnavailableError, ClassError):
+            return None
+
+    async def response(self, followed: VersionBoard, code: str, present: bool) -> Response:
+        """The slide route's answer: the payload of the class's version as read here."""
+        known = followed.version(code)
+        if known is None:  # no page of this process follows it yet: read it once
+            known = await asyncio.to_thread(followed.read, code)
+        if known is None:
+            return busy("the class store does not answer")
+        if known == -1:
+            return answer(404, {"error": f"no class {code}"})
+        try:
+            body = await self.body(followed, code, known, present)
+        except SlideUnavailableError as err:
+            return answer(503, {"error": str(err)}, {"Retry-After": str(RETRY_AFTER_SECONDS)})
+        except ClassError as err:  # the store does not answer: in words for students
+            return answer(503, {"error": err.for_students},
+                          {"Retry-After": str(RETRY_AFTER_SECONDS)})  # fmt: skip
+        if body is None:
+            return answer(404, {"error": f"no class {code}"})
+        return Response(body, media_type="application/json", headers=NOT_STORED)
+
+    def _made(self, followed: VersionBoard, code: str, present: bool) -> bytes | None:
+        state = followed.store.state(code)
+        if state is None:
+            return None
+        try:
+            return self.build(code, state, present)
+        except (SlideUnavailableError, ClassError):
+            raise
+        except Exception as err:  # a bug in a slide: a message for the student, the rest
+            print(f"attnlens: class {code}: slide not built ({err!r})", file=sys.stderr)
+            raise SlideUnavailableError("this slide cannot be drawn here just now") from err
+
+
 def slide_route(
     board: Callable[[], VersionBoard],
-    build: Build,
+    slides: Slides,
     base: str = "",
     per_address: int = PER_ADDRESS,
-    payloads: Payloads | None = None,
 ) -> Route:
     """The route, under the server's base path; `board`: the process's board (the class's
-    version, and its store), asked at the first request; `build`: the payload of a state."""
-    limit, made = Limit(per_address), payloads if payloads is not None else Payloads()
+    version, and its store), asked at the first request; `slides`: the payloads."""
+    limit = Limit(per_address)
 
     async def slide(request: Request) -> Response:
         code = request.path_params["code"]
@@ -126,41 +189,9 @@ def slide_route(
         if address is None:
             return busy(f"{limit.most} requests from one address are asked here already")
         try:
-            return await _payload(board(), code, present)
+            return await slides.response(board(), code, present)
         finally:
             limit.give(address)
-
-    async def _payload(followed: VersionBoard, code: str, present: bool) -> Response:
-        known = followed.version(code)
-        if known is None:  # no page of this process follows it yet: read it once
-            known = await asyncio.to_thread(followed.read, code)
-        if known is None:
-            return busy("the class store does not answer")
-        if known == -1:
-            return answer(404, {"error": f"no class {code}"})
-        try:
-            body = await made.get((code, known, present), lambda: _made(followed, code, present))
-        except SlideUnavailableError as err:
-            return answer(503, {"error": str(err)}, {"Retry-After": str(RETRY_AFTER_SECONDS)})
-        except ClassError as err:  # the store does not answer: in words for students
-            return answer(
-                503, {"error": err.for_students}, {"Retry-After": str(RETRY_AFTER_SECONDS)}
-            )
-        if body is None:
-            return answer(404, {"error": f"no class {code}"})
-        return Response(body, media_type="application/json", headers=NOT_STORED)
-
-    def _made(followed: VersionBoard, code: str, present: bool) -> bytes | None:
-        state = followed.store.state(code)
-        if state is None:
-            return None
-        try:
-            return build(code, state, present)
-        except (SlideUnavailableError, ClassError):
-            raise
-        except Exception as err:  # a bug in a slide: a message for the student, the rest
-            print(f"attnlens: class {code}: slide not built ({err!r})", file=sys.stderr)
-            raise SlideUnavailableError("this slide cannot be drawn here just now") from err
 
     return Route(f"{prefix(base)}/{SLIDE_PATH}/{{code}}", slide, methods=["GET"])
 

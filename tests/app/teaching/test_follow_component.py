@@ -87,16 +87,24 @@ class Server:
         self.slides: list[str] = []  # the query of every slide request
         self.posted: list[dict[str, Any]] = []  # every answer's body
         self.post_status = 200
+        self.with_slide = False  # the follow route sends the new slide itself (`&slide=1`)
 
     def follow(self, route: Any) -> None:
-        after = int(parse_qs(urlparse(route.request.url).query)["after"][0])
+        query = parse_qs(urlparse(route.request.url).query)
+        after = int(query["after"][0])
         self.asked.append(after)
+        assert query["slide"] == ["1"] and query["me"] == [STUDENT]
         if self.now is None:
             route.fulfill(status=404, body=json.dumps({"error": "no class"}))
         elif self.now != after:
-            route.fulfill(body=json.dumps({"version": self.now, "changed": True}))
+            route.fulfill(body=json.dumps(self.changed(self.now)))
         else:
             self.held.append(route)
+
+    def changed(self, version: int) -> dict[str, Any]:
+        if self.with_slide:
+            return payload(version, self.revealed)
+        return {"version": version, "changed": True}
 
     def slide(self, route: Any) -> None:
         self.slides.append(urlparse(route.request.url).query)
@@ -124,7 +132,7 @@ class Server:
             if version is None:
                 route.fulfill(status=404, body=json.dumps({"error": "no class"}))
             else:
-                route.fulfill(body=json.dumps({"version": version, "changed": True}))
+                route.fulfill(body=json.dumps(self.changed(version)))
 
 
 @pytest.fixture
@@ -177,6 +185,19 @@ def test_a_move_is_drawn_from_the_payload_without_a_rerun(page: Any) -> None:
     assert page.evaluate("document.getElementById('lec_explore').href").startswith(
         f"{ORIGIN}/explore?page=explore"
     )
+
+
+def test_a_move_that_brings_its_slide_is_drawn_without_asking_for_it(page: Any) -> None:
+    page.server.with_slide = True
+    render(page, 1)
+    page.wait_for_function("document.getElementById('lec_counter').textContent === '1 / 14'",
+                           timeout=90_000)  # fmt: skip
+    page.server.move(2)
+    page.wait_for_function("document.getElementById('lec_counter').textContent === '2 / 14'",
+                           timeout=90_000)  # fmt: skip
+    page.wait_for_timeout(RETRY_MS)
+    assert page.server.slides == ["v=1"], "the second slide came with its version"
+    assert page.server.asked == [1, 2] and page.evaluate("window.sent") == []
 
 
 def test_an_answer_is_posted_shown_chosen_and_the_reveal_shows_the_result(page: Any) -> None:

@@ -18,7 +18,8 @@ from starlette.applications import Starlette
 from attnlens.app.teaching.board import VersionBoard
 from attnlens.app.teaching.class_state import ClassState
 from attnlens.app.teaching.class_store import ClassStore, open_store
-from attnlens.app.teaching.slide_route import Payloads, SlideUnavailableError, slide_route
+from attnlens.app.teaching.follow_route import follow_route
+from attnlens.app.teaching.slide_route import Payloads, Slides, SlideUnavailableError, slide_route
 from helpers.asgi_call import call
 
 
@@ -55,7 +56,7 @@ class Builder:
 
 
 def app_of(board: VersionBoard, build: Builder, per_address: int = 1000) -> Starlette:
-    return Starlette(routes=[slide_route(lambda: board, build, per_address=per_address)])
+    return Starlette(routes=[slide_route(lambda: board, Slides(build), per_address=per_address)])
 
 
 def test_a_burst_of_students_gets_one_build_and_the_same_bytes(
@@ -70,7 +71,7 @@ def test_a_burst_of_students_gets_one_build_and_the_same_bytes(
 
     answers = asyncio.run(burst(50, f"/_attnlens/slide/{made.code}?v=0"))
     assert build.built == [(made.code, 0, False)]  # once for 50 students
-    assert "MainThread" not in build.threads  # in a worker: the server's loop kept answering
+    assert {name.split("_")[0] for name in build.threads} == {"attnlens-slides"}  # not the loop
     bodies = {json.dumps(body) for _, body, _ in answers}
     assert {status for status, _, _ in answers} == {200} and len(bodies) == 1
     assert answers[0][1] == {"version": 0, "slide": 2}
@@ -160,3 +161,29 @@ def test_payloads_keep_a_bounded_number() -> None:
 
     asyncio.run(fill())
     assert len(kept) == 2
+
+
+def test_the_follow_route_brings_the_new_slide_with_its_version(
+    store: ClassStore, board: VersionBoard
+) -> None:
+    """Asked with `&slide=1`, a change is answered with the slide itself, from the same cache
+    as the slide route (one build for both); without it, or when the slide cannot be built,
+    with the version alone (the page then asks the slide route, which says why)."""
+    made = store.create(ClassState("section3", 2))
+    build = Builder()
+    slides = Slides(build)
+    app = Starlette(routes=[follow_route(lambda: board, slide=slides.quietly),
+                            slide_route(lambda: board, slides)])  # fmt: skip
+    follow = f"/_attnlens/follow/{made.code}?after=-1"
+
+    async def both() -> list[tuple[int, object, dict[str, str]]]:
+        return await asyncio.gather(call(app, f"{follow}&slide=1"),
+                                    call(app, f"/_attnlens/slide/{made.code}?v=0"))  # fmt: skip
+
+    (status, body, headers), (_, same, _) = asyncio.run(both())
+    assert (status, body) == (200, {"version": 0, "slide": 2}) and same == body
+    assert headers["cache-control"] == "no-store" and build.built == [(made.code, 0, False)]
+    assert asyncio.run(call(app, follow))[1] == {"version": 0, "changed": True}
+    failing = Slides(Builder(SlideUnavailableError("cannot")))
+    app = Starlette(routes=[follow_route(lambda: board, slide=failing.quietly)])
+    assert asyncio.run(call(app, f"{follow}&slide=1"))[1] == {"version": 0, "changed": True}
