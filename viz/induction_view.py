@@ -10,6 +10,7 @@ from plotly.subplots import make_subplots
 from attnlens.record.experiment import ExperimentResult
 from attnlens.record.picking import earlier_matches
 from attnlens.record.trace import Kind, Trace
+from attnlens.viz.colour_scale import HOVER_DIGITS, colorbar, colorscale, colour_position
 from attnlens.viz.labels import position_labels
 from attnlens.viz.point_labels import placed_labels
 
@@ -101,18 +102,23 @@ def induction_heads_view(
     # into the left panel on word tokens (minilm: "7 · because" cut at the left)
     fig = make_subplots(1, 2, shared_yaxes=True, horizontal_spacing=0.03)
     for col, (layer, head) in enumerate((previous_head, induction_head), start=1):
+        weights = two[layer, head].astype(np.float32)
         fig.add_trace(
-            go.Heatmap(
-                z=two[layer, head].astype(np.float32),
+            go.Heatmap(  # coloured as every head's heatmap: at 1,024 tokens a row's weights
+                # are mostly a few thousandths, and on a linear scale both panels read blank
+                z=colour_position(weights, "perceptual"),
+                customdata=weights,
                 x=labels,
                 y=labels,
                 zmin=0.0,
                 zmax=1.0,
-                colorscale="Blues",
+                colorscale=colorscale(),
+                colorbar=colorbar("perceptual"),
                 showscale=col == 2,
                 xgap=1,
                 ygap=1,
-                hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>",
+                hovertemplate="query %{y}<br>key %{x}<br>weight "
+                f"%{{customdata:.{HOVER_DIGITS}f}}<extra></extra>",
             ),
             1,
             col,

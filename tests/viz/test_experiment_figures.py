@@ -37,9 +37,13 @@ def test_the_two_heads_view_draws_both_heads_and_an_arrow_per_match(synth: objec
     tokens = ("<s>", "k", "3", "x", "k", "3", "x")
     tr = make(src=(), tgt=tokens, L=2, H=2)
     fig = induction_heads_view(tr, (0, 1), (1, 0))
-    z = [np.asarray(t.z) for t in fig.data]
-    assert len(z) == 2 and np.allclose(z[0], tr.decoder_self[0, 1])  # type: ignore[index]
-    assert np.allclose(z[1], tr.decoder_self[1, 0])  # type: ignore[index]
+    held = [np.asarray(t.customdata) for t in fig.data[:2]]  # the weights, for the hover
+    assert np.allclose(held[0], tr.decoder_self[0, 1])  # type: ignore[index]
+    assert np.allclose(held[1], tr.decoder_self[1, 0])  # type: ignore[index]
+    # coloured by ∛weight, as every head's heatmap, its colour bar saying so: on a linear
+    # scale a 1,024-token input's panels read blank (weights of a few thousandths)
+    assert np.allclose(np.asarray(fig.data[1].z), np.cbrt(held[1]), atol=1e-6)
+    assert "∛" in fig.data[1].colorbar.title.text
     arrows = [a for a in fig.layout.annotations if a.showarrow]
     assert [(a.y, a.ax, a.x) for a in arrows] == [
         ("4 · k", "1 · k", "2 · 3"),

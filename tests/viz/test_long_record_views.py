@@ -53,7 +53,7 @@ def test_the_induction_view_of_a_long_input_draws_its_last_positions_exactly(
     fig = induction_heads_view(scores, (0, 1), (1, 0))
     first = T - SHOWN
     for trace_z, (layer, head) in zip(fig.data[:2], ((0, 1), (1, 0)), strict=True):
-        z = np.asarray(trace_z.z)
+        z = np.asarray(trace_z.customdata)  # the weights (the colour is their cube root)
         assert z.shape == (SHOWN, SHOWN)
         want = scores.head("decoder_self", layer, head, slice(first, T), slice(first, T))
         assert np.allclose(z, want, atol=1e-6)
