@@ -11,6 +11,7 @@ from attnlens.record.experiment import ExperimentResult
 from attnlens.record.picking import earlier_matches
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.colour_scale import HOVER_DIGITS, colorbar, colorscale, colour_position
+from attnlens.viz.heatmap import cell_gap
 from attnlens.viz.labels import position_labels
 from attnlens.viz.point_labels import placed_labels
 
@@ -115,8 +116,8 @@ def induction_heads_view(
                 colorscale=colorscale(),
                 colorbar=colorbar("perceptual"),
                 showscale=col == 2,
-                xgap=1,
-                ygap=1,
+                xgap=cell_gap(len(labels)),  # 256 cells with 1 px gaps left white lines
+                ygap=cell_gap(len(labels)),
                 hovertemplate="query %{y}<br>key %{x}<br>weight "
                 f"%{{customdata:.{HOVER_DIGITS}f}}<extra></extra>",
             ),

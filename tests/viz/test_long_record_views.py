@@ -55,6 +55,7 @@ def test_the_induction_view_of_a_long_input_draws_its_last_positions_exactly(
     for trace_z, (layer, head) in zip(fig.data[:2], ((0, 1), (1, 0)), strict=True):
         z = np.asarray(trace_z.customdata)  # the weights (the colour is their cube root)
         assert z.shape == (SHOWN, SHOWN)
+        assert trace_z.xgap == trace_z.ygap == 0  # 256 cells: 1 px gaps would hide them
         want = scores.head("decoder_self", layer, head, slice(first, T), slice(first, T))
         assert np.allclose(z, want, atol=1e-6)
     assert f"positions {first}–{T - 1} of {T}" in fig.layout.title.text
