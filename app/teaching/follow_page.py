@@ -109,9 +109,9 @@ async function plot(box, fig) {
   const fg = getComputedStyle(document.documentElement).getPropertyValue("--fg").trim();
   layout.font = Object.assign({}, layout.font || {}, {color: fg});
   const faint = {gridcolor: "rgba(250,250,250,.15)", zerolinecolor: "rgba(250,250,250,.3)"};
-  for (const k of Object.keys(layout)) {
-    const axis = /^[xy]axis[0-9]*$/.test(k);
-    if (axis && theme === "dark") layout[k] = Object.assign({}, faint, layout[k]);
+  for (const k of Object.keys(layout)) {  // labels kept whole on a phone's narrow figure
+    if (!/^[xy]axis[0-9]*$/.test(k)) continue;
+    layout[k] = Object.assign({automargin: true}, theme === "dark" ? faint : {}, layout[k]);
   }
   await Plotly.react(box, fig.data || [], layout, {displayModeBar: false, responsive: true});
 }
