@@ -28,6 +28,17 @@ Y_LABELS = """() => [...document.querySelectorAll('.js-plotly-plot .ytick text')
   .filter(t => t.textContent).map(t => t.getBoundingClientRect().right)"""
 FIGURE_OF_THIS_RUN = """() => !!document.querySelector('.js-plotly-plot .main-svg')
   && !document.querySelector("[data-testid='stElementContainer'][data-stale='true']")"""
+# Tick labels drawn over a plot area (a panel's cells): the padding slide's second sentence named
+# its rows over the first sentence's cells
+OVER_PANELS = """() => {
+  const rects = [...document.querySelectorAll('.js-plotly-plot .draglayer .nsewdrag')]
+    .map(r => r.getBoundingClientRect());
+  const ticks = '.js-plotly-plot .xaxislayer-above text, .js-plotly-plot .yaxislayer-above text';
+  return [...document.querySelectorAll(ticks)]  // every axis's, "y2tick" and on too
+    .filter(t => t.textContent).map(t => [t.textContent, t.getBoundingClientRect()])
+    .filter(([, b]) => rects.some(r => b.left < r.right - 1 && b.right > r.left + 1
+      && b.top < r.bottom - 1 && b.bottom > r.top + 1)).map(([text]) => text);
+}"""
 TOOLBARS = """() => [...document.querySelectorAll('.modebar')]
   .filter(m => getComputedStyle(m).display !== 'none').length"""
 
@@ -69,6 +80,7 @@ def test_every_slide_reads_from_the_back_row(browser: Any, server: str) -> None:
         assert not check.small(found, TEXT_PX), f"slide {n}"
         assert not check.overlapping(found), f"slide {n}"
         assert page.evaluate(TOOLBARS) == 0, f"slide {n}: Plotly's toolbar"
+        assert not page.evaluate(OVER_PANELS), f"slide {n}: labels over a panel"
         sub = page.locator("[data-testid='stCaptionContainer']").first
         assert sub.evaluate("e => parseFloat(getComputedStyle(e).fontSize)") >= TEXT_PX
         if n == 6:  # Many heads: the queries named left of the first panel, over no cells
