@@ -101,7 +101,14 @@ async def idle(server: Server, seconds: float) -> Spent:
 async def hall(server: Server, code: str, key: str, n: int, args: argparse.Namespace) -> Hall:
     teacher = Page(server.url, {"page": "lecture", "deck": "section3",
                                 "slide": str(SLIDE + 1), "class": code, "key": key})  # fmt: skip
-    await teacher.open()
+    for again in (True, True, False):  # a server just started, on a busy machine, can take
+        try:  # longer than the websocket's 10 s to answer its first handshake
+            await teacher.open()
+            break
+        except TimeoutError:
+            if not again:
+                raise
+            say("the server did not answer the teacher's page in time: opening it again")
     for warm in [await Student.join(server.url, code) for _ in range(2)]:  # model, slide built
         await warm.close()
     quiet = await idle(server, args.idle)
