@@ -27,6 +27,7 @@ GRID_WIDTH = 640  # px the squares of one layer may take
 SQUARE_PX = (8, 32)  # a head's square, at least and at most
 OUTLINE = "rgb(230,85,13)"
 MIN_HEIGHT = 320  # px of the grid whatever its layers
+HEAD_LABEL_PX = 30  # px a head's number takes at the projector's size, with room beside it
 BARS_UP_TO = 512  # positions a profile draws as bars; past this, as a filled line
 
 
@@ -96,12 +97,20 @@ def _outline(layer: int, head: int, side: int) -> go.Scatter:
     )  # fmt: skip
 
 
+def head_label_step(side: int) -> int:
+    """Every how many heads a column is numbered: a two-digit number at the projector's 24 px
+    needs HEAD_LABEL_PX (32 heads of 16 px squares, numbered each, ran "1011121314" together
+    in presentation mode)."""
+    return max(1, -(-HEAD_LABEL_PX // (side + 4)))
+
+
 def _grid_layout(title: str, L: int, H: int, side: int) -> go.Layout:
     height = max(L * (side + 4) + 150, MIN_HEIGHT)  # the colour bar stays readable
     return go.Layout(
         title={"text": title, "font": {"size": BASE_FONT + 2}},
         height=height, width=min(H * (side + 4), GRID_WIDTH) + 220,
-        xaxis={"title": {"text": "head"}, "tickmode": "array", "tickvals": list(range(H)),
+        xaxis={"title": {"text": "head"}, "tickmode": "array",
+               "tickvals": list(range(0, H, head_label_step(side))),
                "range": [-0.6, H - 0.4], "showgrid": False, "zeroline": False},
         yaxis={"title": {"text": "layer"}, "tickmode": "array", "tickvals": list(range(L)),
                "range": [L - 0.4, -0.6], "showgrid": False, "zeroline": False},

@@ -74,3 +74,19 @@ def test_the_profile_is_the_heads_row_of_the_result(trace: Trace, synth: type) -
     long = synth.make_trace(src=tuple(f"t{i}" for i in range(n)), tgt=("<s>", "x"), L=1, H=1)
     line = token_set_profile(long, set_attention(long, "cross", "queries", (0,)), 0, 0).data[0]
     assert line.type == "scatter" and len(line.y) == n
+
+
+def test_many_heads_are_numbered_so_the_numbers_never_touch(synth: type) -> None:
+    """Llama-3.2-1B's 32 heads at 8,192 tokens in presentation mode: a number on every 20 px
+    column ran "1011121314" together at 24 px; 12 heads keep a number each."""
+    from attnlens.viz.style import PROJECTOR_FONT
+    from attnlens.viz.token_sets import head_label_step, square_px
+
+    for heads, step in ((12, 1), (16, 1), (32, 2)):
+        side = square_px(heads)
+        assert head_label_step(side) == step, heads
+        pitch = (side + 4) * step  # px between two numbered columns
+        assert pitch >= 2 * 0.55 * PROJECTOR_FONT  # two digits at 24 px fit between
+    wide = synth.make_trace(L=1, H=32)  # type: ignore[attr-defined]
+    fig = token_set_grid(wide, set_attention(wide, "encoder_self", "keys", (0,)))
+    assert list(fig.layout.xaxis.tickvals) == list(range(0, 32, 2))
