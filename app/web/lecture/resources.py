@@ -87,7 +87,7 @@ def prefetch_slide(deck_name: str, number: int, view: View, model: str, text: st
     """Build a slide in the background (the next one, while the class looks at this one), for
     the projector and for the students' screens; started a moment later, so that its model
     run does not take the cores from the class fetching the slide just shown (300 students,
-    a move forward: p95 1.0-2.2 s in five runs with it at once, 0.71 and 0.77 s in two after)."""
+    the first move forward: p95 1.02, 2.20 and 1.48 s with it at once, 0.71 and 0.77 s after)."""
     live = live_input(model, text)
     for projector in (True, False):
         make = functools.partial(_build, deck_name, number, view, live, projector)
