@@ -57,7 +57,7 @@ def follow_route(
     to a request that asks for it (`&slide=1`)."""
     holding: dict[str, int] = {}  # network address -> requests it holds now (one event loop)
 
-    async def follow(request: Request) -> JSONResponse:
+    async def follow(request: Request) -> Response:
         code = request.path_params["code"]
         after = request.query_params.get("after", "")
         if not CODE.fullmatch(code):
