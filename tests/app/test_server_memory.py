@@ -79,3 +79,19 @@ def test_garbage_is_collected_and_what_lives_is_frozen_until_the_next_freeze() -
         assert later() is None  # thawed first, then collected
     finally:
         gc.unfreeze()
+
+
+def test_a_model_loaded_for_the_server_is_frozen_with_what_it_holds() -> None:
+    """shared_lens freezes once the model is loaded: the model's own objects are out of every
+    generation a later full collection walks."""
+    from attnlens.app.web import resources
+
+    gc.unfreeze()
+    resources.shared_lens.clear()  # loaded here, whatever this process loaded before
+    try:
+        lens = resources.shared_lens("reverse")
+        assert gc.get_freeze_count() > 0
+        assert not any(o is lens for o in gc.get_objects())
+    finally:
+        gc.unfreeze()
+        resources.shared_lens.clear()
