@@ -57,6 +57,7 @@ class Panel:
     tick_at: list[int]  # the keys labelled on the axis: every one when they fit, else every k-th
     ticks: list[str]  # their labels, the readable form
     weights: list[float]
+    top: float = 1.0  # the weight the bars' scale ends at (scale_top)
 
 
 @dataclass(frozen=True)
@@ -95,9 +96,30 @@ def attention_of(
             tick_at=[where[key] for key in axis.ticks.get("tickvals", axis.values)],
             ticks=list(axis.ticks.get("ticktext", axis.values)),
             weights=[float(w) for w in att[layer, head, row]],
+            top=scale_top(att[layer, head, row]),
         ))  # fmt: skip
     lines = [f"step {step}: what the new position attends to (live beam {row})"]
     return StepAttention(lines + [f"layer {layer} · head {head}"], panels)
+
+
+TOPS = (1.0, 0.5, 0.2, 0.1)  # a scale's top is one of these times a power of ten
+
+
+def scale_top(weights: np.ndarray) -> float:
+    """Where a panel's weight axis ends: 1, unless its largest weight is at most a half, then
+    the round number (…, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5) just above it. Past a few hundred
+    keys every weight of a spread head is a few thousandths: on a 0..1 axis it read blank."""
+    most = float(np.max(weights, initial=0.0))
+    if not most > 0:
+        return 1.0
+    top = 1.0
+    for power in range(0, 12):
+        for base in TOPS:
+            at = float(f"{base}e-{power}")  # the decimal itself, not base / 10 ** power
+            if at < most:
+                return top
+            top = at
+    return top
 
 
 def step_attention(
@@ -115,7 +137,7 @@ def step_attention(
         }  # fmt: skip
         fig.add_trace(_bar(np.asarray(panel.weights), panel.keys), row=i, col=1)
         fig.update_xaxes(type="category", automargin=True, row=i, col=1, **ticks)
-        fig.update_yaxes(range=[0, 1], title="weight", automargin=True, row=i, col=1)
+        fig.update_yaxes(range=[0, panel.top], title="weight", automargin=True, row=i, col=1)
     fig.update_layout(panel_title("<br>".join(shown.title)))
     fig.update_layout(showlegend=False, margin={"l": 10, "r": 10, "b": 10})
     return fig
@@ -268,7 +290,7 @@ def _step_entry(
         "panels": [
             {"title": p.title, "keys": [unescape(k) for k in p.keys], "tick_at": p.tick_at,
              "ticks": [unescape(t) for t in p.ticks],
-             "weights": [round(w, 4) for w in p.weights]}
+             "weights": [float(f"{w:.4g}") for w in p.weights], "top": p.top}
             for p in att.panels
         ],
     }  # fmt: skip

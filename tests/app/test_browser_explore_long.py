@@ -156,3 +156,25 @@ def test_a_short_input_keeps_the_plotly_heatmap(browser: Any, long_server: str) 
     )
     assert bar == "weight (colour ∝ ∛weight)"
     page.close()
+
+
+def test_decodes_step_attention_over_hundreds_of_keys_is_drawn_not_blank(
+    browser: Any, long_server: str
+) -> None:
+    """The new position's weights over 500 keys and more are each about 1 / 500: the panel's
+    scale ends just above the largest (not at 1) and every column keeps a width (2 px gaps
+    between 500 columns took all of it). 500 words leave room for a run the budget takes."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    page.goto(f"{long_server}/?page=decode&text={quote(words(500))}", timeout=120_000)
+    page.locator(".ds-panel").first.wait_for(timeout=180_000)
+    settle(page)
+    panel = page.locator(".ds-panel").first
+    top = float(panel.locator(".ds-scale span").first.text_content() or "nan")
+    assert 0 < top <= 0.05, top  # a round number above ~1/500, not 1
+    bars = panel.locator(".ds-bar").evaluate_all(
+        "(bars) => bars.map((b) => [b.getBoundingClientRect().width, b.offsetHeight])"
+    )
+    assert len(bars) > 500
+    assert sum(w > 0 for w, _ in bars) > 0.9 * len(bars)  # columns that keep a width
+    assert sum(h > 0 for _, h in bars) > 0.9 * len(bars)  # and bars that show
+    page.close()

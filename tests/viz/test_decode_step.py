@@ -18,6 +18,7 @@ from attnlens.viz.decode_step import (
     followed_row,
     output_change,
     runs_table,
+    scale_top,
     step_attention,
     steps_data,
     tokens_so_far,
@@ -189,3 +190,26 @@ def test_a_path_that_ended_early_says_when_the_search_stops(lens: attnlens.Lens)
     for note in notes:
         assert f"finished at step {run.best.step}. The search went on to step" in note
         assert "stops once 3 hypotheses (the beam size) have finished" in note
+
+
+def test_a_spread_heads_bars_are_drawn_on_a_scale_their_largest_weight_fills() -> None:
+    """Past a few hundred keys every weight of a spread head is a few thousandths: its axis
+    ends at the round number just above the largest (1 while one reaches a half), in the
+    figure and in what the page draws alike."""
+    assert [scale_top(np.array(w)) for w in ([0.9, 0.1], [0.5], [0.3], [0.11], [0.03])] == [
+        1.0, 0.5, 0.5, 0.2, 0.05,
+    ]  # fmt: skip
+    assert scale_top(np.full(985, 1 / 985)) == 0.002 and scale_top(np.zeros(3)) == 1.0
+    assert scale_top(np.full(8192, 1 / 8192)) == 0.0002
+
+
+def test_the_step_figure_and_payload_end_each_panels_axis_at_its_top(
+    lens: attnlens.Lens,
+) -> None:
+    run = lens.decode("bad cafe", strategy="greedy", max_len=6)
+    fig = step_attention(run, 2, 1, 0)
+    entry = steps_data(run, 1, 0)["steps"][2]["attention"]
+    axes = [fig.layout.yaxis, fig.layout.yaxis2]
+    for panel, trace, axis in zip(entry["panels"], fig.data, axes, strict=True):
+        assert panel["top"] == scale_top(np.asarray(trace.y)) >= max(trace.y)
+        assert tuple(axis.range) == (0, panel["top"])

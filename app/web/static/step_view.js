@@ -111,8 +111,9 @@ function candidates(state, shown, colours) {
   state.bars.replaceChildren(...rows.flat());
 }
 
-// Each panel: the weight the new position gave every key, as columns on a 0..1 scale, the
-// keys labelled below (every k-th when there are many, as the Plotly figure's axis).
+// Each panel: the weight the new position gave every key, as columns on a scale from 0 to the
+// panel's top (1, or a round number just above its largest weight: viz/decode_step.scale_top),
+// the keys labelled below (every k-th when there are many, as the Plotly figure's axis).
 function attention(state, shown, colours) {
   state.attTitle.textContent = shown.title;
   state.panels.replaceChildren(...shown.panels.map((panel) => {
@@ -123,22 +124,26 @@ function attention(state, shown, colours) {
     // minmax(0, 1fr): columns of one width whatever their labels need (1fr alone grows a
     // column to its widest label, and the labels' grid would no longer match the bars')
     plot.style.gridTemplateColumns = `repeat(${panel.weights.length}, minmax(0, 1fr))`;
+    // past ~100 keys the 2 px between columns would take all the width (500 keys: 998 px) and
+    // leave every bar none: columns touch there
+    if (panel.weights.length > TOUCHING) plot.style.columnGap = "0px";
+    const top = panel.top > 0 ? panel.top : 1;
     plot.append(...panel.weights.map((w, i) => {
       const cell = document.createElement("div");
       cell.className = "ds-col";
-      cell.dataset.tip = `key ${panel.keys[i]}\nweight ${w.toFixed(4)}`;
+      cell.dataset.tip = `key ${panel.keys[i]}\nweight ${weight(w)}`;
       const bar = document.createElement("div");
       bar.className = "ds-bar";
-      bar.style.height = `${Math.max(0, Math.min(1, w)) * 100}%`;
+      bar.style.height = `${Math.max(0, Math.min(1, w / top)) * 100}%`;
       bar.style.background = colours.weight;
       cell.append(bar);
       return cell;
     }));
     const scale = document.createElement("div");
     scale.className = "ds-scale";
-    scale.append(...[["1", 0], ["0.5", 50], ["0", 100]].map(([text, top]) => {
+    scale.append(...[[String(top), 0], [String(top / 2), 50], ["0", 100]].map(([text, at]) => {
       const tick = span("", text);
-      tick.style.top = `${top}%`;
+      tick.style.top = `${at}%`;
       return tick;
     }));
     const frame = document.createElement("div");
@@ -161,6 +166,13 @@ function attention(state, shown, colours) {
     return box;
   }));
   for (const keys of state.panels.querySelectorAll(".ds-keys")) sideways(keys);
+}
+
+const TOUCHING = 100; // keys past which a panel's columns have no gap between them
+
+// A weight as the tip shows it: four decimals, or four figures where it is smaller than that.
+function weight(w) {
+  return w >= 0.001 || w === 0 ? w.toFixed(4) : w.toPrecision(4);
 }
 
 // Key labels wider than the room between two of them turn to -60°, each ending under its
