@@ -13,12 +13,19 @@ server's work: p95 over every student of MOVES moves); every student answering a
 reference: the server with the teacher's page alone, over the same time.
 
     python -m bench.class_follow [--students 300] [--idle 30] [--moves 4] [--batch 4]
+        [--replicas K]
+
+With --replicas K (more than 1), K `attnlens serve` share one Redis (a redis-server started
+here, kept on disk as docs/deploying.md says) as docs/teaching.md's recipe runs them behind a
+load balancer with sticky sessions: the teacher on the first, student i on replica i mod K for
+its page and its requests alike; server CPU is every replica's.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import resource
 import statistics
@@ -26,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +41,7 @@ from attnlens.app.teaching.class_state import ClassState
 from attnlens.app.teaching.class_store import open_store
 from bench.class_client import Page, Student
 from bench.servers import Server, started
+from tests.helpers.redis_server import redis_server
 from tests.helpers.server import free_port, serve_command
 
 MODEL = "translate"  # the lecture's model
@@ -49,6 +58,24 @@ def clients_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+@dataclass(frozen=True)
+class Replicas:
+    """The servers of one class: the teacher's page on the first, student i's (page and
+    requests: sessions are sticky) on server i mod K; CPU is all of theirs."""
+
+    servers: Sequence[Server]
+
+    @property
+    def url(self) -> str:
+        return self.servers[0].url
+
+    def url_of(self, student: int) -> str:
+        return self.servers[student % len(self.servers)].url
+
+    def cpu_seconds(self) -> float:
+        return sum(server.cpu_seconds() for server in self.servers)
+
+
 @dataclass
 class Spent:
     """Server and client CPU seconds, and wall seconds, over a stretch of the bench."""
@@ -59,7 +86,7 @@ class Spent:
 
 
 class Meter:
-    def __init__(self, server: Server) -> None:
+    def __init__(self, server: Replicas) -> None:
         self.server = server
         self.at = (server.cpu_seconds(), clients_cpu(), time.perf_counter())
 
@@ -81,6 +108,7 @@ def percentile(values: list[float], q: float) -> float:
 @dataclass
 class Hall:
     students: int
+    replicas: int
     join: Spent
     quiet: Spent  # the teacher's page alone
     as_is: Spent  # every page holding its follow request (and any fragment it has)
@@ -92,13 +120,13 @@ class Hall:
     answered: int
 
 
-async def idle(server: Server, seconds: float) -> Spent:
+async def idle(server: Replicas, seconds: float) -> Spent:
     meter = Meter(server)
     await asyncio.sleep(seconds)
     return meter.spent()
 
 
-async def hall(server: Server, code: str, key: str, n: int, args: argparse.Namespace) -> Hall:
+async def hall(server: Replicas, code: str, key: str, n: int, args: argparse.Namespace) -> Hall:
     teacher = Page(server.url, {"page": "lecture", "deck": "section3",
                                 "slide": str(SLIDE + 1), "class": code, "key": key})  # fmt: skip
     for again in (True, True, False):  # a server just started, on a busy machine, can take
@@ -109,14 +137,18 @@ async def hall(server: Server, code: str, key: str, n: int, args: argparse.Names
             if not again:
                 raise
             say("the server did not answer the teacher's page in time: opening it again")
-    for warm in [await Student.join(server.url, code) for _ in range(2)]:  # model, slide built
+    warming = range(2 * len(server.servers))  # each replica's model loaded and slide built
+    for warm in [await Student.join(server.url_of(i), code) for i in warming]:
         await warm.close()
     quiet = await idle(server, args.idle)
     meter = Meter(server)
     students: list[Student] = []
     while len(students) < n:
         batch = min(args.batch, n - len(students))
-        students += await asyncio.gather(*(Student.join(server.url, code) for _ in range(batch)))
+        at = len(students)
+        students += await asyncio.gather(
+            *(Student.join(server.url_of(at + i), code) for i in range(batch))
+        )
         if len(students) % 50 == 0:
             say(f"{len(students)} joined")
     join = meter.spent()
@@ -162,7 +194,8 @@ async def hall(server: Server, code: str, key: str, n: int, args: argparse.Names
     await teacher.close()
     followers.call_soon_threadsafe(followers.stop)
     sizes = [size for s in students for size in s.sizes]
-    return Hall(n, join, quiet, as_is, has_it, drawn, sizes, moves, answers, sum(answered))
+    return Hall(n, len(server.servers), join, quiet, as_is, has_it, drawn, sizes, moves, answers,
+                sum(answered))  # fmt: skip
 
 
 def per_student_ms(spent: Spent, quiet: Spent, n: int) -> float:
@@ -177,9 +210,12 @@ def report(h: Hall) -> None:
     join_ms = h.join.server / n * 1000
     has_p95, drawn_p95 = percentile(h.has_it, 0.95), percentile(h.drawn, 0.95)
     move_s = statistics.median(m.server for m in h.move)
+    where = "one `attnlens serve` (SQLite"
+    if h.replicas > 1:
+        where = f"{h.replicas} replicas of `attnlens serve` on one Redis (sticky sessions"
     print(
-        f"\n{n} students on one `attnlens serve` ({MODEL}, SQLite; load "
-        f"{os.getloadavg()[0]:.1f}); server CPU from its process, clients' CPU this process's"
+        f"\n{n} students on {where}, {MODEL}; load {os.getloadavg()[0]:.1f} on "
+        f"{os.cpu_count()} cores); server CPU from its processes, clients' CPU this process's"
     )
     print(f"reference: the teacher's page alone, {h.quiet.server / h.quiet.wall * 1000:.1f} ms "
           "of server CPU per second")  # fmt: skip
@@ -212,6 +248,10 @@ def report(h: Hall) -> None:
         mark = "" if held is None else ("✓" if held else "✗")
         print(f"| {what} | {server} | {clients} | {target} | {mark} |")
     print(f"answers in the store after the run: {h.answered} of {n}")
+    held = drawn_p95 <= FOLLOW_TARGET_S
+    print(f"{n} students {'held' if held else 'did not hold'} p95 ≤ {FOLLOW_TARGET_S:.0f} s: "
+          f"{n / (os.cpu_count() or 1):.0f} students per core of this machine, the clients' "
+          "own work on the same cores")  # fmt: skip
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -220,26 +260,43 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--idle", type=float, default=30.0, help="seconds of each idle stretch")
     parser.add_argument("--moves", type=int, default=4, help="slide changes (even: ends back)")
     parser.add_argument("--batch", type=int, default=4, help="students joining at once")
+    parser.add_argument("--replicas", type=int, default=1,
+                        help="servers sharing one Redis (1: one server, SQLite)")  # fmt: skip
     args = parser.parse_args(argv)
     folder = Path(tempfile.mkdtemp(prefix="attnlens-class-follow-"))
-    store_url = f"sqlite:///{folder / 'classes.sqlite3'}"
-    store = open_store(store_url)
-    made = store.create(ClassState("section3", SLIDE, {}))
-    store.configure(made.code, made.key, 1000, 1000, False)
-    store.close()  # the server's store is the only one open while it runs
-    # Every student's page comes from this machine: with XSRF protection off each page counts
-    # as a browser of its own (class_panel.this_client), as students' own devices do.
-    env = {**os.environ, "ATTNLENS_CLASS_STORE": store_url,
-           "STREAMLIT_SERVER_ENABLE_XSRF_PROTECTION": "false"}  # fmt: skip
-    port = free_port()
-    with started("attnlens", serve_command(MODEL, port), port, env=env) as server:
-        h = asyncio.run(hall(server, made.code, made.key, args.students, args))
-    store = open_store(store_url)
-    state = store.state(made.code)
-    if state is not None and state.question_id is not None:
-        h.answered = sum(store.counts(made.code, state.question_id, 4))
-    store.close()
+    with class_store(folder, args.replicas) as store_url:
+        store = open_store(store_url)
+        made = store.create(ClassState("section3", SLIDE, {}))
+        store.configure(made.code, made.key, 1000, 1000, False)
+        store.close()  # the servers' stores are the only ones open while they run
+        # Every student's page comes from this machine: with XSRF protection off each page
+        # counts as a browser of its own (class_panel.this_client), as students' devices do.
+        env = {**os.environ, "ATTNLENS_CLASS_STORE": store_url,
+               "STREAMLIT_SERVER_ENABLE_XSRF_PROTECTION": "false"}  # fmt: skip
+        with contextlib.ExitStack() as stack:
+            servers = []
+            for _ in range(args.replicas):
+                port = free_port()
+                command = serve_command(MODEL, port)
+                servers.append(stack.enter_context(started("attnlens", command, port, env=env)))
+            h = asyncio.run(hall(Replicas(servers), made.code, made.key, args.students, args))
+        store = open_store(store_url)
+        state = store.state(made.code)
+        if state is not None and state.question_id is not None:
+            h.answered = sum(store.counts(made.code, state.question_id, 4))
+        store.close()
     report(h)
+
+
+@contextlib.contextmanager
+def class_store(folder: Path, replicas: int) -> Iterator[str]:
+    """The store's URL: a SQLite file for one server; for several, a redis-server of its own
+    (every write on disk before it answers, as docs/deploying.md runs it), stopped after."""
+    if replicas == 1:
+        yield f"sqlite:///{folder / 'classes.sqlite3'}"
+        return
+    with redis_server(folder) as url:
+        yield url
 
 
 if __name__ == "__main__":
