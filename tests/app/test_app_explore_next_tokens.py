@@ -111,3 +111,20 @@ def test_past_its_length_the_continuation_waits_for_a_click(tmp_path: Path) -> N
     assert len(table(at)) == TABLE_ROWS
     at.run(timeout=120)  # another rerun, the same text: still shown, not asked again
     assert any(t.startswith("Continuation:") for t in texts(at))
+
+
+def test_a_long_text_filling_the_model_offers_its_next_tokens_only(tmp_path: Path) -> None:
+    """At the model's last position there is nothing to continue: the button offers what it
+    will do, and the table comes without a continuation, saying why."""
+    folder = long_gpt2(tmp_path)
+    lens = load(str(folder), device="cpu")
+    text = words(lens.max_tokens - 1)  # with its start token, every position
+    at = open_on(folder, "explore", text=text)
+    assert not at.exception and not at.error
+    label = at.button(key="w_next_tokens").label
+    assert "no room to continue" in label and not label.startswith("Continue")
+    at.button(key="w_next_tokens").click().run(timeout=120)
+    assert not at.exception and not at.error
+    assert any("No continuation" in c.value and "no room" in c.value for c in at.caption)
+    assert not any(t.startswith("Continuation:") for t in texts(at))
+    assert len(table(at)) == TABLE_ROWS

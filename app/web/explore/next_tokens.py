@@ -34,10 +34,13 @@ def predictions(started: Started, slot: DeltaGenerator | None = None) -> None:
     if started.trace.model.architecture != "decoder" or started.target is not None:
         return
     key = (id(lens), lens.name, text)
+    n, most = len(started.trace.tgt_tokens), lens.max_tokens
     with slot if slot is not None else st.container():
-        if not _wanted(key, len(started.trace.tgt_tokens)):
+        if not _wanted(key, n, n < most):
             return
         try:
+            if n >= most:
+                raise InputError(f"no room: the text fills the model's {most:,} positions")
             continuation = memo("explore_continuation", key, lambda: _continue(lens, text))
             st.text("Continuation: " + continuation)
         except InputError as err:
@@ -50,17 +53,22 @@ def predictions(started: Started, slot: DeltaGenerator | None = None) -> None:
         next_token_table(lens, nt)
 
 
-def _wanted(key: tuple[object, ...], T: int) -> bool:
+def _wanted(key: tuple[object, ...], T: int, room: bool) -> bool:
     """Whether to compute them now: at once up to AT_ONCE tokens; past that, on request (each
     runs the model over the whole input again, as long as the trace took, and anything the
-    user does meanwhile waits), and then for as long as the text stays the same."""
+    user does meanwhile waits), and then for as long as the text stays the same. room:
+    whether the model has positions left to continue the text in (the button offers only
+    what it will do)."""
     if T <= AT_ONCE or session_records.held().get("explore_next_tokens", (None,))[0] == key:
         return True
-    return st.button(
+    label = (
         f"Continue the text and show each position's next tokens ({T:,} tokens: the model "
-        "reads them twice more)",
-        key="w_next_tokens",
+        "reads them twice more)"
+        if room
+        else f"Show each position's next tokens ({T:,} tokens: the model reads them again; "
+        "the text fills its positions, so there is no room to continue it)"
     )
+    return st.button(label, key="w_next_tokens")
 
 
 def _continue(lens: attnlens.Lens, text: str) -> str:
