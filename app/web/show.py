@@ -32,6 +32,14 @@ TALLEST_PX = 1300  # the tallest figure a page draws (a beam tree of 16 rows at 
 # one another) and named the file from its title, without the head: the buttons below give
 # the file, named and laid out as every other download
 CHART_CONFIG = {"modeBarButtonsToRemove": ["toImage"]}
+# on a projector no toolbar floats over a figure the room reads (a drag still zooms, a double
+# click still goes back)
+PROJECTOR_CHART_CONFIG = {**CHART_CONFIG, "displayModeBar": False}
+
+
+def chart_config() -> dict[str, object]:
+    """Plotly's settings for this session's charts: no toolbar in presentation mode."""
+    return PROJECTOR_CHART_CONFIG if presenting() else CHART_CONFIG
 
 
 def presenting() -> bool:
@@ -81,12 +89,13 @@ def figure(
     can draw them); `on_click` runs when a point is clicked (its selection is in
     st.session_state[key])."""
     shown = styled(fig)
+    config = chart_config()
     if on_click is None:
-        st.plotly_chart(shown, key=key, width="stretch", config=CHART_CONFIG)
+        st.plotly_chart(shown, key=key, width="stretch", config=config)
     else:
         st.plotly_chart(
             shown, key=key, width="stretch", on_select=on_click, selection_mode="points",
-            config=CHART_CONFIG,
+            config=config,
         )  # fmt: skip
     download_buttons(shown, key, file_name)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pandas as pd
 from streamlit.testing.v1 import AppTest
@@ -42,3 +44,27 @@ def test_on_a_projector_a_short_table_is_drawn_as_large_html_text() -> None:
     at.run()
     assert len(at.table) == 1 and len(at.dataframe) == 1 and not at.exception
     assert at.table[0].value["token"].tolist() == ["␣", "a"]
+
+
+def test_on_a_projector_no_toolbar_floats_over_a_chart() -> None:
+    """Plotly's toolbar showed over the token sets' grid and profile whenever the pointer
+    passed: in presentation mode a chart has none (a drag still zooms); on a screen it does."""
+
+    def page() -> None:
+        import plotly.graph_objects as go
+        import streamlit as st
+
+        from attnlens.app.web import show
+
+        st.session_state["_present"] = st.query_params.get("present") == "1"
+        show.figure(go.Figure(go.Bar(y=[1, 2])), "chart", "chart")
+
+    configs = {}
+    for present in ("0", "1"):
+        at = AppTest.from_function(page)
+        at.query_params["present"] = present
+        at.run()
+        chart = at.get("plotly_chart")[0].proto
+        configs[present] = json.loads(chart.config)
+    assert configs["1"].get("displayModeBar") is False
+    assert "displayModeBar" not in configs["0"]
