@@ -31,10 +31,10 @@ TALLEST_PX = 1300  # the tallest figure a page draws (a beam tree of 16 rows at 
 # Plotly's own camera button drew the chart at its size on screen (556 px: x labels on top of
 # one another) and named the file from its title, without the head: the buttons below give
 # the file, named and laid out as every other download
-CHART_CONFIG = {"modeBarButtonsToRemove": ["toImage"]}
+CHART_CONFIG: dict[str, object] = {"modeBarButtonsToRemove": ["toImage"]}
 # on a projector no toolbar floats over a figure the room reads (a drag still zooms, a double
 # click still goes back)
-PROJECTOR_CHART_CONFIG = {**CHART_CONFIG, "displayModeBar": False}
+PROJECTOR_CHART_CONFIG: dict[str, object] = {**CHART_CONFIG, "displayModeBar": False}
 
 
 def chart_config() -> dict[str, object]:
