@@ -203,7 +203,9 @@ def strategies_view(
             col=2,
         )
     fig.update_yaxes(type="category", autorange="reversed", row=1, col=1)
-    fig.update_xaxes(title="score (sum of log-probabilities)", row=1, col=1)
+    # short: the panel's title says "score (Σ log p)", and a longer one ran under the slanted
+    # tokens of the panel beside it on the lecture's 1,400 px screen
+    fig.update_xaxes(title="Σ log p", row=1, col=1)
     fig.update_yaxes(range=[0, 1.05], title="probability", row=1, col=2)
     # a fixed slant: left to Plotly, projector-sized labels stood upright and took half the
     # figure's height from the bars (the lecture's sampling slide, "(every other token)")
