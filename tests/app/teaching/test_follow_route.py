@@ -5,7 +5,6 @@ code, a bad version, a class that does not exist or a server holding too many re
 from __future__ import annotations
 
 import asyncio
-import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +17,7 @@ from attnlens.app.teaching.board import VersionBoard
 from attnlens.app.teaching.class_state import ClassState
 from attnlens.app.teaching.class_store import ClassStore, open_store
 from attnlens.app.teaching.follow_route import follow_route
+from helpers.asgi_call import call
 
 
 @pytest.fixture
@@ -44,24 +44,7 @@ async def get(
     app: Starlette, path: str, address: str = "127.0.0.1"
 ) -> tuple[int, dict[str, Any], dict[str, str]]:
     """One GET through the ASGI app, as uvicorn would send it: status, JSON body, headers."""
-    target, _, query = path.partition("?")
-    scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "GET",
-             "scheme": "http", "path": target, "raw_path": target.encode(), "root_path": "",
-             "query_string": query.encode(), "headers": [(b"host", b"test")],
-             "server": ("test", 80), "client": (address, 1234)}  # fmt: skip
-    sent: list[dict[str, Any]] = []
-
-    async def receive() -> dict[str, Any]:
-        return {"type": "http.request", "body": b"", "more_body": False}
-
-    async def send(message: dict[str, Any]) -> None:
-        sent.append(message)
-
-    await app(scope, receive, send)
-    start = next(m for m in sent if m["type"] == "http.response.start")
-    body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-    headers = {k.decode().lower(): v.decode() for k, v in start["headers"]}
-    return start["status"], json.loads(body), headers
+    return await call(app, path, address=address)
 
 
 def move(store: ClassStore, code: str, key: str) -> None:
