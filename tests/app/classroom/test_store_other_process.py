@@ -160,3 +160,23 @@ def test_a_backup_taken_as_deploying_says_holds_the_class_and_every_later_join_r
     store.join(made.code)
     assert read_elsewhere(path, count) == 5
     store.close()
+
+
+def test_the_pages_the_routes_and_the_board_of_a_process_share_one_store(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What app/web/served.py hands its routes: the pages' store (the answer route's too) and the
+    board's (the follow and slide routes') are one object, whatever spelling of the file."""
+    from attnlens.app.classroom.board import shared_board
+    from attnlens.app.web.lecture.resources import this_store
+
+    path = tmp_path / "classes.sqlite3"
+    monkeypatch.setenv("ATTNLENS_CLASS_STORE", f"sqlite:///{path}")
+    board = shared_board(f"sqlite:///{path}")
+    try:
+        assert this_store() is board.store is open_store(str(tmp_path / "." / "classes.sqlite3"))
+    finally:
+        board.close()
+        board.store.close()
+    assert open_store(f"sqlite:///{path}") is not board.store  # closed: opened anew
+    open_store(f"sqlite:///{path}").close()
