@@ -15,9 +15,8 @@ import torch
 from torch import nn
 
 from attnlens.model.budget import check_budget, decode_bytes, trace_bytes
-from attnlens.model.decoding.greedy import greedy_output
 from attnlens.model.decoding.heads import HeadRef, check_head
-from attnlens.model.decoding.loop import Vocabulary, search
+from attnlens.model.decoding.loop import Vocabulary, greedy_output, search
 from attnlens.model.decoding.request import DecodeRequest, DecodeSettings, ModelLimits, resolve
 from attnlens.model.decoding.stepper import Stepper
 from attnlens.model.lenses.lens import Lens, RecordMode, check_mode, forced_past_end

@@ -8,8 +8,7 @@ import numpy as np
 import torch
 
 from attnlens.model.budget import check_budget, trace_bytes
-from attnlens.model.decoding.beam_batch import beam_texts
-from attnlens.model.decoding.greedy import greedy_ids
+from attnlens.model.decoding.loop import beam_texts, greedy_ids
 from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.decoding.net_steppers import TransformerStepper
 from attnlens.model.decoding.request import DecodeRequest, ModelLimits, resolve

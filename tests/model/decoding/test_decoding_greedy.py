@@ -9,9 +9,8 @@ import pytest
 import torch
 
 from attnlens import load
-from attnlens.model.decoding.greedy import greedy_ids
 from attnlens.model.decoding.heads import HeadRef
-from attnlens.model.decoding.loop import Vocabulary, search
+from attnlens.model.decoding.loop import Vocabulary, greedy_ids, search
 from attnlens.model.decoding.net_steppers import TransformerStepper
 from attnlens.model.decoding.request import DecodeRequest, resolve
 from attnlens.model.lenses.seq2seq import Seq2SeqLens

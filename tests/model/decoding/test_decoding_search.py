@@ -10,8 +10,7 @@ import torch
 
 from attnlens import load
 from attnlens.model.decoding.beam import length_penalty
-from attnlens.model.decoding.greedy import greedy_output
-from attnlens.model.decoding.loop import search
+from attnlens.model.decoding.loop import greedy_output, search
 from attnlens.model.decoding.net_steppers import TransformerStepper
 from attnlens.model.decoding.request import DecodeRequest, resolve
 from attnlens.model.lenses.seq2seq import Seq2SeqLens
