@@ -15,19 +15,18 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import torch
 
 from attnlens.model.decoding.beam import BeamSearch, best_possible, rank_score
 from attnlens.model.decoding.greedy import Greedy, choice_scores
 from attnlens.model.decoding.request import DecodeSettings
 from attnlens.model.decoding.sampling import Sampling
+from attnlens.model.decoding.step_record import step_record
 from attnlens.model.decoding.stepper import StepOutput, Stepper
 from attnlens.model.decoding.strategy import Proposal, Strategy
 from attnlens.model.decoding.vocabulary import Vocabulary as Vocabulary  # the lenses' import
-from attnlens.record.decode import BeamStatus, BeamStep, Candidate, Hypothesis, StepRecord
+from attnlens.record.decode import BeamStatus, BeamStep, Hypothesis, StepRecord
 
-MIN_CANDIDATES = 5  # top candidates recorded per live beam (at least the beam size)
 STATUS_ORDER: dict[BeamStatus, int] = {"alive": 0, "finished": 1, "pruned": 2}
 
 
@@ -175,14 +174,15 @@ def run(
         proposals = strategy.propose(scored.choose, ranks, sizes, forced)
         values = _values(scored, proposals, sizes)
         rows: list[int] = []
-        still, offset, beams = [], 0, ()
+        beams: tuple[BeamStep, ...] = ()
+        still, offset = [], 0
         for search, proposal, value, n in zip(active, proposals, values, sizes, strict=True):
             beams = search.decide(t, proposal, value, vocab, ends)
             if not search.over:
                 still.append(search)
                 rows += [offset + h.parent for h in search.live]
             offset += n
-        yield _record(t, beams, out, scored, vocab, settings.width) if record else None
+        yield step_record(t, beams, out, scored.shown(), vocab, settings.width) if record else None
         if not still:
             return
         index = torch.tensor(rows, device=device)  # (R',)
@@ -266,32 +266,6 @@ def _done(
         for h in live
     )  # fmt: skip
     return bound <= kth
-
-
-def _record(
-    t: int,
-    beams: tuple[BeamStep, ...],
-    out: StepOutput[Any],
-    scored: Scored,
-    vocab: Vocabulary,
-    width: int,
-) -> StepRecord:
-    """The step's beams, each live row's top candidates and attention, as numpy."""
-    shown = scored.shown()  # (B, V)
-    n = min(max(MIN_CANDIDATES, width), shown.size(-1))
-    top = shown.topk(n, dim=-1)  # (B, n) ×2
-    probs, ids = top.values.exp().tolist(), top.indices.tolist()
-    candidates = tuple(
-        tuple(Candidate(vocab.names[i], p) for i, p in zip(row_ids, row_p, strict=True))
-        for row_ids, row_p in zip(ids, probs, strict=True)
-    )
-    cross = None if out.cross_attention is None else _numpy(out.cross_attention)
-    return StepRecord(t, beams, candidates, cross, _numpy(out.self_attention))
-
-
-def _numpy(attention: torch.Tensor) -> np.ndarray:
-    """(L, B, H, K) on any device to (L, H, B, K) float32 on the CPU."""
-    return attention.permute(0, 2, 1, 3).float().cpu().numpy().copy()
 
 
 # The loop's three uses: one source recorded, one source's output, many sources' outputs.
