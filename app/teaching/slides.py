@@ -301,7 +301,7 @@ def _reveal(question: Question, live: LiveInput) -> go.Figure:
 def _stacks(slide: Slide, live: LiveInput, shown: Shown) -> go.Figure:
     """Figure 1 with this input going in: the text, and the decoder's shifted-right input."""
     tr = live.trace
-    if tr.model.architecture == "decoder":
+    if tr.self_kind == "decoder_self":  # the text goes in on the decoder side
         source, target = "", f"{tr.tgt_tokens[0]} {live.text}"
     elif tr.tgt_tokens:
         source, target = live.text, f"{tr.tgt_tokens[0]} {live.lens.text_of(tr.tgt_tokens[1:])}"

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnlens.model.decoding.loop import greedy_ids
 from attnlens.model.decoding.heads import HeadRef
+from attnlens.model.decoding.loop import greedy_ids
 from attnlens.model.decoding.net_steppers import TransformerStepper
 from attnlens.model.decoding.vocabulary import Vocabulary
 from attnlens.model.net.decoder_only import DecoderOnlyTransformer

@@ -1,7 +1,8 @@
 """Explore on a decoder-only model: its greedy continuation of the text, where an
 encoder-decoder shows "Output: …", and each position's likeliest next tokens (docs/app.md).
 
-Both come by value from the shared lens (`Lens.decode`, `Lens.next_tokens`), once per text
+Both come by value from the shared lens (`Lens.decode`, and `next_tokens` of its capabilities'
+predictor, which only a decoder-only model has), once per text
 in a session; they are drawn after the head view, in a slot above it, so a keystroke still
 waits for the heatmap only. Past AT_ONCE tokens they wait for a click: each reads the whole
 input again.
@@ -30,8 +31,8 @@ AT_ONCE = 512  # tokens up to which they come with every text; past it, on reque
 def predictions(started: Started, slot: DeltaGenerator | None = None) -> None:
     """The continuation and the next-token table of a decoder-only model (nothing for others,
     nor when the text is followed by a target of the user's), drawn in `slot` when given."""
-    lens, text = started.lens, started.text
-    if started.trace.model.architecture != "decoder" or started.target is not None:
+    lens, text, predictor = started.lens, started.text, started.lens.capabilities.predictor
+    if predictor is None or started.target is not None:
         return
     key = (id(lens), lens.name, text)
     n, most = len(started.trace.tgt_tokens), lens.max_tokens
@@ -45,8 +46,8 @@ def predictions(started: Started, slot: DeltaGenerator | None = None) -> None:
             st.text("Continuation: " + continuation)
         except InputError as err:
             st.caption(md(f"No continuation: {err}"))
-        try:
-            nt = memo("explore_next_tokens", key, lambda: lens.next_tokens(text, TOP))
+        try:  # an input the model cannot read in full says so, as the trace did
+            nt = memo("explore_next_tokens", key, lambda: predictor.next_tokens(text, TOP))
         except InputError as err:
             st.caption(md(f"No next-token predictions: {err}"))
             return
