@@ -28,6 +28,7 @@ from attnlens.model.decoding.vocabulary import Vocabulary as Vocabulary  # the l
 from attnlens.record.decode import BeamStatus, BeamStep, Hypothesis, StepRecord
 
 STATUS_ORDER: dict[BeamStatus, int] = {"alive": 0, "finished": 1, "pruned": 2}
+FEW = 4  # continuations whose scores are read one by one; more are gathered at once
 
 
 @dataclass(frozen=True)
@@ -185,10 +186,10 @@ def run(
         yield step_record(t, beams, out, scored.shown(), vocab, settings.width) if record else None
         if not still:
             return
-        index = torch.tensor(rows, device=device)  # (R',)
         tokens = torch.tensor([h.ids[-1] for s in still for h in s.live], device=device)  # (R',)
         state = out.state
         if rows != list(range(out.log_probs.size(0))):  # greedy and sampling alone never reorder
+            index = torch.tensor(rows, device=device)  # (R',)
             state, seqs = stepper.reorder(state, index), seqs[index]
         seqs = torch.cat([seqs, tokens.unsqueeze(1)], dim=1)  # (R', P + t + 1)
         out, active = stepper.step(state, tokens), still
@@ -211,14 +212,19 @@ def _scored(
 def _values(
     scored: Scored, proposals: Sequence[Proposal], sizes: Sequence[int]
 ) -> list[tuple[list[float], list[float]]]:
-    """Each proposed continuation's own and processed log-probability, per source, read in
-    one gather each."""
-    rows, tokens, offset = [], [], 0
+    """Each proposed continuation's own and processed log-probability, per source: a few read
+    one by one, more in one gather each (`take` on the flat (R·V) scores)."""
+    cells, offset = [], 0
     for proposal, n in zip(proposals, sizes, strict=True):
-        rows += [offset + p for p in proposal.parents]
-        tokens += proposal.tokens
+        cells += [(offset + p, t) for p, t in zip(proposal.parents, proposal.tokens, strict=True)]
         offset += n
-    own, ranked = scored.own[rows, tokens].tolist(), scored.ranked[rows, tokens].tolist()
+    if len(cells) <= FEW:
+        own = [float(scored.own[r, t]) for r, t in cells]
+        ranked = [float(scored.ranked[r, t]) for r, t in cells]
+    else:
+        V = scored.own.size(-1)
+        index = torch.tensor([r * V + t for r, t in cells], device=scored.own.device)  # (C,)
+        own, ranked = scored.own.take(index).tolist(), scored.ranked.take(index).tolist()
     out, start = [], 0
     for proposal in proposals:
         end = start + len(proposal.tokens)
