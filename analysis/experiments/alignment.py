@@ -14,6 +14,7 @@ import numpy as np
 from attnlens.analysis.experiments.common import (
     Progress,
     all_heads,
+    applies,
     check_n,
     chunks,
     head_table,
@@ -64,15 +65,23 @@ def alignment_accuracy(lens: Lens, examples: Sequence[Example]) -> tuple[np.ndar
     return hits / total, total
 
 
+def why_not(lens: Lens) -> str | None:
+    """None where the model's alignment is known (a model of our tasks); else why not."""
+    can = lens.capabilities
+    if can.task is not None and can.takes_target:
+        return None
+    return (
+        f"{lens.name} has no known alignment: it is known on models of our tasks (reverse, "
+        "sort, dates, translate), whose examples say where each output token comes from"
+    )
+
+
 def check_alignable(lens: Lens) -> str:
     """The model's task, or an InputError saying why its alignment is unknown."""
-    can = lens.capabilities
-    if can.task is None or not can.takes_target:
-        raise InputError(
-            f"{lens.name} has no known alignment: it is known on models of our tasks (reverse, "
-            "sort, dates, translate), whose examples say where each output token comes from"
-        )
-    return can.task.name
+    applies(why_not(lens))
+    task = lens.capabilities.task
+    assert task is not None, "why_not said the model has a task"
+    return task.name
 
 
 def measure_alignment(

@@ -57,6 +57,13 @@ def head_table(heads: Sequence[HeadRef], **scores: Sequence[float] | np.ndarray)
     return frame
 
 
+def applies(reason: str | None) -> None:
+    """An InputError with the reason an experiment does not apply to a model, where one is
+    given (each experiment's `why_not`)."""
+    if reason is not None:
+        raise InputError(reason)
+
+
 def needed(part: T | None, can: Capabilities, name: str) -> T:
     """A part of the model's capabilities an experiment runs on, or an InputError with the
     reason the model lacks it (what a front end shows before offering the experiment)."""

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from attnlens.analysis.experiments.common import Progress, check_n, needed, no_progress
+from attnlens.analysis.experiments.common import Progress, applies, check_n, needed, no_progress
 from attnlens.model.lenses.lens import Lens
 from attnlens.model.lenses.parts import TokenRuns
 from attnlens.model.lenses.token_runs import TokenBatch, TokenSpace
@@ -95,18 +95,19 @@ def seq2seq_case(lens: Lens, text: str, output: int | None = None, seed: int = 0
     )
 
 
-def check_applies(lens: Lens) -> None:
-    """An InputError unless the model outputs tokens (a decoder or an encoder-decoder)."""
-    if not lens.capabilities.decodes:
-        raise InputError(
-            f"{lens.name} is encoder-only: it outputs no token whose probability erasure could "
-            "lower (the experiment needs a decoder or an encoder-decoder)"
-        )
+def why_not(lens: Lens) -> str | None:
+    """None where the model outputs tokens (a decoder or an encoder-decoder); else why not."""
+    if lens.capabilities.decodes:
+        return None
+    return (
+        f"{lens.name} is encoder-only: it outputs no token whose probability erasure could "
+        "lower (the experiment needs a decoder or an encoder-decoder)"
+    )
 
 
 def erasure_case(lens: Lens, text: str, output: int | None = None, seed: int = 0) -> ErasureCase:
     """text's output token explained by erasure, whatever the model's architecture."""
-    check_applies(lens)
+    applies(why_not(lens))
     can = lens.capabilities
     if not can.takes_target:  # one sequence: the text, then the token it predicts
         if output is not None:
@@ -122,7 +123,7 @@ def erasure_cases(
     """Cases for n held-out inputs of the model's kind (one output token each); a decoder
     reads the first HELD_OUT_POSITIONS tokens of each text, as Abnar & Zuidema read short
     sentences (erasure and flow grow with the square of the length)."""
-    check_applies(lens)
+    applies(why_not(lens))
     can = lens.capabilities
     texts = needed(can.samples, can, "samples").sample_texts(check_n(n), seed)
     runs = needed(can.token_runs, can, "token_runs")

@@ -23,6 +23,7 @@ import pandas as pd
 from attnlens.analysis.experiments.common import (
     Progress,
     all_heads,
+    applies,
     check_n,
     chunks,
     head_table,
@@ -35,7 +36,6 @@ from attnlens.model.lenses.lens import Lens
 from attnlens.model.lenses.parts import Ablation, TaskModel, TokenRuns
 from attnlens.model.lenses.token_runs import Search, TokenBatch, TokenRun, TokenSpace
 from attnlens.model.training.tasks import get_task
-from attnlens.record.errors import InputError
 from attnlens.record.example import Example
 from attnlens.record.experiment import ExperimentResult
 from attnlens.record.trace import Kind
@@ -161,15 +161,16 @@ def confidence(runs: Sequence[TokenRun], heads: Sequence[HeadRef]) -> np.ndarray
     return np.array(out)
 
 
-def check_applies(lens: Lens) -> None:
-    """An InputError unless the model has a score a head could lower, or is an encoder."""
+def why_not(lens: Lens) -> str | None:
+    """None where the model has a score a head could lower, or is an encoder; else why not."""
     can = lens.capabilities
-    if can.task is None and can.takes_target:
-        raise InputError(
-            f"{lens.name} has no score to lose: importance is measured on our task models "
-            "(exact match, log-likelihood), on decoders (log-likelihood of text), and on "
-            "encoders (how much of their output they keep)"
-        )
+    if can.task is not None or not can.takes_target:
+        return None
+    return (
+        f"{lens.name} has no score to lose: importance is measured on our task models "
+        "(exact match, log-likelihood), on decoders (log-likelihood of text), and on "
+        "encoders (how much of their output they keep)"
+    )
 
 
 def score_column(lens: Lens) -> str:
@@ -201,7 +202,7 @@ def measure_importance(
     the path before them, kept as the reference bench/experiments_speed.py measures."""
     started = time.perf_counter()
     n, heads, can = check_n(n), all_heads(lens.info), lens.capabilities
-    check_applies(lens)
+    applies(why_not(lens))
     runs = needed(can.token_runs, can, "token_runs")
     examples = get_task(can.task.name).examples(n, seed) if can.task is not None else None
     if examples is not None:

@@ -16,6 +16,7 @@ import numpy as np
 from attnlens.analysis.experiments.common import (
     Progress,
     all_heads,
+    applies,
     check_n,
     head_table,
     needed,
@@ -100,13 +101,14 @@ def _runs(
     return runs
 
 
-def check_applies(lens: Lens) -> None:
-    """An InputError unless the model reads one sequence (a decoder or an encoder)."""
-    if lens.capabilities.takes_target:
-        raise InputError(
-            f"{lens.name} is an encoder-decoder: induction heads are measured on a model that "
-            "reads one sequence (decoder-only, like induction and lm, or encoder-only)"
-        )
+def why_not(lens: Lens) -> str | None:
+    """None where the model reads one sequence (a decoder or an encoder); else why not."""
+    if not lens.capabilities.takes_target:
+        return None
+    return (
+        f"{lens.name} is an encoder-decoder: induction heads are measured on a model that "
+        "reads one sequence (decoder-only, like induction and lm, or encoder-only)"
+    )
 
 
 def measure_induction(
@@ -117,7 +119,7 @@ def measure_induction(
     share in the second copy's low loss."""
     started = time.perf_counter()
     n, can = check_n(n), lens.capabilities
-    check_applies(lens)
+    applies(why_not(lens))
     seqs = repeated_tokens(lens, n, seed)
     heads = all_heads(lens.info)
     predicts = can.decodes  # one sequence that predicts its next tokens: decoder-only
