@@ -35,18 +35,20 @@ def predictions(started: Started, slot: DeltaGenerator | None = None) -> None:
     if predictor is None or started.target is not None:
         return
     key = (id(lens), lens.name, text)
-    n, most = len(started.trace.tgt_tokens), lens.max_tokens
+    n, most = len(started.trace.input_tokens), lens.max_tokens
     with slot if slot is not None else st.container():
         if not _wanted(key, n, n < most):
             return
-        try:
-            if n >= most:
-                raise InputError(f"no room: the text fills the model's {most:,} positions")
-            continuation = memo("explore_continuation", key, lambda: _continue(lens, text))
-            st.text("Continuation: " + continuation)
-        except InputError as err:
-            st.caption(md(f"No continuation: {err}"))
-        try:  # an input the model cannot read in full says so, as the trace did
+        if n >= most:
+            full = f"the text fills the model's {most:,} positions"
+            st.caption(md(f"No continuation: no room: {full}"))
+        else:
+            try:  # what decoding refuses (its memory budget) is said, as the trace says it
+                continuation = memo("explore_continuation", key, lambda: _continue(lens, text))
+                st.text("Continuation: " + continuation)
+            except InputError as err:
+                st.caption(md(f"No continuation: {err}"))
+        try:  # likewise the logits' budget
             nt = memo("explore_next_tokens", key, lambda: predictor.next_tokens(text, TOP))
         except InputError as err:
             st.caption(md(f"No next-token predictions: {err}"))
