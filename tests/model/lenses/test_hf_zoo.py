@@ -164,18 +164,20 @@ def weight_copy(model: torch.nn.Module, path: str, head: int, heads: int) -> tor
     return twin
 
 
-def own_output(model: torch.nn.Module, kind: str, src: list[int], tgt: list[int]) -> np.ndarray:
+def own_output(
+    model: torch.nn.Module, architecture: str, src: list[int], tgt: list[int]
+) -> np.ndarray:
     """What the experiments compare: a decoder's log-probabilities of its next tokens, an
     encoder's last hidden states (on one unpadded sequence)."""
     with torch.no_grad():
-        if kind == "encoder":
+        if architecture == "encoder":
             ids = torch.tensor([src])
             return (
                 model(input_ids=ids, attention_mask=torch.ones_like(ids))
                 .last_hidden_state[0]
                 .numpy()
             )
-        if kind == "decoder":
+        if architecture == "decoder":
             ids = torch.tensor([tgt])
             logits = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0]
         else:

@@ -45,19 +45,23 @@ def batch(the_lens: HFLens) -> TokenBatch:
     return TokenBatch([[start, *row[:4]] for row in ids], ids)
 
 
-def own_run(model: T.PreTrainedModel, kind: str, tokens: list[int], source: list[int] | None):
+def own_run(
+    model: T.PreTrainedModel, architecture: str, tokens: list[int], source: list[int] | None
+):
     """(the output attnlens compares: next-token log-probabilities, or an encoder's last hidden
     states; every attention of the model) of one unpadded sequence, from the model itself."""
     with torch.no_grad():
-        if kind == "encoder-decoder":
+        if architecture == "encoder-decoder":
             out = model(input_ids=torch.tensor([source]), decoder_input_ids=torch.tensor([tokens]),
                         output_attentions=True, use_cache=False)  # fmt: skip
             attention = {"decoder_self": out.decoder_attentions, "cross": out.cross_attentions,
                          "encoder_self": out.encoder_attentions}  # fmt: skip
         else:
             out = model(input_ids=torch.tensor([tokens]), output_attentions=True)
-            attention = {"encoder_self" if kind == "encoder" else "decoder_self": out.attentions}
-    if kind == "encoder":
+            attention = {
+                "encoder_self" if architecture == "encoder" else "decoder_self": out.attentions
+            }
+    if architecture == "encoder":
         return out.last_hidden_state[0].numpy(), attention
     logprobs = torch.log_softmax(out.logits[0], -1)[:-1]  # (T - 1, V)
     return logprobs.gather(-1, torch.tensor(tokens[1:])[:, None])[:, 0].numpy(), attention
@@ -143,10 +147,10 @@ def test_decoding_with_a_head_ablated_is_greedy_on_the_silenced_model() -> None:
 
 
 def _next_logprobs(
-    model: T.PreTrainedModel, kind: str, fed: Sequence[int], source: list[int] | None
+    model: T.PreTrainedModel, architecture: str, fed: Sequence[int], source: list[int] | None
 ) -> torch.Tensor:
     with torch.no_grad():
-        if kind == "encoder-decoder":
+        if architecture == "encoder-decoder":
             out = model(input_ids=torch.tensor([source]), decoder_input_ids=torch.tensor([fed]),
                         use_cache=False)  # fmt: skip
         else:
