@@ -167,6 +167,7 @@ def run(
     settings, strategy = searches[0].settings, make_strategy(searches[0].settings)
     out, active, ends, device = first, list(searches), vocab.ends, first.log_probs.device
     seqs = torch.tensor([list(prefix)] * len(searches), dtype=torch.long, device=device)
+    kept = bool(vocab.processors)  # the sequences so far, kept where a processor reads them
     for t in range(max(s.settings.max_len for s in searches)):
         forced = settings.forced(t)
         scored = _scored(out, seqs, vocab, settings.strategy, forced)
@@ -190,8 +191,10 @@ def run(
         state = out.state
         if rows != list(range(out.log_probs.size(0))):  # greedy and sampling alone never reorder
             index = torch.tensor(rows, device=device)  # (R',)
-            state, seqs = stepper.reorder(state, index), seqs[index]
-        seqs = torch.cat([seqs, tokens.unsqueeze(1)], dim=1)  # (R', P + t + 1)
+            state = stepper.reorder(state, index)
+            seqs = seqs.index_select(0, index) if kept else seqs
+        if kept:  # else the prefix alone stands for them: bans read no sequence
+            seqs = torch.cat([seqs, tokens.unsqueeze(1)], dim=1)  # (R', P + t + 1)
         out, active = stepper.step(state, tokens), still
 
 

@@ -40,6 +40,8 @@ def per_source(
     one: OneSource, log_probs: torch.Tensor, scores: torch.Tensor, sizes: Sequence[int]
 ) -> list[Proposal]:
     """`one` on each source's rows in turn: (its log_probs (n, V), its scores (n,))."""
+    if len(sizes) == 1:  # one source: its rows are all of them
+        return [one(log_probs, scores)]
     out, start = [], 0
     for n in sizes:
         out.append(one(log_probs[start : start + n], scores[start : start + n]))
