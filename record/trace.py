@@ -198,6 +198,18 @@ class Trace:
         held = {k for k in KINDS if getattr(self, k) is not None} | set(self.scores or {})
         return tuple(k for k in KINDS if k in held)  # type: ignore[misc]
 
+    @property
+    def self_kind(self) -> Kind:
+        """The self-attention over the text the model read (ModelInfo.self_kind)."""
+        return self.model.self_kind
+
+    @property
+    def input_tokens(self) -> tuple[str, ...]:
+        """The tokens of the text the model read, wherever its architecture keeps them: an
+        encoder's source, or a decoder-only model's decoder positions (its start token, the
+        text, and a target after it where one was given)."""
+        return self.tokens(self.self_kind)[1]
+
     def to_dict(self) -> dict[str, Any]:
         """The attnlens.trace/1 JSON object."""
         out: dict[str, Any] = plain(self.json_tree())

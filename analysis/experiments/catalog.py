@@ -18,6 +18,7 @@ from attnlens.analysis.agreement import (
     head_correlations,
     with_current,
 )
+from attnlens.analysis.experiments import alignment as alignment_part
 from attnlens.analysis.experiments import explanation as explanation_part
 from attnlens.analysis.experiments import importance as importance_part
 from attnlens.analysis.experiments import induction as induction_part
@@ -50,21 +51,17 @@ class Outcome:
     cached: bool
 
 
-APPLIES: dict[str, Callable[[Lens], object]] = {
-    "induction": induction_part.check_applies,
-    "importance": importance_part.check_applies,
-    "explanation": explanation_part.check_applies,
-    "alignment": check_alignable,
+WHY_NOT: dict[str, Callable[[Lens], str | None]] = {  # each experiment's reason it does not apply
+    "induction": induction_part.why_not,
+    "importance": importance_part.why_not,
+    "explanation": explanation_part.why_not,
+    "alignment": alignment_part.why_not,
 }
 
 
 def why_not(lens: Lens, name: str) -> str | None:
     """Why the experiment does not apply to this model (a message fit to show), or None."""
-    try:
-        APPLIES[check_name(name)](lens)
-    except InputError as err:
-        return str(err)
-    return None
+    return WHY_NOT[check_name(name)](lens)
 
 
 def check_name(name: str) -> str:

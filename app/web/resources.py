@@ -29,9 +29,10 @@ from attnlens.app.server.trace_cache import SharedTraces
 from attnlens.app.server.trace_workers import TraceWorkers
 from attnlens.app.web.safe_text import md
 from attnlens.model.lenses.lens import RecordMode
+from attnlens.model.lenses.parts import Training
 from attnlens.model.lenses.registry import check_allowed
 from attnlens.model.training.snapshots import SnapshotScore
-from attnlens.record.errors import clipped
+from attnlens.record.errors import InputError, clipped
 from attnlens.record.trace import Trace
 
 DEFAULT_MODEL = "reverse"
@@ -65,7 +66,15 @@ def shared_lens(name: str) -> attnlens.Lens:
 @st.cache_resource(show_spinner=False, max_entries=16)
 def shared_snapshot(name: str, step: int) -> attnlens.Lens:
     """A model's training snapshot, loaded through the model (never by a path a user gives)."""
-    return shared_lens(name).snapshot(step)
+    return _training(name).snapshot(step)
+
+
+def _training(name: str) -> Training:
+    """A model's snapshots; the pages offer them only where capabilities.training has some."""
+    can = shared_lens(name).capabilities
+    if can.training is None:
+        raise InputError(can.reason("training"))
+    return can.training
 
 
 @st.cache_resource(show_spinner=False)
@@ -120,7 +129,7 @@ def _background() -> ThreadPoolExecutor:
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _scoring(name: str) -> Future[list[SnapshotScore]]:
     """Every snapshot of a model scored on held-out examples, started once per process."""
-    return _background().submit(shared_lens(name).snapshot_scores)
+    return _background().submit(_training(name).snapshot_scores)
 
 
 def snapshot_scores(name: str) -> list[SnapshotScore] | None:

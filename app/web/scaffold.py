@@ -95,7 +95,8 @@ def text_inputs(lens: attnlens.Lens) -> Inputs:
 def true_alignment(started: Started) -> tuple[int, ...] | None:
     """The true source of each output token, when the model's task knows it and the decoder
     was given the right output; otherwise None, with a hint when only the output is wrong."""
-    reference = started.lens.reference(started.text)
+    task = started.lens.capabilities.task
+    reference = None if task is None else task.reference(started.text)
     if reference is None:
         return None
     output = started.lens.text_of(started.trace.tgt_tokens[1:])

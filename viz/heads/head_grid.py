@@ -155,7 +155,7 @@ def grid_labels(
     window of 8,192 tokens formats 2 × 8,192 labels, 25 ms, for the 192 it shows)."""
     queries, keys = trace.shown(kind)
     at_q, at_k = range(len(queries))[rows], range(len(keys))[cols]
-    if kind == "encoder_self" or trace.model.architecture != "encoder-decoder":
+    if kind == trace.self_kind:  # rows that read the input: its tokens
         return numbered(queries, at_q), numbered(keys, at_k)
     produced = [*queries[1:], "end"]
     labels = tuple(f"{i} · {visible(queries[i])} → {visible(produced[i])}" for i in at_q)

@@ -81,7 +81,7 @@ def query_axis(trace: Trace, kind: Kind) -> tuple[TokenAxis, str]:
     """The rows of one kind and their title: decoder rows of an encoder-decoder as
     'input → produced', any other as the positions' tokens."""
     raw, shown = trace.tokens(kind)[0], trace.shown(kind)[0]
-    if kind == "encoder_self" or trace.model.architecture != "encoder-decoder":
+    if kind == trace.self_kind:  # rows that read the input: its tokens
         return positions_axis(raw, shown), "query"
     return token_axis(produced_labels(raw, shown), produced_labels(shown)), PRODUCED_TITLE
 

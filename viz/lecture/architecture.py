@@ -101,8 +101,8 @@ def _column(x0: float, x1: float, decoder: bool, with_cross: bool, n: int) -> li
 
 def diagram_boxes(info: ModelInfo) -> list[Box]:
     """Every block of the model's Figure 1: the stacks it has, with its own N."""
-    has_encoder = info.architecture in ("encoder-decoder", "encoder")
-    has_decoder = info.architecture in ("encoder-decoder", "decoder")
+    has_encoder = "encoder_self" in info.kinds
+    has_decoder = "decoder_self" in info.kinds
     boxes: list[Box] = []
     if has_encoder:  # columns as wide as the names beside them allow: words fit in blocks
         boxes += _column(0.3, 5.7, False, False, info.n_layers)
@@ -278,10 +278,11 @@ def _io_labels(drawing: Drawing, boxes: list[Box], source: str, target: str) -> 
 
 def _missing_stack(drawing: Drawing, info: ModelInfo) -> None:
     """Where a stack is absent, say so in its place, so the empty half reads as a fact."""
-    words = {
-        "decoder": (3.0, "decoder-only: no encoder,<br>so no encoder–decoder attention"),
-        "encoder": (9.0, "encoder-only: no decoder,<br>nothing is generated"),
-    }.get(info.architecture)
+    words = None
+    if "encoder_self" not in info.kinds:
+        words = (3.0, "decoder-only: no encoder,<br>so no encoder–decoder attention")
+    elif "decoder_self" not in info.kinds:
+        words = (9.0, "encoder-only: no decoder,<br>nothing is generated")
     if words is not None:
         drawing.text(words[0], 8.0, words[1], 16, font={"color": GREY})
 

@@ -186,7 +186,8 @@ def what_if(lens: Lens, n_steps: int) -> tuple[dict[int, str] | None, list[str] 
     urlstate.prepare("w_force_token", "force_token", token, str)
     step = cols[0].number_input("Force at step", 0, max(n_steps - 1, 0), key="w_force_step")
     token = cols[1].text_input("Token to force", key="w_force_token")
-    reason = lens.why_no_ablation()
+    can = lens.capabilities
+    reason = None if can.ablation is not None else can.reason("ablation")
     names = head_names(lens) if reason is None else []
     urlstate.prepare("w_ablate", "ablate", [], None)
     if not isinstance(st.session_state.get("w_ablate"), list):

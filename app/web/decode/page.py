@@ -230,7 +230,7 @@ def versus(lens: Lens, text: str, kwargs: dict[str, Any]) -> None:
         col.text(run.output_text)
     show.figure(viz.compare_runs(runs), "versus_chart", "side-by-side")
     show.table(steps_viz.runs_table(runs), "versus", "side-by-side")
-    if "cross" in lens.capabilities.kinds:
+    if lens.capabilities.takes_target:  # a source each step looked at
         looked_at(runs, *lens.info.shape("cross"))
     else:
         st.caption(md(

@@ -95,7 +95,7 @@ def induction_figures(lens: Lens, outcome: Outcome, trace: Trace, key: str) -> N
 
 def induction_section(lens: Lens, trace: Trace) -> None:
     """Heads page: the model's induction heads beside its previous-token heads, on this input."""
-    if "cross" in lens.capabilities.kinds:  # induction reads one sequence
+    if lens.capabilities.takes_target:  # induction reads one sequence
         return
     st.header("Induction heads")
     st.caption(
@@ -105,10 +105,9 @@ def induction_section(lens: Lens, trace: Trace) -> None:
     )
     n, seed = 100, 0
     outcome = cached_or_none(lens, "induction", n, seed)
-    if outcome is None:  # a decoder is measured at once (seconds); others on request
-        decoder = lens.info.self_kind == "decoder_self"
-        if decoder or st.button("Find induction heads", key="w_find_induction"):
-            outcome = run_in_turn(lens, "induction", n, seed)
+    asked = lens.capabilities.decodes  # a decoder is measured at once (seconds); others on request
+    if outcome is None and (asked or st.button("Find induction heads", key="w_find_induction")):
+        outcome = run_in_turn(lens, "induction", n, seed)
     if outcome is not None:
         induction_figures(lens, outcome, trace, "heads_induction")
 

@@ -1,7 +1,8 @@
 """Explore on a decoder-only model: its greedy continuation of the text, where an
 encoder-decoder shows "Output: …", and each position's likeliest next tokens (docs/app.md).
 
-Both come by value from the shared lens (`Lens.decode`, `Lens.next_tokens`), once per text
+Both come by value from the shared lens (`Lens.decode`, and `next_tokens` of its capabilities'
+predictor, which only a decoder-only model has), once per text
 in a session; they are drawn after the head view, in a slot above it, so a keystroke still
 waits for the heatmap only. Past AT_ONCE tokens they wait for a click: each reads the whole
 input again.
@@ -30,23 +31,25 @@ AT_ONCE = 512  # tokens up to which they come with every text; past it, on reque
 def predictions(started: Started, slot: DeltaGenerator | None = None) -> None:
     """The continuation and the next-token table of a decoder-only model (nothing for others,
     nor when the text is followed by a target of the user's), drawn in `slot` when given."""
-    lens, text = started.lens, started.text
-    if started.trace.model.architecture != "decoder" or started.target is not None:
+    lens, text, predictor = started.lens, started.text, started.lens.capabilities.predictor
+    if predictor is None or started.target is not None:
         return
     key = (id(lens), lens.name, text)
-    n, most = len(started.trace.tgt_tokens), lens.max_tokens
+    n, most = len(started.trace.input_tokens), lens.max_tokens
     with slot if slot is not None else st.container():
         if not _wanted(key, n, n < most):
             return
-        try:
-            if n >= most:
-                raise InputError(f"no room: the text fills the model's {most:,} positions")
-            continuation = memo("explore_continuation", key, lambda: _continue(lens, text))
-            st.text("Continuation: " + continuation)
-        except InputError as err:
-            st.caption(md(f"No continuation: {err}"))
-        try:
-            nt = memo("explore_next_tokens", key, lambda: lens.next_tokens(text, TOP))
+        if n >= most:
+            full = f"the text fills the model's {most:,} positions"
+            st.caption(md(f"No continuation: no room: {full}"))
+        else:
+            try:  # what decoding refuses (its memory budget) is said, as the trace says it
+                continuation = memo("explore_continuation", key, lambda: _continue(lens, text))
+                st.text("Continuation: " + continuation)
+            except InputError as err:
+                st.caption(md(f"No continuation: {err}"))
+        try:  # likewise the logits' budget
+            nt = memo("explore_next_tokens", key, lambda: predictor.next_tokens(text, TOP))
         except InputError as err:
             st.caption(md(f"No next-token predictions: {err}"))
             return

@@ -54,7 +54,7 @@ def traced_view(started: Started) -> None:
 
 def token_count(tr: Trace, limit: int) -> str:
     """How many tokens the text is, against the model's limit."""
-    n = len(tr.tgt_tokens if tr.model.architecture == "decoder" else tr.src_tokens)
+    n = len(tr.input_tokens)
     return f"{n:,} tokens of the {limit:,} this model reads"
 
 

@@ -56,10 +56,12 @@ def sdpa(lens: Lens, tr: Trace) -> None:
     st.header("Masks for this input (§3.2.3)")
     show.figure(viz.masks_view(tr, kind), "masks", f"masks-{kind}")
     st.header(f"Scaled dot-product attention, layer {layer} head {head} (§3.2.1)")
-    if not lens.capabilities.step_by_step:
-        st.info(md(f"Step-by-step attention needs one of attnlens' own models, not {lens.name}."))
+    projections = lens.capabilities.projections
+    if projections is None:
+        why = lens.capabilities.reason("projections")
+        st.info(md(f"{why[:1].upper()}{why[1:]}."))
         return
-    proj = lens.head_projections(tr, kind, layer, head)
+    proj = projections.head_projections(tr, kind, layer, head)
     steps = attention_steps(proj.q, proj.k, proj.v, proj.mask)
     recorded = tr.attention(kind)
     assert recorded is not None

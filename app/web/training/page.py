@@ -18,15 +18,11 @@ def page() -> None:
     lens = page_start("training", "Training")
     if lens is None:
         return
-    found = lens.snapshots() if lens.capabilities.snapshots else []
-    if not found:
-        st.info(
-            md(
-                f"{lens.name} has no training snapshots (a snapshots/step-NNNNNN/ folder "
-                "beside the model). Pick a bundled model that was trained with them."
-            )
-        )
+    can = lens.capabilities
+    if can.training is None:
+        st.info(md(f"{can.reason('training')}. Pick a bundled model that was trained with them."))
         return
+    found = can.training.snapshots()
     st.caption(md(f"{len(found)} snapshots, from step {found[0].step} to {found[-1].step}."))
     text = text_input(lens)
     emerging(lens, text, found, str(st.session_state.get("_model", "")))
@@ -83,7 +79,8 @@ def progress(
     """Loss and held-out scores along training, the shown snapshot marked. The scores are
     computed in the background on a first visit: the loss curve shows at once, the scores
     join it when they are ready."""
-    loss_steps, losses = final.loss_curve()
+    training = final.capabilities.training
+    loss_steps, losses = training.loss_curve() if training is not None else ([], [])
     try:
         scored = snapshot_scores(name)
     except Exception as err:  # a failed scoring leaves the loss curve; say why, no traceback

@@ -257,7 +257,7 @@ def seq2seq_trace(
 def runner_for(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
-    kind: Architecture,
+    architecture: Architecture,
     info: ModelInfo,
     device: torch.device,
 ) -> Runner:
@@ -266,7 +266,7 @@ def runner_for(
     form and whether it embeds token types."""
     config = model.config
     rules = StackRules()
-    if kind != "encoder-decoder":
+    if architecture != "encoder-decoder":
         rules = stack_rules(config, info.n_layers)
     takes_types = "token_type_ids" in inspect.signature(model.forward).parameters
     types = getattr(config.get_text_config(), "type_vocab_size", 0) if takes_types else 0

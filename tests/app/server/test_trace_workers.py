@@ -22,6 +22,7 @@ from attnlens.app.server.trace_workers import TraceWorkers
 from attnlens.app.web import resources as state
 from attnlens.record.trace import Trace
 from helpers.apptest import require_bundled
+from helpers.parts import training
 from helpers.server import command_of, descendants
 
 OWN = ("reverse", "translate", "lm", "induction")
@@ -133,7 +134,7 @@ def test_the_app_traces_in_a_worker_when_asked_and_here_when_it_dies(
         os.kill(worker, signal.SIGKILL)
         time.sleep(0.5)
         same(state.shared_trace(lens, "worker two", None), lens.trace("worker two"))
-        step = lens.snapshots()[0].step
+        step = training(lens).snapshots()[0].step
         early = state.shared_snapshot("reverse", step)
         traced = state.shared_trace(early, "worker one", None)
         same(traced, early.trace("worker one"))

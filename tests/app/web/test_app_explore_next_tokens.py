@@ -22,6 +22,7 @@ from attnlens.viz.shared.labels import visible as seen  # how a table draws a co
 from helpers.apptest import open_bundled, open_on
 from helpers.hf_zoo import zoo_folder
 from helpers.long_gpt2 import long_gpt2, words
+from helpers.parts import predictor
 
 
 def table(at: AppTest) -> pd.DataFrame:
@@ -90,7 +91,7 @@ def test_a_hugging_face_decoder_shows_its_continuation_and_readable_next_tokens(
     run = lens.decode(text, "greedy", max_len=CONTINUATION_TOKENS)
     assert f'Continuation: "{lens.text_of(run.output_tokens)}"' in texts(at)
     frame = table(at)
-    nt = lens.next_tokens(text, TOP)
+    nt = predictor(lens).next_tokens(text, TOP)
     shown = [seen(t) for t in lens.display_tokens(nt.tokens)]
     assert frame["token"].tolist() == shown
     assert frame["1st"].tolist() == [seen(lens.display_tokens([r[0]])[0]) for r in nt.top_tokens]

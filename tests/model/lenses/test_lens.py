@@ -10,6 +10,7 @@ from attnlens import InputError, ModelNotFoundError, load
 from attnlens.model.lenses.registry import is_own_bundled
 from attnlens.model.net import checkpoint
 from attnlens.model.net.tokenizer import WordTokenizer
+from helpers.parts import task
 from helpers.tiny import tiny_transformer
 
 
@@ -103,7 +104,7 @@ def test_a_translate_model_reads_typed_text_lower_cased_and_says_so(word_model_d
     run = lens.decode(typed, max_len=3)
     assert run.src_tokens == tr.src_tokens and any(note in w for w in run.warnings)
     assert lens.trace("the cat sees a dog", target="lo").warnings == ()  # nothing to say
-    assert lens.reference("The cat sleeps.") == lens.reference("the cat sleeps")
+    assert task(lens).reference("The cat sleeps.") == task(lens).reference("the cat sleeps")
     with pytest.raises(InputError, match="has no words once punctuation is dropped"):
         lens.trace("?!")
 

@@ -18,6 +18,7 @@ from attnlens.model.lenses.registry import load
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Trace
 from helpers.hf_zoo import zoo_folder
+from helpers.parts import runs
 
 
 @functools.cache
@@ -55,7 +56,7 @@ def _tokens(lens: HFLens, n: int) -> str:
     for m in range(n, 0, -1):
         text = words(m)
         try:
-            if len(lens.token_ids(text)) == n:
+            if len(runs(lens).token_ids(text)) == n:
                 return text
         except InputError:  # longer than the model takes
             continue
