@@ -11,9 +11,10 @@ from plotly.subplots import make_subplots
 from attnlens.analysis.agreement import METHODS, importance, layers_of
 from attnlens.record.erasure import ErasureCase
 from attnlens.viz.shared.labels import position_labels, token_text
+from attnlens.viz.shared.palette import BLUE, GREEN, NEUTRAL, RED
 
 NAMES = {"raw": "raw attention", "rollout": "rollout", "flow": "flow"}
-COLOURS = {"raw": "rgb(31,119,180)", "rollout": "rgb(44,160,44)", "flow": "rgb(214,39,40)"}
+COLOURS = {"raw": BLUE, "rollout": GREEN, "flow": RED}
 
 
 def _scaled(values: np.ndarray) -> np.ndarray:
@@ -45,7 +46,7 @@ def explanation_view(case: ErasureCase, table: pd.DataFrame, layer: int | None =
             x=labels,
             y=_scaled(case.erasure[keep]),
             name="erasure",
-            marker={"color": "rgb(90,90,90)"},
+            marker={"color": NEUTRAL},
         ),
         1,
         1,

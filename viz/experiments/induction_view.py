@@ -13,10 +13,11 @@ from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heads.colour_scale import HOVER_DIGITS, colorbar, colorscale, colour_position
 from attnlens.viz.heads.heatmap import cell_gap
 from attnlens.viz.shared.labels import position_labels
+from attnlens.viz.shared.palette import MARK
 from attnlens.viz.shared.point_labels import placed_labels
 
 TARGET = 0.9  # issue 15's bar for a sharp head
-ARROW_COLOUR = "rgb(230,85,13)"
+ARROW_COLOUR = MARK
 MAX_ARROWS = 64  # beyond this the arrows hide the heatmap
 SHOWN = 256  # a longer input shows its last SHOWN positions (T² cells would not draw)
 LABELLED = 0.3  # heads scoring this much on either score are named on the chart

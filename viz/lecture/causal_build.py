@@ -8,9 +8,9 @@ from plotly.subplots import make_subplots
 
 from attnlens.record.picking import allowed_of, attention_of, check_head, check_layer
 from attnlens.record.trace import Trace
-from attnlens.viz.lecture.mask_view import ALLOWED, BLOCKED
 from attnlens.viz.shared.labels import position_labels, token_text
 from attnlens.viz.shared.outline import outline_row
+from attnlens.viz.shared.palette import MASK, WEIGHTS
 
 
 def causal_build(trace: Trace, layer: int, head: int, step: int) -> go.Figure:
@@ -47,7 +47,7 @@ def causal_build(trace: Trace, layer: int, head: int, step: int) -> go.Figure:
             zmin=0,
             zmax=1,
             showscale=False,
-            colorscale=[[0, BLOCKED], [0.5, BLOCKED], [0.5, ALLOWED], [1, ALLOWED]],
+            colorscale=MASK,
             xgap=2,
             ygap=2,
             hoverongaps=False,
@@ -64,7 +64,7 @@ def causal_build(trace: Trace, layer: int, head: int, step: int) -> go.Figure:
             y=labels,
             zmin=0,
             zmax=1,
-            colorscale="Blues",
+            colorscale=WEIGHTS,
             xgap=2,
             ygap=2,
             hoverongaps=False,

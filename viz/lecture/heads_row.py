@@ -9,6 +9,7 @@ from plotly.subplots import make_subplots
 from attnlens.record.picking import KIND_TITLES, allowed_of, attention_of, check_layer
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.shared.labels import position_labels
+from attnlens.viz.shared.palette import WEIGHTS
 
 MAX_HEADS = 16  # one row of panels; wider models are shown a slice at a time
 
@@ -41,7 +42,7 @@ def heads_row(trace: Trace, kind: Kind, layer: int, first_head: int = 0) -> go.F
                 y=y,
                 zmin=0,
                 zmax=1,
-                colorscale="Blues",
+                colorscale=WEIGHTS,
                 xgap=1,
                 ygap=1,
                 showscale=col == len(heads),

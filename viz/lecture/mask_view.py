@@ -10,9 +10,9 @@ from attnlens.record.picking import KIND_TITLES, allowed_of, attention_of
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heads.heatmap import cell_gap
 from attnlens.viz.shared.labels import positions_axis
+from attnlens.viz.shared.palette import ALLOWED, BLOCKED, MASK
 from attnlens.viz.shared.style import panel_title
 
-ALLOWED, BLOCKED = "rgb(158,202,225)", "rgb(60,60,60)"
 APPLIES: dict[str, tuple[str, ...]] = {  # the masks each kind of attention applies (§3.2.3)
     "encoder_self": ("padding",),
     "decoder_self": ("padding", "causal"),
@@ -68,7 +68,7 @@ def _panel(name: str, m: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
         y=y,
         zmin=0,
         zmax=1,
-        colorscale=[[0.0, BLOCKED], [0.5, BLOCKED], [0.5, ALLOWED], [1.0, ALLOWED]],
+        colorscale=MASK,
         showscale=False,
         # z, not per-cell text: at 512 tokens three panels of words would weigh ~8 MB
         hovertemplate=f"{name}<br>query %{{y}}<br>key %{{x}}<br>may attend (1 yes, 0 no): %{{z}}"

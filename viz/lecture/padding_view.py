@@ -8,8 +8,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from attnlens.viz.lecture.mask_view import ALLOWED, BLOCKED
 from attnlens.viz.shared.labels import position_labels
+from attnlens.viz.shared.palette import MASK
 
 PAD = "<pad>"
 
@@ -46,7 +46,7 @@ def padding_view(batch: Sequence[Sequence[str]], names: Sequence[str] | None = N
                 xgap=2,
                 ygap=2,
                 name=f"batch row {col - 1}",
-                colorscale=[[0, BLOCKED], [0.5, BLOCKED], [0.5, ALLOWED], [1, ALLOWED]],
+                colorscale=MASK,
                 hovertemplate="query %{y}<br>key %{x}<br>may attend (1 yes, "
                 "0 no): %{z}<extra></extra>",
             ),

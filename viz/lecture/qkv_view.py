@@ -8,10 +8,10 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from attnlens.viz.heads.heatmap import MASKED_COLOUR
 from attnlens.viz.lecture.sdpa_steps import attention_steps
 from attnlens.viz.shared.labels import position_labels
 from attnlens.viz.shared.outline import outline_row
+from attnlens.viz.shared.palette import MASKED, SIGNED, WEIGHTS
 
 PRINTED_UP_TO = 12  # keys and queries whose weights are printed in their cells: past that a
 # cell is too small on a slide for "0.37" to be read (the hover still gives each weight)
@@ -52,7 +52,7 @@ def qkv_view(
                 y=rows,
                 showscale=False,
                 hoverinfo="skip",
-                colorscale=[[0, MASKED_COLOUR], [1, MASKED_COLOUR]],
+                colorscale=[[0, MASKED], [1, MASKED]],
                 xgap=1,
                 ygap=1,
                 name="masked",
@@ -85,7 +85,7 @@ def _matrix(m: np.ndarray, dims: list[str], y: list[str], first: bool) -> go.Hea
         z=m,
         x=dims,
         y=y,
-        colorscale="RdBu",
+        colorscale=SIGNED,
         zmin=-bound,
         zmax=bound,
         showscale=False,
@@ -105,7 +105,7 @@ def _weights(w: np.ndarray, keys: list[str], rows: list[str], printed: bool) -> 
         y=rows,
         zmin=0,
         zmax=1,
-        colorscale="Blues",
+        colorscale=WEIGHTS,
         xgap=1,
         ygap=1,
         colorbar={"title": "weight"},
