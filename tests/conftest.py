@@ -13,6 +13,7 @@ from attnlens.model.lenses.causal import CausalLens
 from attnlens.model.lenses.lens import Lens
 from attnlens.model.lenses.registry import load
 from helpers.handbuilt import previous_token_lm, silent_head_task_model
+from helpers.long_gpt2 import long_gpt2
 from helpers.redis_server import MISSING, REDIS_SERVER, redis_server
 from helpers.server import LOG_FOLDER, SERVER_LOGS
 from helpers.tiny import save_tiny_lm, save_tiny_model
@@ -32,6 +33,13 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def tiny_lm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A random 2-layer decoder-only model saved like the bundled lm."""
     return save_tiny_lm(tmp_path_factory.mktemp("lm"))
+
+
+@pytest.fixture(scope="session")
+def long_gpt2_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A GPT-2-shaped model with random weights reading 600 positions and one token a word
+    (tests/helpers/long_gpt2.py), saved once for every test of the process."""
+    return long_gpt2(tmp_path_factory.mktemp("long_gpt2"))
 
 
 @pytest.fixture(scope="session")

@@ -18,9 +18,10 @@ STATIC = Path(__file__).parent / "static"
 
 def component(name: str, stem: str, html: str) -> ComponentRenderer:
     """A component named `name` of `html` and static/STEM.css, static/STEM.js (read once), with
-    the hover box's style they all share (static/tip.css)."""
+    what they all share: the hover box's style (static/tip.css) and the canvas, label and tip
+    code (static/figure_base.js)."""
     css = "".join((STATIC / f"{part}.css").read_text(encoding="utf-8") for part in ("tip", stem))
-    js = (STATIC / f"{stem}.js").read_text(encoding="utf-8")
+    js = "".join((STATIC / f"{p}.js").read_text(encoding="utf-8") for p in ("figure_base", stem))
     return st.components.v2.component(name, html=html, css=css, js=js)
 
 

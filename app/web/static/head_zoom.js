@@ -59,17 +59,12 @@ function setUp(root) {
   canvas.addEventListener("mouseleave", () => { state.tip.hidden = true; });
   canvas.addEventListener("dblclick", () => state.send({ reset: true }));
   state.reset.addEventListener("click", () => state.send({ reset: true }));
-  state.observer = new ResizeObserver(() => {
-    if (state.data && state.stage.clientWidth !== state.width) draw(state);
-  });
-  state.observer.observe(state.stage);
+  redrawOnResize(state, state.stage, draw);
   return state;
 }
 
 function decode(text, dtype) {
-  const raw = atob(text);
-  const bytes = new Uint8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+  const bytes = base64Bytes(text);
   if (dtype === "f4") return new Float32Array(bytes.buffer);
   const halves = new Uint16Array(bytes.buffer);
   const out = new Float32Array(halves.length);
@@ -172,13 +167,7 @@ function geometry(state) {
 function draw(state) {
   const g = (state.geom = geometry(state));
   const { canvas } = state;
-  const dpr = window.devicePixelRatio || 1;
-  canvas.style.width = `${g.width}px`;
-  canvas.style.height = `${g.height}px`;
-  canvas.width = Math.round(g.width * dpr);
-  canvas.height = Math.round(g.height * dpr);
-  const ctx = canvas.getContext("2d");
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  const ctx = sizedCanvas(canvas, g.width, g.height);
   ctx.imageSmoothingEnabled = false;
   ctx.drawImage(state.image, g.left, g.top, g.w, g.h);
   const marks = drawMarks(state, ctx, g);
@@ -236,14 +225,7 @@ function drawMarks(state, ctx, g) {
 function axisLabels(state, g) {
   const { data } = state;
   const spans = [];
-  const put = (text, cls, x, y) => {
-    const span = document.createElement("span");
-    span.className = cls;
-    span.textContent = text;
-    span.style.left = `${x}px`;
-    span.style.top = `${y}px`;
-    spans.push(span);
-  };
+  const put = (text, cls, x, y) => spans.push(labelAt(text, cls, x, y));
   const exact = data.query_labels.length > 0;
   const rowStep = Math.max(1, Math.ceil((g.text * 1.3) / g.cellH));
   const colStep = Math.max(1, Math.ceil((g.text * (exact ? 1.3 : 4)) / g.cellW));
@@ -326,9 +308,6 @@ function hover(state, event) {
   ];
   const what = data.pooling ? `${data.pooling} weight` : "weight";
   lines.push(Number.isNaN(value) ? "masked: not allowed" : `${what} ${value.toFixed(data.digits)}`);
-  tip.textContent = lines.join("\n");
-  tip.hidden = false;
   const g = state.geom;
-  tip.style.left = `${Math.min(g.left + at.x + 14, Math.max(0, g.width - tip.offsetWidth))}px`;
-  tip.style.top = `${g.top + at.y + 14}px`;
+  showTip(tip, lines.join("\n"), g.left + at.x + 14, g.top + at.y + 14, g.width);
 }

@@ -202,10 +202,7 @@ function hover(state, event) {
   const target = event.target.closest && event.target.closest("[data-tip]");
   const { tip, root } = state;
   if (!target || !root.contains(target)) { tip.hidden = true; return; }
-  tip.textContent = target.dataset.tip;
-  tip.hidden = false;
   const box = root.getBoundingClientRect(), at = target.getBoundingClientRect();
   const x = at.left - box.left + at.width / 2 + 8, y = at.top - box.top + 8;
-  tip.style.left = `${Math.min(x, Math.max(0, box.width - tip.offsetWidth))}px`;
-  tip.style.top = `${y}px`;
+  showTip(tip, target.dataset.tip, x, y, box.width);
 }
