@@ -49,3 +49,29 @@ function showTip(tip, text, left, top, width) {
   tip.style.left = `${Math.min(left, Math.max(0, width - tip.offsetWidth))}px`;
   tip.style.top = `${top}px`;
 }
+
+// hover(state, event) as the pointer moves over state.canvas; the hover box hidden as it leaves.
+function hoverOn(state, hover) {
+  state.canvas.addEventListener("mousemove", (e) => hover(state, e));
+  state.canvas.addEventListener("mouseleave", () => { state.tip.hidden = true; });
+}
+
+// A colour bar: its stops ([position, r, g, b], each position placed by `at` as a CSS length)
+// as the bar's gradient, and its ticks ([position, text]) as labels below it.
+function colourBar(bar, ticksBox, colors, ticks, at) {
+  const stops = colors.map(([p, r, g, b]) => `rgb(${r},${g},${b}) ${at(p)}`);
+  bar.style.background = `linear-gradient(to right, ${stops.join(",")})`;
+  ticksBox.replaceChildren(...ticks.map(([p, text]) => {
+    const tick = document.createElement("span");
+    tick.textContent = text;
+    tick.style.left = at(p);
+    return tick;
+  }));
+}
+
+// The figure's text and title sizes (data.text_px, data.title_px: a projector's are larger) as
+// the CSS variables its style reads, --PREFIX-text-px and --PREFIX-title-px.
+function textSizes(root, prefix, data) {
+  root.style.setProperty(`--${prefix}-text-px`, `${data.text_px}px`);
+  root.style.setProperty(`--${prefix}-title-px`, `${data.title_px}px`);
+}

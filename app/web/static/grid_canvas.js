@@ -38,8 +38,7 @@ function setUp(root) {
     width: 0,
     drawn: 0,
   };
-  state.canvas.addEventListener("mousemove", (e) => hover(state, e));
-  state.canvas.addEventListener("mouseleave", () => { state.tip.hidden = true; });
+  hoverOn(state, hover);
   state.canvas.addEventListener("click", (e) => {
     const at = locate(state, e);
     if (at) state.pick(at.layer, at.head);
@@ -97,8 +96,7 @@ function colourTable(stops) {
 
 function texts(state) {
   const { data } = state;
-  state.root.style.setProperty("--hg-text-px", `${data.text_px}px`);
-  state.root.style.setProperty("--hg-title-px", `${data.title_px}px`);
+  textSizes(state.root, "hg", data);
   state.title.textContent = data.title;
   state.note.textContent = data.note;
   state.note.hidden = !data.note;
@@ -109,15 +107,8 @@ function legend(state) {
   const { data, legend: box } = state;
   const last = data.levels + 1;
   const at = (byte) => `${((byte - 1) / (last - 1)) * 100}%`;
-  const stops = data.colors.map(([b, r, g, bl]) => `rgb(${r},${g},${bl}) ${at(b)}`);
-  box.querySelector(".hg-bar").style.background = `linear-gradient(to right, ${stops.join(",")})`;
-  const ticks = box.querySelector(".hg-ticks");
-  ticks.replaceChildren(...data.ticks.map(([byte, text]) => {
-    const tick = document.createElement("span");
-    tick.textContent = text;
-    tick.style.left = at(byte);
-    return tick;
-  }));
+  colourBar(box.querySelector(".hg-bar"), box.querySelector(".hg-ticks"), data.colors,
+            data.ticks, at);
 }
 
 // Where thumbnails go at the stage's width: pitch per head, a square cell, gaps between; under

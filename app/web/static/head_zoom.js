@@ -55,8 +55,7 @@ function setUp(root) {
   canvas.addEventListener("mousedown", (e) => startDrag(state, e));
   window.addEventListener("mousemove", (e) => moveDrag(state, e));
   window.addEventListener("mouseup", (e) => endDrag(state, e));
-  canvas.addEventListener("mousemove", (e) => hover(state, e));
-  canvas.addEventListener("mouseleave", () => { state.tip.hidden = true; });
+  hoverOn(state, hover);
   canvas.addEventListener("dblclick", () => state.send({ reset: true }));
   state.reset.addEventListener("click", () => state.send({ reset: true }));
   redrawOnResize(state, state.stage, draw);
@@ -127,23 +126,14 @@ function cellImage(data, values) {
 
 function texts(state) {
   const { data } = state;
-  state.root.style.setProperty("--hz-text-px", `${data.text_px}px`);
-  state.root.style.setProperty("--hz-title-px", `${data.title_px}px`);
+  textSizes(state.root, "hz", data);
   state.title.textContent = data.title;
   state.caption.textContent = data.marks_caption
     ? `${data.caption}\n${data.marks_caption}` : data.caption;
   state.reset.disabled = data.whole;
-  const bar = state.legend.querySelector(".hz-bar");
-  const stops = data.colors.map(([p, r, g, b]) => `rgb(${r},${g},${b}) ${p * 100}%`);
-  bar.style.background = `linear-gradient(to right, ${stops.join(",")})`;
   state.legend.querySelector(".hz-bar-title").textContent = data.bar_title;
-  const ticks = state.legend.querySelector(".hz-ticks");
-  ticks.replaceChildren(...data.ticks.map(([at, text]) => {
-    const tick = document.createElement("span");
-    tick.textContent = text;
-    tick.style.left = `${at * 100}%`;
-    return tick;
-  }));
+  colourBar(state.legend.querySelector(".hz-bar"), state.legend.querySelector(".hz-ticks"),
+            data.colors, data.ticks, (p) => `${p * 100}%`);
 }
 
 // Room for the labels: token labels when the window is exact, position numbers otherwise.

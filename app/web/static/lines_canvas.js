@@ -18,8 +18,7 @@ export default function linesView({ data, parentElement }) {
     state.packed = packed;
   }
   state.data = data;
-  root.style.setProperty("--lv-text-px", `${data.text_px}px`);
-  root.style.setProperty("--lv-title-px", `${data.title_px}px`);
+  textSizes(root, "lv", data);
   state.title.textContent = data.title;
   draw(state);
   return () => state.observer.disconnect();
@@ -35,8 +34,7 @@ function setUp(root) {
     width: 0,
     drawn: 0,
   };
-  state.canvas.addEventListener("mousemove", (e) => hover(state, e));
-  state.canvas.addEventListener("mouseleave", () => { state.tip.hidden = true; });
+  hoverOn(state, hover);
   redrawOnResize(state, state.stage, draw);
   return state;
 }

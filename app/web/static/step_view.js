@@ -64,8 +64,7 @@ function show(state) {
   const { data, root } = state;
   const n = data.steps.length, entry = data.steps[state.step];
   state.tip.hidden = true; // what it named may be gone
-  root.style.setProperty("--ds-text-px", `${data.text_px}px`);
-  root.style.setProperty("--ds-title-px", `${data.title_px}px`);
+  textSizes(root, "ds", data);
   root.classList.toggle("ds-stacked", Boolean(data.stacked));
   state.slider.max = String(n - 1);
   state.slider.value = String(state.step);
