@@ -6,7 +6,6 @@ to load (a long one's record, kept as scores, is checked under AppTest)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -17,7 +16,6 @@ import pytest
 import attnlens
 from helpers.browser import settle
 from helpers.long_gpt2 import words
-from helpers.server import serving
 
 pytestmark = pytest.mark.browser
 N = 40
@@ -36,17 +34,12 @@ TITLES = """() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]
   .map(t => t.textContent).join('|')"""
 
 
-@pytest.fixture(scope="module")
-def server_url(long_gpt2_dir: Path) -> Iterator[str]:
-    with serving(str(long_gpt2_dir)) as url:
-        yield url
-
-
 def test_a_word_as_queries_hovered_and_clicked(
-    browser: Any, server_url: str, long_gpt2_dir: Path
+    browser: Any, server: str, long_gpt2_dir: Path
 ) -> None:
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{server_url}/?page=explore&text={quote(words(N))}", timeout=120_000)
+    model = quote(str(long_gpt2_dir))
+    page.goto(f"{server}/?page=explore&model={model}&text={quote(words(N))}", timeout=120_000)
     box = page.get_by_role("textbox", name="Tokens", exact=True)
     box.wait_for(timeout=120_000)
     settle(page)
