@@ -9,11 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import pytest
 
-from helpers.browser import settle
+from helpers.browser import explore_on, settle
 from helpers.long_gpt2 import words
 from helpers.long_modern import WINDOW, long_modern
 
@@ -43,9 +42,7 @@ def mistral(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_grouped_heads_and_the_window_band_are_drawn(
     browser: Any, server: str, mistral: Path
 ) -> None:
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    model = quote(str(mistral))
-    page.goto(f"{server}/?page=explore&model={model}&text={quote(words(N))}", timeout=120_000)
+    page = explore_on(browser, server, mistral, words(N))
     page.wait_for_function(
         f"() => ({PIXELS})(['hz-canvas', [0, 0, 0], 0]) !== null"
         f" && ({PIXELS})(['hg-canvas', [0, 0, 0], 0]) !== null",

@@ -8,13 +8,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import numpy as np
 import pytest
 
 import attnlens
-from helpers.browser import settle
+from helpers.browser import explore_on, settle
 from helpers.long_gpt2 import words
 
 pytestmark = pytest.mark.browser
@@ -37,9 +36,7 @@ TITLES = """() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]
 def test_a_word_as_queries_hovered_and_clicked(
     browser: Any, server: str, long_gpt2_dir: Path
 ) -> None:
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    model = quote(str(long_gpt2_dir))
-    page.goto(f"{server}/?page=explore&model={model}&text={quote(words(N))}", timeout=120_000)
+    page = explore_on(browser, server, long_gpt2_dir, words(N))
     box = page.get_by_role("textbox", name="Tokens", exact=True)
     box.wait_for(timeout=120_000)
     settle(page)
