@@ -24,7 +24,6 @@ from attnlens.record.picking import KIND_TITLES, allowed_of, attention_of, check
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heads.head_marks import kv_group
 from attnlens.viz.heads.model_view import (
-    BLUES,
     CELL_BUDGET,
     GAMMA,
     LEVELS,
@@ -35,6 +34,7 @@ from attnlens.viz.heads.model_view import (
     encode,
 )
 from attnlens.viz.shared.labels import visible
+from attnlens.viz.shared.palette import BLUES
 
 POOLING = "mean"  # how a block of positions becomes one cell (block_share)
 
@@ -174,7 +174,7 @@ def tick_byte(share: float) -> int:
 
 
 def colour_stops() -> list[list[float]]:
-    """[byte, r, g, b] stops of the model view's Blues, evenly over the bytes 1..255 (∝ ∛share);
+    """[byte, r, g, b] stops of the palette's blues, evenly over the bytes 1..255 (∝ ∛share);
     between two stops the colour is interpolated, byte 0 is transparent."""
     n = len(BLUES) - 1
     return [[1 + i / n * LEVELS, *map(float, rgb)] for i, rgb in enumerate(BLUES)]

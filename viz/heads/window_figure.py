@@ -17,10 +17,11 @@ from attnlens.viz.heads.colour_scale import (
 from attnlens.viz.heads.head_marks import HeadMarks
 from attnlens.viz.heads.head_window import HeadWindow
 from attnlens.viz.heads.heatmap import grid_title, masked_layer
+from attnlens.viz.shared.palette import ORANGE, RED
 
 HEIGHT = 760
-BAND = "#ff7f0e"  # the sliding window's edges
-SINK = "#d62728"  # the outline of a sink's key column
+BAND = ORANGE  # the sliding window's edges
+SINK = RED  # the outline of a sink's key column
 
 
 def window_figure(

@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 
 from attnlens.record.trace import Kind, ModelInfo
 from attnlens.viz.shared.labels import escape, visible, wrapped
+from attnlens.viz.shared.palette import RED
 
 COLOURS = {  # the paper's Figure 1 palette
     "embedding": "#f6c7c0",
@@ -21,7 +22,7 @@ COLOURS = {  # the paper's Figure 1 palette
     "softmax": "#c5e8bb",
     "frame": "#8a8a8a",
 }
-HIGHLIGHT = "#d62728"
+HIGHLIGHT = RED
 BLOCK_CHARS = 20  # a block's words wrap past this, so they stay inside it on a narrow figure
 # An attention block's bold words wrap past this, as the paper's Figure 1 writes them
 # ("Masked / Multi-Head / Attention"): in the Lecture's column at 1400 px a block is ~180 px,

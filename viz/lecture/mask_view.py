@@ -9,10 +9,11 @@ from plotly.subplots import make_subplots
 from attnlens.record.picking import KIND_TITLES, allowed_of, attention_of
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heads.heatmap import cell_gap
+from attnlens.viz.lecture.panels import mask_panel
 from attnlens.viz.shared.labels import positions_axis
+from attnlens.viz.shared.palette import ALLOWED, BLOCKED
 from attnlens.viz.shared.style import panel_title
 
-ALLOWED, BLOCKED = "rgb(158,202,225)", "rgb(60,60,60)"
 APPLIES: dict[str, tuple[str, ...]] = {  # the masks each kind of attention applies (§3.2.3)
     "encoder_self": ("padding",),
     "decoder_self": ("padding", "causal"),
@@ -49,7 +50,9 @@ def masks_view(trace: Trace, kind: Kind) -> go.Figure:
     titles = [PANEL_TITLES[name] for name in parts]
     fig = make_subplots(rows=1, cols=len(parts), subplot_titles=titles, shared_yaxes=True)
     for col, (name, m) in enumerate(parts.items(), start=1):
-        fig.add_trace(_panel(name, m, cols.values, rows.values), row=1, col=col)
+        gaps = (cell_gap(len(cols.values)), cell_gap(len(rows.values)))
+        panel = mask_panel(m.astype(np.int8), cols.values, rows.values, name, gaps, name)
+        fig.add_trace(panel, row=1, col=col)
     for name, colour in (("may attend", ALLOWED), ("blocked", BLOCKED)):
         fig.add_trace(_legend_entry(name, colour), row=1, col=1)
     # keys below the panels: on top they would run into the panel titles
@@ -59,24 +62,6 @@ def masks_view(trace: Trace, kind: Kind) -> go.Figure:
     fig.update_layout(panel_title(f"masks of {KIND_TITLES[kind]}<br>{note}"))
     fig.update_layout(margin={"l": 10, "r": 10, "b": 10}, legend={"title": {"text": "query → key"}})
     return fig
-
-
-def _panel(name: str, m: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
-    return go.Heatmap(
-        z=m.astype(np.int8),
-        x=x,
-        y=y,
-        zmin=0,
-        zmax=1,
-        colorscale=[[0.0, BLOCKED], [0.5, BLOCKED], [0.5, ALLOWED], [1.0, ALLOWED]],
-        showscale=False,
-        # z, not per-cell text: at 512 tokens three panels of words would weigh ~8 MB
-        hovertemplate=f"{name}<br>query %{{y}}<br>key %{{x}}<br>may attend (1 yes, 0 no): %{{z}}"
-        "<extra></extra>",
-        xgap=cell_gap(len(x)),
-        ygap=cell_gap(len(y)),
-        name=name,
-    )
 
 
 def _legend_entry(name: str, colour: str) -> go.Scatter:

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from attnlens.record.trace import Trace
+from attnlens.viz.shared.palette import HEAD_COLOURS, MEASURE, PLOTLY_BLUE, SIGNED
 from attnlens.viz.shared.style import panel_title
 
 TABLE_SCHEMES = {
@@ -112,9 +112,9 @@ def positional_view(trace: Trace, dims: Sequence[int] = (0, 1, 4, 5)) -> go.Figu
     beside = float(fig.layout.xaxis.domain[1]) + 0.01
     top, bottom = fig.layout.yaxis.domain, fig.layout.yaxis3.domain
     fig.update_layout(
-        coloraxis={"colorscale": "RdBu", "cmin": -reach, "cmax": reach,
+        coloraxis={"colorscale": SIGNED, "cmin": -reach, "cmax": reach,
                    "colorbar": _bar("value", beside, top)},
-        coloraxis2={"colorscale": "Viridis", "cmin": float(low), "cmax": float(high),
+        coloraxis2={"colorscale": MEASURE, "cmin": float(low), "cmax": float(high),
                     "colorbar": _bar("PE·PE", beside, bottom)},
         height=720,
         # the legend at the foot of the figure, below the lower panels' axis titles
@@ -157,7 +157,7 @@ def _curve(pe: np.ndarray, d: int, n: int, sinusoidal: bool) -> go.Scatter:
         y=pe[:, d],
         mode="lines+markers",
         name=f"dim {d}{wave}",
-        line={"color": qualitative.Plotly[n % len(qualitative.Plotly)]},
+        line={"color": HEAD_COLOURS[n % len(HEAD_COLOURS)]},
         hovertemplate=f"dim {d}<br>position %{{x}}<br>value %{{y:.4f}}<extra></extra>",
     )
 
@@ -188,7 +188,7 @@ def _by_offset(pe: np.ndarray) -> list[go.Scatter]:
         x=k,
         y=mean,
         mode="lines",
-        line={"color": "rgb(99,110,250)"},
+        line={"color": PLOTLY_BLUE},
         name="mean over p",
         hovertemplate="offset %{x}<br>dot product %{y:.4f}<extra></extra>",
     )

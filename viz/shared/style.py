@@ -9,6 +9,7 @@ from typing import Any
 import plotly.graph_objects as go
 
 from attnlens.viz.shared.margins import BASE_FONT, balanced_lines, text_px
+from attnlens.viz.shared.palette import BACKGROUNDS, TEMPLATES
 
 PROJECTOR_FONT = 24  # px: every text of a figure on a projector, ticks included
 TITLE_EXTRA = 6  # figure titles this much larger
@@ -17,7 +18,6 @@ HEIGHT_GROWTH = 1.3  # larger text needs a taller figure
 TICK_PX = 1.6  # px between labelled ticks per px of font
 PANEL_TITLE_PX = 30  # px a panel title takes at BASE_FONT (make_subplots draws them at 16 px)
 TEXT_PROPERTIES = ("textfont", "insidetextfont", "outsidetextfont")
-EXPORT_TEMPLATES = {False: "plotly_white", True: "plotly_dark"}
 EXPORT_WIDTH = 1100  # px of a PNG or SVG when the figure sets no width of its own
 
 
@@ -119,9 +119,8 @@ def exported(fig: go.Figure, dark: bool = False) -> go.Figure:
     and margins that grow to fit every label), opaque backgrounds, whatever template the
     process holds as default (Streamlit's placeholder colours and fixed margins included)."""
     out = go.Figure(fig)
-    template = EXPORT_TEMPLATES[dark]
-    out.update_layout(template=template)
-    background = "rgb(17,17,17)" if dark else "white"
+    out.update_layout(template=TEMPLATES[dark])
+    background = BACKGROUNDS[dark]
     out.update_layout(paper_bgcolor=background, plot_bgcolor=background)
     out.update_xaxes(automargin=True)
     out.update_yaxes(automargin=True)

@@ -7,17 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from attnlens.app.cli.main import main
 from attnlens.app.cli.plot import DECODE_VIEWS, VIEWS
+from helpers import cli
 
 MODEL = "reverse"
 TEXT = "abca"
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(["plot", MODEL, TEXT, "--device", "cpu", *args])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return cli.run(["plot", MODEL, TEXT, "--device", "cpu", *args], capsys)
 
 
 ONE_TEXT_VIEWS = sorted(v for v in [*VIEWS, *DECODE_VIEWS] if v != "pair")  # pairs: test_cli_edges

@@ -21,7 +21,7 @@ from attnlens.app.web.safe_text import md
 from attnlens.viz.shared.labels import visible as seen  # how a table draws a control character
 from helpers.apptest import open_bundled, open_on
 from helpers.hf_zoo import zoo_folder
-from helpers.long_gpt2 import long_gpt2, words
+from helpers.long_gpt2 import words
 from helpers.parts import predictor
 
 
@@ -98,9 +98,9 @@ def test_a_hugging_face_decoder_shows_its_continuation_and_readable_next_tokens(
     assert not any("Ġ" in t for t in frame["token"])
 
 
-def test_past_its_length_the_continuation_waits_for_a_click(tmp_path: Path) -> None:
+def test_past_its_length_the_continuation_waits_for_a_click(long_gpt2_dir: Path) -> None:
     """Each reads the whole input again: a long one's come on request, then stay."""
-    folder = long_gpt2(tmp_path)
+    folder = long_gpt2_dir
     text = words(AT_ONCE + 40)
     at = open_on(folder, "explore", text=text)
     assert not at.exception and not at.error
@@ -114,10 +114,10 @@ def test_past_its_length_the_continuation_waits_for_a_click(tmp_path: Path) -> N
     assert any(t.startswith("Continuation:") for t in texts(at))
 
 
-def test_a_long_text_filling_the_model_offers_its_next_tokens_only(tmp_path: Path) -> None:
+def test_a_long_text_filling_the_model_offers_its_next_tokens_only(long_gpt2_dir: Path) -> None:
     """At the model's last position there is nothing to continue: the button offers what it
     will do, and the table comes without a continuation, saying why."""
-    folder = long_gpt2(tmp_path)
+    folder = long_gpt2_dir
     lens = load(str(folder), device="cpu")
     text = words(lens.max_tokens - 1)  # with its start token, every position
     at = open_on(folder, "explore", text=text)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,15 +18,15 @@ from attnlens.viz.heads.head_window import EXACT_SIDE, clamp, head_window
 from attnlens.viz.heads.model_view import block_share, encode
 from attnlens.viz.heads.overview_grid import every_head_grid
 from attnlens.viz.heads.window_figure import window_figure
-from helpers.long_gpt2 import long_gpt2, words
+from helpers.long_gpt2 import words
 
 N = 400  # words: 401 positions with the start token, past EXACT_SIDE
 KIND = "decoder_self"
 
 
 @pytest.fixture(scope="module")
-def lens(tmp_path_factory: pytest.TempPathFactory) -> attnlens.Lens:
-    return attnlens.load(str(long_gpt2(tmp_path_factory.mktemp("long_gpt2"))))
+def lens(long_gpt2_dir: Path) -> attnlens.Lens:
+    return attnlens.load(str(long_gpt2_dir))
 
 
 @pytest.fixture(scope="module")
