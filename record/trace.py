@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from attnlens.record import scores as kept
+from attnlens.record import summary as glance
 from attnlens.record.export import (
     NUMBER_CHARS,
     csv_cell_bytes,
@@ -125,7 +126,7 @@ class Trace:
     scores: dict[str, tuple[kept.LayerScores, ...]] | None = None
     # kind → every head's overview and statistics, computed at trace time from its exact
     # weights (record/scores.py's Summary); kinds kept as scores have one
-    summaries: dict[str, kept.Summary] | None = None
+    summaries: dict[str, glance.Summary] | None = None
 
     def __post_init__(self) -> None:
         if self.layer_masks is not None:
@@ -236,7 +237,7 @@ class Trace:
         if self.scores:
             out["scores"] = kept.tree(self.scores)
         if self.summaries:
-            out["summaries"] = kept.summary_tree(self.summaries)
+            out["summaries"] = glance.summary_tree(self.summaries)
         return out
 
     def to_json(self, indent: int | None = None) -> str:
@@ -290,7 +291,7 @@ class Trace:
         if self.scores:
             meta["scores"] = kept.tree(self.scores, with_arrays=False)
         arrays.update({f"summary.{kind}.{field}": value
-                       for kind, fields in kept.summary_tree(self.summaries or {}).items()
+                       for kind, fields in glance.summary_tree(self.summaries or {}).items()
                        for field, value in fields.items()})  # fmt: skip
         meta.pop("summaries", None)
         return arrays, meta
@@ -472,18 +473,18 @@ def _optional_in(data: dict[str, Any]) -> dict[str, Any]:
         "layer_masks": {k: np.asarray(v, dtype=np.bool_) for k, v in layer_masks.items()} or None,
         "src_segments": None if segments is None else tuple(int(i) for i in segments),
         "scores": kept.from_parts(data["scores"]) if data.get("scores") else None,
-        "summaries": kept.summaries_from(data["summaries"]) if data.get("summaries") else None,
+        "summaries": glance.summaries_from(data["summaries"]) if data.get("summaries") else None,
     }
 
 
-def _summaries_in(z: Any) -> dict[str, kept.Summary] | None:
+def _summaries_in(z: Any) -> dict[str, glance.Summary] | None:
     """The summaries of an NPZ's `summary.KIND.FIELD` entries, if it has any."""
     tree: dict[str, dict[str, Any]] = {}
     for name in z.files:
         if name.startswith("summary."):
             _, kind, part = name.split(".")
             tree.setdefault(kind, {})[part] = z[name]
-    return kept.summaries_from(tree) or None
+    return glance.summaries_from(tree) or None
 
 
 HTML_ITEMS = 24  # a notebook summary lists at most this many tokens (or warnings)
