@@ -32,7 +32,7 @@ Index = slice | np.ndarray  # a range of positions, or an array of them
 CELLS_PER_BLOCK = 1 << 21  # scores a block of rows holds when a whole head is rebuilt: 16 MB
 # the dtypes queries and keys are kept at, and the numpy type that holds each
 KEPT_DTYPES = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16),
-               "bfloat16": np.dtype(np.uint16)}  # fmt: skip
+               "bfloat16": np.dtype(np.uint16), "float64": np.dtype(np.float64)}  # fmt: skip
 
 
 def widened(a: np.ndarray, dtype: str) -> np.ndarray:
@@ -106,7 +106,7 @@ class LayerScores:
     softcap: float | None = None
     # (H, Q + K − 1) float32: added to score(i, j) at [h, j − i + Q − 1]; None: no bias
     bias: np.ndarray | None = None
-    dtype: str = "float32"  # q and k's: float32, float16, or bfloat16 (kept as uint16 words)
+    dtype: str = "float32"  # q and k's: float32, float16, float64, or bfloat16 (uint16 words)
 
     def __post_init__(self) -> None:
         held = KEPT_DTYPES.get(self.dtype)
@@ -192,7 +192,7 @@ class LayerScores:
         return int(self.q.nbytes + self.k.nbytes + self.lse.nbytes + extra)
 
     def same(self, other: LayerScores) -> bool:
-        """Exact equality of every field, arrays included (their dtypes too)."""
+        """Exact equality of every field, the arrays' numbers included."""
         arrays = ("q", "k", "lse", "bias")
         return all(_same_array(getattr(self, a), getattr(other, a)) for a in arrays) and (
             (self.scale, self.mask, self.softcap, self.dtype)
@@ -203,7 +203,7 @@ class LayerScores:
 def _same_array(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     if a is None or b is None:
         return a is None and b is None
-    return a.dtype == b.dtype and np.array_equal(a, b)
+    return np.array_equal(a, b)
 
 
 def _span(index: Index, n: int) -> bool:

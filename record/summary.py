@@ -18,7 +18,9 @@ class Summary:
     Row i of the overview covers queries row_edges[i] to row_edges[i + 1] − 1 (likewise keys)."""
 
     overview_max: np.ndarray  # (L, H, B_q, B_k) float16: each block's largest weight
-    overview_mean: np.ndarray  # (L, H, B_q, B_k) float16: each block's mean weight
+    # (L, H, B_q, B_k) float16: each block's mean weight over all its cells, a masked cell
+    # counting as 0 (the sum of the block's weights ÷ its rows × keys)
+    overview_mean: np.ndarray
     row_edges: np.ndarray  # (B_q + 1,) int64
     col_edges: np.ndarray  # (B_k + 1,) int64
     entropy: np.ndarray  # (L, H) float32: mean over queries of −Σ p log p, in nats
@@ -34,6 +36,13 @@ class Summary:
     def arrays(self) -> dict[str, np.ndarray]:
         fields = {name: getattr(self, name) for name in SUMMARY_FIELDS}
         return {name: value for name, value in fields.items() if value is not None}
+
+    def same(self, other: Summary) -> bool:
+        """Exact equality of every field (NaN equal to NaN: a statistic no query had)."""
+        mine, theirs = self.arrays(), other.arrays()
+        return mine.keys() == theirs.keys() and all(
+            np.array_equal(mine[f], theirs[f], equal_nan=mine[f].dtype.kind == "f") for f in mine
+        )
 
 
 SUMMARY_FIELDS = ("overview_max", "overview_mean", "row_edges", "col_edges", "entropy",
