@@ -28,7 +28,7 @@ from torch import nn
 from transformers import AttentionInterface
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
 
-from attnlens.record.scores import LayerScores, MaskRule
+from attnlens.record.scores import KEPT_DTYPES, LayerScores, MaskRule
 
 CAPTURE = "attnlens_capture"
 EXTRAS = {  # keyword arguments that change the scores beyond what the record states
@@ -36,6 +36,8 @@ EXTRAS = {  # keyword arguments that change the scores beyond what the record st
     "sinks": "it adds learned sink logits",
 }
 MASK_ROWS = 1024  # rows of the mask compared with a rule at a time
+# what the CPU's flash kernel reads (as sdpa dispatches it), returning a float32 log-sum-exp
+FLASH_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 
 
 class UnexpressibleError(Exception):
@@ -71,14 +73,17 @@ def capture_attention(
         out, lse = _biased(query, key, value, scale, bias, rule)
     else:
         out, lse = _kernel(query, key, value, attention_mask, scale, rule)  # (1,H,Q,d), (1,H,Q)
+    q, dtype = kept(query[0])
+    k, _ = kept(key[0])
     scores = LayerScores(
-        q=_numpy(query[0]),
-        k=_numpy(key[0]),
-        lse=_numpy(lse[0]),
+        q=q,
+        k=k,
+        lse=_numpy(lse[0]),  # the kernel's, float32: the trace's summaries make it exact
         scale=scale,
         mask=rule,
         softcap=cap,
         bias=None if bias is None else _numpy(bias),
+        dtype=dtype,
     )
     return out.transpose(1, 2).contiguous(), scores
 
@@ -117,6 +122,18 @@ def _softcap(value: object) -> float | None:
 
 def _numpy(x: torch.Tensor) -> np.ndarray:
     return x.detach().float().cpu().numpy().copy()
+
+
+def kept(x: torch.Tensor) -> tuple[np.ndarray, str]:
+    """A copy of queries or keys at the dtype the kernel read them, and that dtype's name
+    (record/scores.py: bfloat16 as its raw 16-bit words); other dtypes as float32."""
+    x = x.detach()
+    name = str(x.dtype).removeprefix("torch.")
+    if name not in KEPT_DTYPES:
+        return _numpy(x), "float32"
+    if name == "bfloat16":
+        return x.view(torch.int16).cpu().numpy().view(np.uint16).copy(), name
+    return x.cpu().numpy().copy(), name
 
 
 def mask_rule(mask: torch.Tensor | None, Q: int, K: int, causal: bool, window: object) -> MaskRule:
@@ -179,7 +196,7 @@ def _kernel(
     if mask is not None:
         m = mask[:, :, : q.size(2), : k.size(2)]
         additive = m if m.dtype == q.dtype else _additive(m, q.dtype)
-    if q.device.type == "cpu" and q.dtype == torch.float32:
+    if q.device.type == "cpu" and q.dtype in FLASH_DTYPES:
         causal = mask is None and rule.causal and rule.offset == 0
         flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
         out, lse = flash(q, k, v, 0.0, causal, attn_mask=additive, scale=scale)
@@ -271,7 +288,7 @@ def _biased(
         if ok is not None:
             add = add.masked_fill(~torch.as_tensor(ok, device=q.device), float("-inf"))
         mask = add.unsqueeze(0)
-        if q.device.type == "cpu" and q.dtype == torch.float32:
+        if q.device.type == "cpu" and q.dtype in FLASH_DTYPES:
             flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
             o, row_lse = flash(q[:, :, start:stop], kk, vv, 0.0, False, attn_mask=mask, scale=scale)
         else:
