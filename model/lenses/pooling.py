@@ -94,14 +94,17 @@ class _Layer:
         lse2 = (lse.double() * LOG2E).float()  # (H, Q) base 2, as the tiles subtract it
         self.lse2 = lse2.view(H_kv, self.G, Q, 1)
         self.lse = lse2.double() * LN2  # natural: what every tile's p is relative to, exactly
-        self.total = torch.zeros(H, Q, dtype=torch.float64, device=self.dev)
+        # per row, over every tile: Σ p, Σ p log₂ p, Σ p · j (float64)
+        self.mass, self.p_log_p, self.moment = torch.zeros(
+            3, H, Q, dtype=torch.float64, device=self.dev
+        )
         B_q, B_k = len(self.rows) - 1, len(self.cols) - 1
         self.max = torch.zeros(H, B_q, B_k, device=self.dev)
         self.sum = torch.zeros(H, B_q, B_k, dtype=torch.float64, device=self.dev)
-        self.entropy = torch.zeros(H, dtype=torch.float64, device=self.dev)
-        self.distance = torch.zeros(H, dtype=torch.float64, device=self.dev)
+        self.distance = torch.zeros(H, dtype=torch.float64, device=self.dev)  # non-causal
         self.key_pos = torch.arange(self.K_pad, dtype=torch.float32, device=self.dev)
-        self.sharp_at = _sharp_at(self.lse)  # (H, Q)
+        least = torch.nn.functional.pad(_sharp_at(self.lse), (0, B_q * self.h - Q), value=1.0)
+        self.sharp_at = least.view(H, B_q, self.h).amin(-1)  # (H, B_q): per block of rows
         cells = max(H * (r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in self.tiles())
         self.scores = torch.empty(cells, device=self.dev)  # a tile's log₂ p, then p · log₂ p
         self.weights = torch.empty(cells, device=self.dev)  # a tile's p
@@ -145,16 +148,22 @@ class _Layer:
         x.sub_(self.lse2[:, :, r0:r1])  # log₂ p
         p = torch.exp2(x, out=self.weights[: x.numel()].view(x.shape))
         sums = p.view(H_kv, G, R, n, self.w).sum(-1).view(self.H, R, n)  # row × key block
-        self._distance(p, sums, r0, r1, c0)
-        p_log_p = x.mul_(p).sum(-1).view(self.H, R)  # Σ p log₂ p of each row here
-        self.entropy -= p_log_p.sum(-1).double() * LN2
-        most = self._most(p, r0, r1)  # (H, n_r, n_c)
-        self.total[:, r0:r1] += self._exact(sums, p_log_p, most, r0, r1, c0)
-        h = min(R, self.h)
-        b0, k0, n_r = r0 // self.h, c0 // self.w, R // h
+        self.mass[:, r0:r1] += sums.sum(-1, dtype=torch.float64)  # exact: sharp cells go later
+        if self.rule.causal and self.rule.offset <= 0:  # every key reached at or before i
+            self.moment[:, r0:r1] += (p @ self.key_pos[c0:c1]).view(self.H, R)
+        else:
+            self._distance(p, r0, r1, c0)
+        self.p_log_p[:, r0:r1] += x.mul_(p).sum(-1).view(self.H, R)
+        most = self._most(p, r0, r1)  # (H, n_r, n): each cell's largest weight
+        b0, k0, n_r = r0 // self.h, c0 // self.w, most.size(1)
+        head, part, block = (most >= self.sharp_at[:, b0 : b0 + n_r, None]).nonzero(as_tuple=True)
+        if len(head):  # scored again in float64 once the layer is done (_sharp_cells)
+            local = part.unsqueeze(-1) * (R // n_r) + torch.arange(R // n_r, device=self.dev)
+            kept = sums[head.unsqueeze(-1), local, block.unsqueeze(-1)]  # (m, rows)
+            self.sharp.append((head, local + r0, block * self.w + c0, kept))
         region = self.max[:, b0 : b0 + n_r, k0 : k0 + n]
-        region.copy_(torch.maximum(region, most))
-        self.sum[:, b0 : b0 + n_r, k0 : k0 + n] += sums.view(self.H, n_r, h, n).sum(2).double()
+        torch.maximum(region, most, out=region)
+        self.sum[:, b0 : b0 + n_r, k0 : k0 + n] += sums.view(self.H, n_r, -1, n).sum(2)
 
     def _shape(self, x: torch.Tensor, r0: int, r1: int, c0: int) -> None:
         """The cap and the bias on a tile of q · k (in base 2 after this), and the mask."""
@@ -168,7 +177,8 @@ class _Layer:
             at = (at + (self.Q - 1)).clamp_(0, s.bias.size(-1) - 1)  # padded keys: masked
             x.add_(s.bias.float()[:, at].mul_(LOG2E).view(x.shape))
         for lo, hi, blocked in _masked(self.rule, r0, r1, c0, x.size(-1), self.K, self.dev):
-            x[..., lo:hi].masked_fill_(blocked, MASKED)
+            part = x[..., lo:hi]
+            part.fill_(MASKED) if blocked is None else part.masked_fill_(blocked, MASKED)
 
     def _most(self, p: torch.Tensor, r0: int, r1: int) -> torch.Tensor:
         """(H, n_r, n_c): the largest weight of each overview cell the tile covers, its
@@ -181,52 +191,21 @@ class _Layer:
         cells.copy_(p.view(shape).permute(0, 1, 3, 2, 4))
         return cells.view(self.H, R // h, C // w, h * w).amax(-1)
 
-    def _distance(self, p: torch.Tensor, sums: torch.Tensor, r0: int, r1: int, c0: int) -> None:
-        """The tile's share of each head's Σ pᵢⱼ |i − j|: one product where every key reached
-        lies on one side of every row (causal: the masked keys after it weigh 0)."""
+    def _distance(self, p: torch.Tensor, r0: int, r1: int, c0: int) -> None:
+        """A tile's share of each head's Σ pᵢⱼ |i − j| where keys may lie after the row."""
         rows = torch.arange(r0, r1, device=self.dev, dtype=torch.float32)
-        keys = self.key_pos[c0 : c0 + p.size(-1)]
-        last = c0 + p.size(-1) - 1
-        before = (self.rule.causal and self.rule.offset <= 0) or last <= r0
-        if before or c0 >= r1 - 1:  # ±(i · Σ p − Σ p · j)
-            moment = (p @ keys).view(self.H, -1).double()
-            first = sums.sum(-1).double() * rows.double()
-            self.distance += (first - moment if before else moment - first).sum(-1)
-        else:
-            far = (rows.unsqueeze(-1) - keys).abs_()  # (R, C)
-            self.distance += torch.linalg.vecdot(p, far).view(self.H, -1).sum(-1).double()
+        far = (rows.unsqueeze(-1) - self.key_pos[c0 : c0 + p.size(-1)]).abs_()  # (R, C)
+        self.distance += torch.linalg.vecdot(p, far).view(self.H, -1).sum(-1)
 
-    def _exact(
-        self,
-        sums: torch.Tensor,
-        p_log_p: torch.Tensor,
-        most: torch.Tensor,
-        r0: int,
-        r1: int,
-        c0: int,
-    ) -> torch.Tensor:
-        """(H, R) float64: each row's Σⱼ exp(scoreᵢⱼ − lse) over the tile's keys (lse as the
-        tiles subtract it): the float32 sums less the first-order drift of their scores. Every
-        overview cell holding a weight of at least _sharp_at is noted with what it added here,
-        to be scored again in float64 once the layer is done (_sharp_cells)."""
-        H, R, _ = sums.shape
-        h = min(R, self.h)
-        lse2 = self.lse2.view(H, -1)[:, r0:r1].double()  # (H, R)
-        mass = sums.sum(-1, dtype=torch.float64)
-        score2 = p_log_p.double() + mass * lse2  # Σ p · score₂ of each row: what drifted
-        least = self.sharp_at[:, r0:r1].view(H, R // h, h).amin(-1)  # (H, n_r)
-        head, part, block = (most >= least.unsqueeze(-1)).nonzero(as_tuple=True)
-        if len(head):
-            local = part.unsqueeze(-1) * h + torch.arange(h, device=self.dev)  # (m, h)
-            kept = sums[head.unsqueeze(-1), local, block.unsqueeze(-1)]  # (m, h)
-            self.sharp.append((head, local + r0, block * self.w + c0, kept))
-        return mass - self.drift * LN2 * score2
-
-    def _sharp_cells(self) -> None:
-        """The noted cells scored again in float64, CELLS_AT_ONCE at a time: each row's sum
-        takes their exact share in place of the float32 one, and of its drift."""
+    def _exact_total(self) -> torch.Tensor:
+        """(H, Q) float64: each row's Σⱼ exp(scoreᵢⱼ − lse) (lse as the tiles subtract it):
+        the float32 weights' sums less the first-order drift of their scores, then every cell
+        noted (a weight of at least _sharp_at) scored again in float64, a few at a time, its
+        exact share in place of its float32 one."""
+        lse2 = self.lse2.view(self.H, -1).double()
+        total = self.mass - self.drift * LN2 * (self.p_log_p + self.mass * lse2)
         if not self.sharp:
-            return
+            return total
         head, rows, first, kept = (torch.cat(part) for part in zip(*self.sharp, strict=True))
         step = max(1, TILE_CELLS // (rows.size(1) * self.w))
         for i in range(0, len(head), step):
@@ -239,7 +218,8 @@ class _Layer:
             drifted = (p64 * exact.nan_to_num(neginf=0.0)).sum(-1) * LOG2E
             drifted += was * self.lse2.view(self.H, -1)[cell].double()
             fix = p64.sum(-1) - was + self.drift * LN2 * drifted
-            self.total.index_put_(cell, fix, accumulate=True)
+            total.index_put_(cell, fix, accumulate=True)
+        return total
 
     def _float64_cells(
         self, head: torch.Tensor, rows: torch.Tensor, first_key: torch.Tensor
@@ -260,14 +240,17 @@ class _Layer:
         return x.masked_fill_(~ok, -math.inf)
 
     def result(self) -> Pooled:
-        self._sharp_cells()
         cells = np.outer(np.diff(self.rows), np.diff(self.cols))  # (B_q, B_k)
+        distance = self.distance
+        if self.rule.causal and self.rule.offset <= 0:
+            rows = torch.arange(self.Q, device=self.dev, dtype=torch.float64)
+            distance = (self.mass * rows - self.moment).sum(-1)
         return Pooled(
-            lse=(self.lse + self.total.log()).cpu().numpy(),
+            lse=(self.lse + self._exact_total().log()).cpu().numpy(),
             max=self.max.cpu().numpy(),
             mean=(self.sum.cpu().numpy() / cells).astype(np.float32),
-            entropy=(self.entropy / self.Q).float().cpu().numpy(),
-            distance=(self.distance / self.Q).float().cpu().numpy(),
+            entropy=(-self.p_log_p.sum(-1) * LN2 / self.Q).float().cpu().numpy(),
+            distance=(distance / self.Q).float().cpu().numpy(),
         )
 
 
@@ -280,23 +263,23 @@ def _sharp_at(lse: torch.Tensor) -> torch.Tensor:
 
 def _masked(
     rule: MaskRule, r0: int, r1: int, c0: int, C: int, K: int, dev: torch.device
-) -> list[tuple[int, int, torch.Tensor]]:
+) -> list[tuple[int, int, torch.Tensor | None]]:
     """The parts of a tile (columns lo..hi-1, local) where some score is masked, each with
-    its (R, hi − lo) mask: past the diagonal (causal), before the window, the padded keys."""
-    first, last = r0 + rule.offset, r1 - 1 + rule.offset  # the rows' key positions
-    spans = []
-    if rule.causal and c0 + C - 1 > first:
-        spans.append((max(c0, first + 1), c0 + C))
-    if rule.window is not None and last - c0 >= rule.window:
-        spans.append((c0, min(c0 + C, last - rule.window + 1)))
+    its (R, hi − lo) mask, or None where all are: past the diagonal (causal), before the
+    window, the padded keys."""
+    R, first, last = r1 - r0, r0 + rule.offset, r1 - 1 + rule.offset  # rows' key positions
+    parts: list[tuple[int, int, torch.Tensor | None]] = []
+    if rule.causal and c0 + C - 1 > first:  # key j blocked from row i where j > i + offset
+        lo = max(0, first + 1 - c0)
+        every = torch.ones(R, C - lo, dtype=torch.bool, device=dev)
+        parts.append((lo, C, every.triu_(first + 1 - (c0 + lo))))
+    if rule.window is not None and last - c0 >= rule.window:  # where i + offset − j ≥ window
+        hi = min(C, last - rule.window + 1 - c0)
+        every = torch.ones(R, hi, dtype=torch.bool, device=dev)
+        parts.append((0, hi, every.tril_(first - rule.window - c0)))
     if c0 + C > K:
-        spans.append((max(c0, K), c0 + C))
-    rows = torch.arange(r0, r1, device=dev)
-    return [
-        (lo - c0, hi - c0, ~_allowed(rule, rows, torch.arange(lo, hi, device=dev), K))
-        for lo, hi in spans
-        if hi > lo
-    ]
+        parts.append((max(0, K - c0), C, None))
+    return parts
 
 
 def _allowed(rule: MaskRule, rows: torch.Tensor, keys: torch.Tensor, K: int) -> torch.Tensor:

@@ -80,28 +80,72 @@ def _tensor(a: np.ndarray, dtype: str) -> torch.Tensor:
 @torch.inference_mode()
 def _points(layer: LayerScores, pairs: torch.Tensor, ends: torch.Tensor) -> dict[str, np.ndarray]:
     """The statistics that read one key per query: the first key, the query's own position,
-    the key just before it, the induction key, end tokens; each weight computed alone."""
+    the key just before it (each a diagonal of q · k, no gather), the induction key and end
+    tokens; each weight computed alone, its mean in float64."""
     H, Q, K = layer.shape
-    rule, rows = layer.mask, torch.arange(Q)
-    own, before = rows + rule.offset, rows + rule.offset - 1  # may fall outside the keys
-    mine, prior = (own >= 0) & (own < K), (before >= 0) & (before < K)  # (a cross layer's)
-    wanted = {
-        "first": (rows, torch.zeros_like(rows)),
-        "own": (rows[mine], own[mine]),
-        "previous": (rows[prior], before[prior]),
-        "induction": (pairs[:, 0], pairs[:, 1]),
-    }
-    out = {}
-    for name, (qi, kj) in wanted.items():
-        if not len(qi):
+    q, k = _tensor(layer.q, layer.dtype).float(), _tensor(layer.k, layer.dtype).float()
+    q = q.view(k.size(0), H // k.size(0), Q, -1)  # (H_kv, G, Q, d)
+    lse = torch.from_numpy(layer.lse)
+    offset = layer.mask.offset
+    first = (q @ k[:, 0, :, None].unsqueeze(1)).view(H, Q)  # (H_kv, G, Q, 1)
+    out = {"first": _mean(layer, first, lse, 0, None)}
+    for name, shift in (("own", 0), ("previous", -1)):
+        lo, hi = max(0, -(offset + shift)), min(Q, K - offset - shift)  # rows whose key exists
+        if hi <= lo:
             out[name] = np.full(H, np.nan, dtype=np.float32)
             continue
-        out[name] = _weights_at(layer, qi, kj).mean(-1).float().numpy()
-    out["end"] = _end(layer, ends)
-    return out
+        keys = k[:, lo + offset + shift : hi + offset + shift].unsqueeze(1)  # (H_kv, 1, n, d)
+        dots = (q[:, :, lo:hi] * keys).sum(-1).view(H, -1)  # (H, n)
+        out[name] = _mean(layer, dots, lse, lo, lo + offset + shift)
+    out["induction"] = _gathered(layer, q, k, lse, pairs[:, 0], pairs[:, 1]).mean(-1)
+    out["end"] = _end(layer, q, k, lse, ends)
+    return {name: np.asarray(v, dtype=np.float32) for name, v in out.items()}
 
 
-def _end(layer: LayerScores, ends: torch.Tensor) -> np.ndarray:
+def _mean(
+    layer: LayerScores, dots: torch.Tensor, lse: torch.Tensor, row: int, key: int | None
+) -> np.ndarray:
+    """(H,): the mean weight of the pairs (row + m, key + m), or (row + m, 0) for key None,
+    whose q · k are dots (H, n)."""
+    n = dots.size(1)
+    rows = torch.arange(row, row + n)
+    keys = torch.zeros(n, dtype=torch.long) if key is None else torch.arange(key, key + n)
+    return _weights(layer, dots, lse, rows, keys).mean(-1).numpy()
+
+
+def _weights(
+    layer: LayerScores, dots: torch.Tensor, lse: torch.Tensor, qi: torch.Tensor, kj: torch.Tensor
+) -> torch.Tensor:
+    """(H, n) float64: exp(score − lse) of query qi[m] and key kj[m] given their q · k (0
+    where masked)."""
+    s = dots.double() * layer.scale
+    if layer.softcap is not None:
+        s = layer.softcap * torch.tanh(s / layer.softcap)
+    if layer.bias is not None:
+        s = s + torch.from_numpy(layer.bias).double()[:, kj - qi + (layer.shape[1] - 1)]
+    w = (s - lse[:, qi]).exp()
+    ok = layer.mask.allows(qi.numpy(), kj.numpy())
+    return w if ok is None else w * torch.from_numpy(ok)
+
+
+def _gathered(
+    layer: LayerScores,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    lse: torch.Tensor,
+    qi: torch.Tensor,
+    kj: torch.Tensor,
+) -> torch.Tensor:
+    """(H, n) float64: the weights of arbitrary (query, key) pairs (NaN means without any)."""
+    if not len(qi):
+        return torch.full((layer.n_heads, 1), torch.nan, dtype=torch.float64)
+    dots = (q[:, :, qi] * k[:, kj].unsqueeze(1)).sum(-1)  # (H_kv, G, n)
+    return _weights(layer, dots.view(layer.n_heads, -1), lse, qi, kj)
+
+
+def _end(
+    layer: LayerScores, q: torch.Tensor, k: torch.Tensor, lse: torch.Tensor, ends: torch.Tensor
+) -> np.ndarray:
     """(H,): the mean over queries of the weight on end-token keys (NaN without any), the
     (query, end key) pairs weighed PAIRS_AT_ONCE at a time."""
     H, Q, _ = layer.shape
@@ -112,22 +156,5 @@ def _end(layer: LayerScores, ends: torch.Tensor) -> np.ndarray:
     for r0 in range(0, Q, step):
         qi = torch.arange(r0, min(Q, r0 + step)).repeat_interleave(len(ends))
         kj = ends.repeat(len(qi) // len(ends))
-        total += _weights_at(layer, qi, kj).sum(-1)
-    return (total / Q).float().numpy()
-
-
-def _weights_at(layer: LayerScores, qi: torch.Tensor, kj: torch.Tensor) -> torch.Tensor:
-    """(H, n) float64: the exact weight of query qi[m] on key kj[m] in every head (0 where
-    masked)."""
-    q, k = _tensor(layer.q, layer.dtype), _tensor(layer.k, layer.dtype)
-    H_kv, group = k.size(0), q.size(0) // k.size(0)
-    keys = k[:, kj].double().unsqueeze(1)  # (H_kv, 1, n, d): each key head once
-    queries = q[:, qi].double().view(H_kv, group, len(qi), -1)
-    s = (queries * keys).sum(-1).view(-1, len(qi)) * layer.scale  # (H, n)
-    if layer.softcap is not None:
-        s = layer.softcap * torch.tanh(s / layer.softcap)
-    if layer.bias is not None:
-        s = s + torch.from_numpy(layer.bias).double()[:, kj - qi + (layer.shape[1] - 1)]
-    ok = layer.mask.allows(qi.numpy(), kj.numpy())
-    w = (s - torch.from_numpy(layer.lse).double()[:, qi]).exp()
-    return w if ok is None else w * torch.from_numpy(ok)
+        total += _gathered(layer, q, k, lse, qi, kj).sum(-1)
+    return (total / Q).numpy()
