@@ -53,8 +53,8 @@ class Pooled:
     """One layer's overview and row statistics, per head, and its rows' exact log-sum-exp."""
 
     lse: np.ndarray  # (H, Q) float64: log Σⱼ exp(scoreᵢⱼ), scores as float64 sums
-    max: np.ndarray  # (H, B_q, B_k) float32: each block's largest weight
-    mean: np.ndarray  # (H, B_q, B_k) float32: each block's mean over all its cells
+    max: np.ndarray  # (H, B_q, B_k) float16: each block's largest weight
+    mean: np.ndarray  # (H, B_q, B_k) float16: each block's mean over all its cells
     entropy: np.ndarray  # (H,) float32: mean over rows of −Σⱼ pᵢⱼ ln pᵢⱼ
     distance: np.ndarray  # (H,) float32: mean over rows of Σⱼ pᵢⱼ |i − j|
 
@@ -247,8 +247,8 @@ class _Layer:
             distance = (self.mass * rows - self.moment).sum(-1)
         return Pooled(
             lse=(self.lse + self._exact_total().log()).cpu().numpy(),
-            max=self.max.cpu().numpy(),
-            mean=(self.sum.cpu().numpy() / cells).astype(np.float32),
+            max=self.max.cpu().numpy().astype(np.float16),
+            mean=(self.sum.cpu().numpy() / cells).astype(np.float16),
             entropy=(-self.p_log_p.sum(-1) * LN2 / self.Q).float().cpu().numpy(),
             distance=(distance / self.Q).float().cpu().numpy(),
         )

@@ -10,7 +10,6 @@ the one before it, the induction key, end tokens) are computed alone, O(T) a hea
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -33,32 +32,41 @@ def summarise(
     matches: (query, key) pairs of the induction statistic; ends: the positions of end tokens
     among the keys. Each layer's numbers go straight into the record's arrays (float16
     overviews)."""
-    with _one_torch_thread_each() as workers:
-        pooled = list(workers.map(_pooled, layers))
-    exact = tuple(replace(layer, lse=p.lse) for layer, p in zip(layers, pooled, strict=True))
-    _, Q, K = layers[0].shape
+    L, (_, Q, K) = len(layers), layers[0].shape
+    rows, cols = edges(Q, OVERVIEW), edges(K, OVERVIEW)
+    blocks = (L, layers[0].n_heads, len(rows) - 1, len(cols) - 1)
+    most, mean = np.empty(blocks, np.float16), np.empty(blocks, np.float16)
+    stats: dict[str, list[np.ndarray]] = {"entropy": [], "distance": []}
+    exact = []
+    for i, (layer, pooled) in enumerate(zip(layers, _pooled_all(layers), strict=True)):
+        most[i], mean[i] = pooled.max, pooled.mean  # straight into the record's arrays
+        stats["entropy"].append(pooled.entropy)
+        stats["distance"].append(pooled.distance)
+        exact.append(replace(layer, lse=pooled.lse))
     pairs = torch.tensor(list(matches), dtype=torch.long).reshape(-1, 2)  # (M, 2)
     at_ends = torch.tensor(sorted(set(ends)), dtype=torch.long)
     points = [_points(layer, pairs, at_ends) for layer in exact]
     return Summary(
-        overview_max=np.stack([p.max for p in pooled]).astype(np.float16),
-        overview_mean=np.stack([p.mean for p in pooled]).astype(np.float16),
-        row_edges=edges(Q, OVERVIEW),
-        col_edges=edges(K, OVERVIEW),
-        entropy=np.stack([p.entropy for p in pooled]),
-        distance=np.stack([p.distance for p in pooled]),
+        overview_max=most,
+        overview_mean=mean,
+        row_edges=rows,
+        col_edges=cols,
+        **{name: np.stack(values) for name, values in stats.items()},
         **{name: np.stack([row[name] for row in points]) for name in POINTS},
-    ), exact
+    ), tuple(exact)
 
 
-@contextlib.contextmanager
-def _one_torch_thread_each() -> Iterator[ThreadPoolExecutor]:
-    """As many worker threads as torch had threads, torch on one thread meanwhile."""
+def _pooled_all(layers: Sequence[LayerScores]) -> Iterator[Pooled]:
+    """Each layer pooled, in order; side by side in as many threads as torch has, torch on
+    one thread in each meanwhile (one thread: here, in this one)."""
     threads = torch.get_num_threads()
+    if threads == 1 or len(layers) == 1:
+        yield from map(_pooled, layers)
+        return
     torch.set_num_threads(1)
     try:
         with ThreadPoolExecutor(threads, thread_name_prefix="attnlens-summary") as workers:
-            yield workers
+            yield from workers.map(_pooled, layers)
     finally:
         torch.set_num_threads(threads)
 

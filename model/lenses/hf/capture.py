@@ -28,6 +28,7 @@ from torch import nn
 from transformers import AttentionInterface
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
 
+from attnlens.model.heap import give_back_over, mapped_copy
 from attnlens.record.scores import KEPT_DTYPES, LayerScores, MaskRule
 
 CAPTURE = "attnlens_capture"
@@ -85,6 +86,7 @@ def capture_attention(
         bias=None if bias is None else _numpy(bias),
         dtype=dtype,
     )
+    give_back_over()  # the pass's freed buffers, before they strand the next copies
     return out.transpose(1, 2).contiguous(), scores
 
 
@@ -121,19 +123,21 @@ def _softcap(value: object) -> float | None:
 
 
 def _numpy(x: torch.Tensor) -> np.ndarray:
-    return x.detach().float().cpu().numpy().copy()
+    """A float32 copy kept by the record, in pages of its own (model/heap.py)."""
+    return mapped_copy(x.detach().float().cpu().numpy())
 
 
 def kept(x: torch.Tensor) -> tuple[np.ndarray, str]:
     """A copy of queries or keys at the dtype the kernel read them, and that dtype's name
-    (record/scores.py: bfloat16 as its raw 16-bit words); other dtypes as float32."""
+    (record/scores.py: bfloat16 as its raw 16-bit words; other dtypes as float32), in pages of
+    its own (model/heap.py)."""
     x = x.detach()
     name = str(x.dtype).removeprefix("torch.")
     if name not in KEPT_DTYPES:
-        return _numpy(x), "float32"
+        return mapped_copy(x.float().cpu().numpy()), "float32"
     if name == "bfloat16":
-        return x.view(torch.int16).cpu().numpy().view(np.uint16).copy(), name
-    return x.cpu().numpy().copy(), name
+        return mapped_copy(x.view(torch.int16).cpu().numpy().view(np.uint16)), name
+    return mapped_copy(x.cpu().numpy()), name
 
 
 def mask_rule(mask: torch.Tensor | None, Q: int, K: int, causal: bool, window: object) -> MaskRule:
@@ -189,9 +193,9 @@ def _kernel(
     scale: float,
     rule: MaskRule,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Scaled dot-product attention and each row's log-sum-exp: (1, H, Q, d), (1, H, Q)."""
-    group = q.size(1) // k.size(1)
-    k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)  # (1, H, K, d)
+    """Scaled dot-product attention and each row's log-sum-exp: (1, H, Q, d), (1, H, Q).
+    The CPU's flash kernel reads grouped keys as they are (as sdpa's enable_gqa has it, to
+    the bit): copying them once per query head took a layer's worth of memory each time."""
     additive = None
     if mask is not None:
         m = mask[:, :, : q.size(2), : k.size(2)]
@@ -201,6 +205,8 @@ def _kernel(
         flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
         out, lse = flash(q, k, v, 0.0, causal, attn_mask=additive, scale=scale)
         return out, lse
+    group = q.size(1) // k.size(1)
+    k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)  # (1, H, K, d)
     return _math(q, k, v, additive, scale, rule)
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from attnlens.model.heap import give_back
 from attnlens.model.lenses.hf.capture import CAPTURE, UnexpressibleError
 from attnlens.model.lenses.hf.eager import configs_of
 from attnlens.model.lenses.hf.encoding import Encoded, is_byte_level
@@ -87,6 +88,7 @@ def _record(
 ) -> Trace:
     """A Trace of what one pass computed: masks per kind, positions, readable tokens. A kind
     recorded as LayerScores keeps them instead of its weights (its masks are their rules)."""
+    give_back()  # the forward pass's freed buffers, before the summaries (model/heap.py)
     S, T = len(src.ids) if src else 0, len(tgt.ids) if tgt else 0
     sizes = {"encoder_self": (S, S), "decoder_self": (T, T), "cross": (T, S)}
     # each kind kept as scores: its summary, and its layers' log-sum-exps made exact on the way
