@@ -109,7 +109,7 @@ class _Layer:
         self.scores = torch.empty(cells, device=self.dev)  # a tile's log₂ p, then p · log₂ p
         self.weights = torch.empty(cells, device=self.dev)  # a tile's p
         self.cells = torch.empty(cells, device=self.dev)  # p again, each overview cell in a run
-        self.sharp: list[tuple[torch.Tensor, ...]] = []  # cells to score again (_sharp_cells)
+        self.sharp: list[tuple[torch.Tensor, ...]] = []  # cells to score again (_exact_total)
 
     def tiles(self) -> list[tuple[int, int, int, int]]:
         """(r0, r1, c0, c1) of each tile: whole overview blocks of rows (a short last block on
@@ -147,23 +147,34 @@ class _Layer:
         self._shape(x, r0, r1, c0)
         x.sub_(self.lse2[:, :, r0:r1])  # log₂ p
         p = torch.exp2(x, out=self.weights[: x.numel()].view(x.shape))
-        sums = p.view(H_kv, G, R, n, self.w).sum(-1).view(self.H, R, n)  # row × key block
-        self.mass[:, r0:r1] += sums.sum(-1, dtype=torch.float64)  # exact: sharp cells go later
         if self.rule.causal and self.rule.offset <= 0:  # every key reached at or before i
             self.moment[:, r0:r1] += (p @ self.key_pos[c0:c1]).view(self.H, R)
         else:
             self._distance(p, r0, r1, c0)
-        self.p_log_p[:, r0:r1] += x.mul_(p).sum(-1).view(self.H, R)
-        most = self._most(p, r0, r1)  # (H, n_r, n): each cell's largest weight
+        most, total = self._cells(p, r0, r1)  # (H, n_r, n) each
         b0, k0, n_r = r0 // self.h, c0 // self.w, most.size(1)
-        head, part, block = (most >= self.sharp_at[:, b0 : b0 + n_r, None]).nonzero(as_tuple=True)
-        if len(head):  # scored again in float64 once the layer is done (_sharp_cells)
-            local = part.unsqueeze(-1) * (R // n_r) + torch.arange(R // n_r, device=self.dev)
-            kept = sums[head.unsqueeze(-1), local, block.unsqueeze(-1)]  # (m, rows)
-            self.sharp.append((head, local + r0, block * self.w + c0, kept))
         region = self.max[:, b0 : b0 + n_r, k0 : k0 + n]
         torch.maximum(region, most, out=region)
-        self.sum[:, b0 : b0 + n_r, k0 : k0 + n] += sums.view(self.H, n_r, -1, n).sum(2)
+        self.sum[:, b0 : b0 + n_r, k0 : k0 + n] += total
+        head, part, block = (most >= self.sharp_at[:, b0 : b0 + n_r, None]).nonzero(as_tuple=True)
+        if len(head):  # out of the float32 sums below: scored again in float64 (_exact_total)
+            p.view(self.H, n_r, R // n_r, n, self.w)[head, part, :, block] = 0.0
+            rows_of = part.unsqueeze(-1) * (R // n_r) + torch.arange(R // n_r, device=self.dev)
+            self.sharp.append((head, rows_of + r0, block * self.w + c0))
+        self.mass[:, r0:r1] += p.sum(-1).view(self.H, R)
+        self.p_log_p[:, r0:r1] += x.mul_(p).sum(-1).view(self.H, R)
+
+    def _cells(self, p: torch.Tensor, r0: int, r1: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(H, n_r, n) each: the largest weight and the sum of each overview cell the tile
+        covers, its weights copied next to each other once (reductions over a strided
+        dimension, or a short one, took three times as long as this copy and its two)."""
+        R, C = r1 - r0, p.size(-1)
+        h, w = min(R, self.h), self.w
+        shape = (self.H, R // h, h, C // w, w)
+        cells = self.cells[: p.numel()].view(self.H, R // h, C // w, h, w)
+        cells.copy_(p.view(shape).permute(0, 1, 3, 2, 4))
+        flat = cells.view(self.H, R // h, C // w, h * w)
+        return flat.amax(-1), flat.sum(-1)
 
     def _shape(self, x: torch.Tensor, r0: int, r1: int, c0: int) -> None:
         """The cap and the bias on a tile of q · k (in base 2 after this), and the mask."""
@@ -180,33 +191,24 @@ class _Layer:
             part = x[..., lo:hi]
             part.fill_(MASKED) if blocked is None else part.masked_fill_(blocked, MASKED)
 
-    def _most(self, p: torch.Tensor, r0: int, r1: int) -> torch.Tensor:
-        """(H, n_r, n_c): the largest weight of each overview cell the tile covers, its
-        weights copied next to each other once (a max over a strided dimension took three
-        times as long as this copy and its reduction)."""
-        R, C = r1 - r0, p.size(-1)
-        h, w = min(R, self.h), self.w
-        shape = (self.H, R // h, h, C // w, w)
-        cells = self.cells[: p.numel()].view(self.H, R // h, C // w, h, w)
-        cells.copy_(p.view(shape).permute(0, 1, 3, 2, 4))
-        return cells.view(self.H, R // h, C // w, h * w).amax(-1)
-
     def _distance(self, p: torch.Tensor, r0: int, r1: int, c0: int) -> None:
         """A tile's share of each head's Σ pᵢⱼ |i − j| where keys may lie after the row."""
         rows = torch.arange(r0, r1, device=self.dev, dtype=torch.float32)
         far = (rows.unsqueeze(-1) - self.key_pos[c0 : c0 + p.size(-1)]).abs_()  # (R, C)
         self.distance += torch.linalg.vecdot(p, far).view(self.H, -1).sum(-1)
 
-    def _exact_total(self) -> torch.Tensor:
-        """(H, Q) float64: each row's Σⱼ exp(scoreᵢⱼ − lse) (lse as the tiles subtract it):
-        the float32 weights' sums less the first-order drift of their scores, then every cell
-        noted (a weight of at least _sharp_at) scored again in float64, a few at a time, its
-        exact share in place of its float32 one."""
+    def _exact_total(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(H, Q) float64 each: every row's Σⱼ exp(scoreᵢⱼ − lse) (lse as the tiles subtract
+        it), and the Σ p and Σ p ln p of its cells scored again. The float32 weights' sums,
+        less the first-order drift of their scores, hold every cell but those holding a weight
+        of at least _sharp_at (zeroed in the tiles): each of those is scored again here in
+        float64, a few at a time, and its exact sum added."""
         lse2 = self.lse2.view(self.H, -1).double()
         total = self.mass - self.drift * LN2 * (self.p_log_p + self.mass * lse2)
+        mass, p_ln_p = torch.zeros_like(total), torch.zeros_like(total)
         if not self.sharp:
-            return total
-        head, rows, first, kept = (torch.cat(part) for part in zip(*self.sharp, strict=True))
+            return total, mass, p_ln_p
+        head, rows, first = (torch.cat(part) for part in zip(*self.sharp, strict=True))
         step = max(1, TILE_CELLS // (rows.size(1) * self.w))
         for i in range(0, len(head), step):
             at = slice(i, i + step)
@@ -214,12 +216,9 @@ class _Layer:
             exact = self._float64_cells(head[at], rows[at], first[at])  # (m, h, w)
             exact -= self.lse[cell].unsqueeze(-1)  # ln p
             p64 = exact.exp()
-            was = kept[at].double()  # (m, h)
-            drifted = (p64 * exact.nan_to_num(neginf=0.0)).sum(-1) * LOG2E
-            drifted += was * self.lse2.view(self.H, -1)[cell].double()
-            fix = p64.sum(-1) - was + self.drift * LN2 * drifted
-            total.index_put_(cell, fix, accumulate=True)
-        return total
+            mass.index_put_(cell, p64.sum(-1), accumulate=True)
+            p_ln_p.index_put_(cell, (p64 * exact.nan_to_num(neginf=0.0)).sum(-1), accumulate=True)
+        return total + mass, mass, p_ln_p
 
     def _float64_cells(
         self, head: torch.Tensor, rows: torch.Tensor, first_key: torch.Tensor
@@ -240,16 +239,18 @@ class _Layer:
         return x.masked_fill_(~ok, -math.inf)
 
     def result(self) -> Pooled:
+        total, sharp_mass, sharp_p_ln_p = self._exact_total()
         cells = np.outer(np.diff(self.rows), np.diff(self.cols))  # (B_q, B_k)
         distance = self.distance
         if self.rule.causal and self.rule.offset <= 0:
             rows = torch.arange(self.Q, device=self.dev, dtype=torch.float64)
-            distance = (self.mass * rows - self.moment).sum(-1)
+            distance = ((self.mass + sharp_mass) * rows - self.moment).sum(-1)
+        p_ln_p = (self.p_log_p * LN2 + sharp_p_ln_p).sum(-1)
         return Pooled(
-            lse=(self.lse + self._exact_total().log()).cpu().numpy(),
+            lse=(self.lse + total.log()).cpu().numpy(),
             max=self.max.cpu().numpy().astype(np.float16),
             mean=(self.sum.cpu().numpy() / cells).astype(np.float16),
-            entropy=(-self.p_log_p.sum(-1) * LN2 / self.Q).float().cpu().numpy(),
+            entropy=(-p_ln_p / self.Q).float().cpu().numpy(),
             distance=(distance / self.Q).float().cpu().numpy(),
         )
 
