@@ -10,6 +10,7 @@ the one before it, the induction key, end tokens) are computed alone, O(T) a hea
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
@@ -26,19 +27,23 @@ PAIRS_AT_ONCE = 1 << 16  # (query, end key) pairs weighed at once: H × this flo
 
 
 def summarise(
-    layers: Sequence[LayerScores], matches: Sequence[tuple[int, int]], ends: Sequence[int] = ()
+    layers: Sequence[LayerScores],
+    matches: Sequence[tuple[int, int]],
+    ends: Sequence[int] = (),
+    device: torch.device | None = None,
 ) -> tuple[Summary, tuple[LayerScores, ...]]:
     """The Summary of one kind, and its layers with each row's log-sum-exp exact to float64;
     matches: (query, key) pairs of the induction statistic; ends: the positions of end tokens
-    among the keys. Each layer's numbers go straight into the record's arrays (float16
-    overviews)."""
+    among the keys; device: where the layers are pooled (the model's; the CPU by default).
+    Each layer's numbers go straight into the record's arrays (float16 overviews)."""
     L, (_, Q, K) = len(layers), layers[0].shape
     rows, cols = edges(Q, OVERVIEW), edges(K, OVERVIEW)
     blocks = (L, layers[0].n_heads, len(rows) - 1, len(cols) - 1)
     most, mean = np.empty(blocks, np.float16), np.empty(blocks, np.float16)
     stats: dict[str, list[np.ndarray]] = {"entropy": [], "distance": []}
     exact = []
-    for i, (layer, pooled) in enumerate(zip(layers, _pooled_all(layers), strict=True)):
+    pooled_layers = _pooled_all(layers, device or torch.device("cpu"))
+    for i, (layer, pooled) in enumerate(zip(layers, pooled_layers, strict=True)):
         most[i], mean[i] = pooled.max, pooled.mean  # straight into the record's arrays
         stats["entropy"].append(pooled.entropy)
         stats["distance"].append(pooled.distance)
@@ -56,26 +61,27 @@ def summarise(
     ), tuple(exact)
 
 
-def _pooled_all(layers: Sequence[LayerScores]) -> Iterator[Pooled]:
-    """Each layer pooled, in order; side by side in as many threads as torch has, torch on
-    one thread in each meanwhile (one thread: here, in this one)."""
+def _pooled_all(layers: Sequence[LayerScores], device: torch.device) -> Iterator[Pooled]:
+    """Each layer pooled, in order; on the CPU side by side in as many threads as torch has,
+    torch on one thread in each meanwhile (one thread: here, in this one)."""
     threads = torch.get_num_threads()
-    if threads == 1 or len(layers) == 1:
-        yield from map(_pooled, layers)
+    pooled = functools.partial(_pooled, device=device)
+    if device.type != "cpu" or threads == 1 or len(layers) == 1:
+        yield from map(pooled, layers)
         return
     torch.set_num_threads(1)
     try:
         with ThreadPoolExecutor(threads, thread_name_prefix="attnlens-summary") as workers:
-            yield from workers.map(_pooled, layers)
+            yield from workers.map(pooled, layers)
     finally:
         torch.set_num_threads(threads)
 
 
-def _pooled(layer: LayerScores) -> Pooled:
-    bias = None if layer.bias is None else torch.from_numpy(layer.bias)
+def _pooled(layer: LayerScores, device: torch.device) -> Pooled:
+    bias = None if layer.bias is None else torch.from_numpy(layer.bias).to(device)
     scoring = Scoring(layer.scale, layer.mask, layer.softcap, bias)
-    return pool(_tensor(layer.q, layer.dtype), _tensor(layer.k, layer.dtype),
-                torch.from_numpy(layer.lse), scoring)  # fmt: skip
+    q, k = (_tensor(a, layer.dtype).to(device) for a in (layer.q, layer.k))
+    return pool(q, k, torch.from_numpy(layer.lse).to(device), scoring)
 
 
 def _tensor(a: np.ndarray, dtype: str) -> torch.Tensor:

@@ -93,7 +93,7 @@ def _record(
     sizes = {"encoder_self": (S, S), "decoder_self": (T, T), "cross": (T, S)}
     # each kind kept as scores: its summary, and its layers' log-sum-exps made exact on the way
     summarised = {
-        k: summarise(v, _matches(k, src, tgt), _ends(k, src, tgt))
+        k: summarise(v, _matches(k, src, tgt), _ends(k, src, tgt), run.device)
         for k, v in recorded.items()
         if isinstance(v, tuple)
     }
