@@ -26,7 +26,8 @@ from types import MappingProxyType
 import numpy as np
 
 from attnlens.app.server.memory import give_back_memory
-from attnlens.record.scores import LayerScores, Summary
+from attnlens.record.scores import LayerScores
+from attnlens.record.summary import Summary
 from attnlens.record.trace import Trace
 
 Key = tuple[Hashable, ...]

@@ -26,6 +26,7 @@ import streamlit as st
 import attnlens
 from attnlens.app.server.memory import freeze_long_lived
 from attnlens.app.server.trace_cache import SharedTraces
+from attnlens.app.server.trace_threads import TraceThreads
 from attnlens.app.server.trace_workers import TraceWorkers
 from attnlens.app.web.safe_text import md
 from attnlens.model.lenses.lens import RecordMode
@@ -102,9 +103,18 @@ def shared_trace(
         if ours and record != "scores" and workers is not None:
             with contextlib.suppress(BrokenProcessPool):  # a worker died: made here too
                 return workers.trace(name, text, target, pair)
-        return lens.trace(text, target, pair=pair, record=record)
+        with _trace_threads().running():  # the cores, shared with traces running meanwhile
+            return lens.trace(text, target, pair=pair, record=record)
 
     return _shared_traces().get(lens, (lens.name, text, target, pair, record), compute)
+
+
+@st.cache_resource(show_spinner=False)
+def _trace_threads() -> TraceThreads:
+    """Torch threads of a trace made in the server: ATTNLENS_TRACE_THREADS, by default the
+    cores shared among the traces running at once (app/server/trace_threads.py)."""
+    cores = _setting("ATTNLENS_TRACE_THREADS", os.cpu_count() or 1)
+    return TraceThreads(cores, _setting("ATTNLENS_TORCH_THREADS", TORCH_THREADS))
 
 
 @st.cache_resource(show_spinner=False)

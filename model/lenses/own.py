@@ -286,9 +286,10 @@ class OwnLens(Lens, Generic[NetT]):
         """One layer's scores from its own Q and K (§3.2.1: QKᵀ/√d_k under the mask)."""
         qkv, mask = self.attention_inputs(trace, kind, layer)
         q, k = numpy_of(qkv.q[0]), numpy_of(qkv.k[0])  # (h, Q, d_k), (h, K, d_k)
-        scores = torch.matmul(qkv.q[0], qkv.k[0].transpose(-2, -1)) / np.sqrt(q.shape[-1])
-        scores = scores.masked_fill(~torch.as_tensor(mask), float("-inf"))  # (h, Q, K)
-        lse = numpy_of(torch.logsumexp(scores, dim=-1))  # (h, Q)
+        # in float64, as the record's weights are rebuilt: each row's lse exact to the record
+        wide = torch.from_numpy(q).double() @ torch.from_numpy(k).double().transpose(-2, -1)
+        scores = (wide / np.sqrt(q.shape[-1])).masked_fill(~torch.as_tensor(mask), float("-inf"))
+        lse = torch.logsumexp(scores, dim=-1).numpy()  # (h, Q) float64
         return LayerScores(q, k, lse, 1 / float(np.sqrt(q.shape[-1])), MaskRule.of(mask))
 
     @abstractmethod

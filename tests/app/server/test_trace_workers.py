@@ -125,7 +125,9 @@ def test_the_app_traces_in_a_worker_when_asked_and_here_when_it_dies(
     worker could not load by name, is traced in the server."""
     require_bundled("reverse")
     monkeypatch.setenv("ATTNLENS_TRACE_WORKERS", "1")
-    state._trace_workers.clear()
+    monkeypatch.setenv("ATTNLENS_TRACE_THREADS", "1")  # as the worker and this test trace: the
+    state._trace_workers.clear()  # same sums in the same order, so the same bytes
+    state._trace_threads.clear()
     others = workers_of(os.getpid())
     try:
         lens = state.shared_lens("reverse")
@@ -144,6 +146,7 @@ def test_the_app_traces_in_a_worker_when_asked_and_here_when_it_dies(
         if workers is not None:
             workers.close()
         state._trace_workers.clear()
+        state._trace_threads.clear()
 
 
 def test_a_worker_does_not_run_the_page_script_streamlit_made_main(tmp_path: Path) -> None:
