@@ -10,7 +10,7 @@ import streamlit as st
 import attnlens
 from attnlens.app.web import session_records, urlstate
 from attnlens.app.web.resources import shared_trace
-from attnlens.app.web.safe_text import md
+from attnlens.app.web.safe_text import md, md_items
 from attnlens.model.lenses.lens import RecordMode
 from attnlens.record.trace import Kind, Trace
 
@@ -116,8 +116,8 @@ def traced(
     except ValueError as err:
         st.error(md(err))
         return None
-    for warning in tr.warnings:
-        st.warning(md(warning))
+    if tr.warnings:
+        st.warning(md_items(tr.warnings))
     return tr
 
 

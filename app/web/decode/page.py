@@ -21,7 +21,7 @@ from attnlens.app.web.decode.step_view import step_view as show_steps
 from attnlens.app.web.decode.step_view import stepped
 from attnlens.app.web.downloads import figure_name
 from attnlens.app.web.pickers import layer_head_pickers, text_input
-from attnlens.app.web.safe_text import md
+from attnlens.app.web.safe_text import md, md_items
 from attnlens.app.web.scaffold import page_start
 from attnlens.record.decode import DecodeRun
 from attnlens.viz import decode_step as steps_viz
@@ -49,8 +49,8 @@ def page() -> None:
     run = decoded(lens, text, "decode", **kwargs)
     if run is None:
         return
-    for warning in run.warnings:
-        st.warning(md(warning))
+    if run.warnings:
+        st.warning(md_items(run.warnings))
     st.text(f"Output: {run.output_text}    score (sum of log-probabilities): {run.score:.4f}")
     wrong = right_answer(lens, text, run.output_text)
     if wrong is not None:
@@ -92,9 +92,9 @@ def what_if_view(lens: Lens, text: str, kwargs: dict[str, Any], run: DecodeRun) 
     if force or ablate:
         changed = decoded(lens, text, "what_if", **{**kwargs, "force": force, "ablate": ablate})
         if changed is not None:
-            for warning in changed.warnings:
-                if warning not in run.warnings:  # e.g. a token forced after the output ended
-                    st.warning(md(warning))
+            new = [w for w in changed.warnings if w not in run.warnings]  # e.g. forced after
+            if new:  # the output ended
+                st.warning(md_items(new))
             st.text(f"Before: {run.output_text}  ({run.score:.4f})")
             st.text(f"After:  {changed.output_text}  ({changed.score:.4f})")
             show.table(steps_viz.output_change(run, changed), "what_if_table", "what-if")
