@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -11,7 +12,13 @@ import attnlens
 from attnlens.app.web import urlstate
 from attnlens.app.web.answers import right_answer
 from attnlens.app.web.guides import guide
-from attnlens.app.web.pickers import pair_input, target_input, text_input, traced
+from attnlens.app.web.pickers import (
+    made_trace,
+    pair_input,
+    target_input,
+    text_input,
+    traced,
+)
 from attnlens.app.web.resources import load_lens
 from attnlens.app.web.safe_text import md
 from attnlens.app.web.show import presenting
@@ -80,11 +87,17 @@ def _typed(lens: attnlens.Lens, body: Callable[[Started], None], record: RecordM
 def _traced(
     lens: attnlens.Lens, inputs: Inputs, body: Callable[[Started], None], record: RecordMode
 ) -> None:
-    """body of the inputs' trace; only a message when they are bad."""
+    """body of the inputs' trace; only a message when they are bad. The body is drawn in one
+    slot, which shows what runs and how far it is while a new input is traced (waits.py), in
+    place of the last input's body greyed out."""
     text, target, pair = inputs
-    tr = traced(lens, text, target, pair=pair, record=record)
-    if tr is not None:
-        body(Started(lens, text, target, tr, pair))
+    place = st.empty()
+    with contextlib.suppress(ValueError):  # its message is drawn below, in the slot
+        made_trace(lens, text, target, pair=pair, record=record, place=place)
+    with place.container():
+        tr = traced(lens, text, target, pair=pair, record=record)  # the one just made
+        if tr is not None:
+            body(Started(lens, text, target, tr, pair))
 
 
 def text_inputs(lens: attnlens.Lens) -> Inputs:

@@ -8,6 +8,7 @@ comparison's three decodings are made only when it is opened.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import streamlit as st
@@ -16,7 +17,7 @@ from attnlens import Lens, viz
 from attnlens.app.web import show, urlstate
 from attnlens.app.web.answers import right_answer
 from attnlens.app.web.click_targets import clickable
-from attnlens.app.web.decode.controls import VIEWS, decoded, settings, what_if
+from attnlens.app.web.decode.controls import VIEWS, decoded, made_run, settings, what_if
 from attnlens.app.web.decode.step_view import step_view as show_steps
 from attnlens.app.web.decode.step_view import stepped
 from attnlens.app.web.downloads import figure_name
@@ -46,6 +47,15 @@ def page() -> None:
     with st.sidebar if present else st.container():  # on a projector: the step's figures first
         text = text_input(lens)
         kwargs = settings(lens, text, stacked=present)
+    place = st.empty()  # the run's page; while a new run is made, what runs (waits.py)
+    with contextlib.suppress(ValueError):  # its message is drawn in the slot
+        made_run(lens, text, "decode", place, **kwargs)
+    with place.container():
+        decoded_view(lens, text, kwargs, present)
+
+
+def decoded_view(lens: Lens, text: str, kwargs: dict[str, Any], present: bool) -> None:
+    """The run of these settings (made already), its output, record and tabs."""
     run = decoded(lens, text, "decode", **kwargs)
     if run is None:
         return
