@@ -16,7 +16,6 @@ from attnlens.app.cli.serve import STREAMLIT_OPTIONS
 from helpers.browser import settle
 from helpers.server import free_port, running
 
-
 pytestmark = [pytest.mark.browser]
 PAGE = Path(__file__).resolve().parents[3] / "helpers" / "wait_page.py"
 WAIT_S = 3.0  # seconds each new text takes on that page (its own WAIT_S)
