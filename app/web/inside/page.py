@@ -24,7 +24,9 @@ from attnlens.viz.shared.labels import visible
 
 
 def page() -> None:
-    traced_page("inside", "Inside the Transformer", traced_view)
+    # a long input as Explore keeps it (what each head was computed from, past the budget):
+    # the positions and the masks draw from it, where the whole weights were refused
+    traced_page("inside", "Inside the Transformer", traced_view, record="auto")
 
 
 def traced_view(started: Started) -> None:
