@@ -17,6 +17,7 @@ from attnlens.app.cli.trace_args import add_trace_inputs, trace_of
 from attnlens.model.decoding.heads import OLD_KINDS
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heads.segments import pair_heatmap
+from attnlens.viz.shared.html_file import standalone_html
 
 # --kind takes the records' names; the older encoder and decoder are still read
 KINDS: dict[str, Kind] = {
@@ -77,7 +78,7 @@ def write_figure(fig: go.Figure, out: Path | None) -> None:
         return
     suffix = out.suffix.lower()
     if suffix == ".html":
-        write_text(str(fig.to_html(include_plotlyjs=True, full_html=True)), out)
+        write_text(standalone_html(fig), out)  # opens offline, plotly.js gzipped inside
     elif suffix == ".json":
         write_text(str(fig.to_json()), out)
     else:

@@ -22,7 +22,7 @@ APPLIES: dict[str, tuple[str, ...]] = {  # the masks each kind of attention appl
     "cross": ("padding",),
 }
 POOL_FROM = 256  # positions a side past which each cell is a block of positions
-BLOCKS = 128  # blocks a side at most, as the heatmap's overview
+BLOCKS = 64  # blocks a side at most: three panels stay within an SVG's vector cells
 PANEL_TITLES = {
     "padding": "padding (filler keys)",
     "causal": "causal (no peeking ahead)",

@@ -203,18 +203,19 @@ def step_view(run: DecodeRun) -> None:
         with left:
             st.caption(md(f"Step {step}'s candidates as a table, and their chart to download:"))
             frame = steps_viz.candidates_frame(run, step, row)
-            show.table(frame, "candidates", f"candidates-{step}")
+            show.table(frame, "candidates", f"candidates-step{step}")
             bars = show.styled(viz.candidate_bars(run, step, row, node))
-            show.download_buttons(bars, "candidates_chart", f"candidates-{step}")
+            show.download_buttons(bars, "candidates_chart", f"candidates-step{step}")
         with right:
             st.caption(md(f"Step {step}'s attention, layer {layer} · head {head}, to download:"))
             fig = show.styled(steps_viz.step_attention(run, step, layer, head, row))
-            name = f"step-{step}-" + figure_name("attention", layer, head)
+            kind = "cross" if run.model.architecture == "encoder-decoder" else "decoder_self"
+            name = figure_name(kind, layer, head, f"step{step}")
             show.download_buttons(fig, "step_attention", name)
     width, font = TREE_PX[show.presenting()]
     tree = viz.beam_tree(run, node, font)
     tree = clickable(steps_viz.up_to_step(tree, step, steps_that_fit(run, width, font)))
-    show.figure(tree, "beam_tree", f"beam-tree-step-{step}", lambda: _follow_clicked(n))
+    show.figure(tree, "beam_tree", f"beam-tree-step{step}", lambda: _follow_clicked(n))
     if run.strategy == "beam":
         st.caption("Click a node to follow that beam; the output's path is red.")
 
@@ -271,7 +272,9 @@ def looked_at(runs: dict[str, DecodeRun], n_layers: int, n_heads: int) -> None:
         with col:
             fig = viz.decoding_alignment(run, layer, head)
             fig.update_layout(title_text=name)
-            show.figure(fig, f"looked_at_{run.strategy}", f"{run.strategy}-alignment-{layer}")
+            which = "mean" if head is None else f"head{head}"
+            file = f"cross-layer{layer}-{which}-{run.strategy}"
+            show.figure(fig, f"looked_at_{run.strategy}", file)
 
 
 page()

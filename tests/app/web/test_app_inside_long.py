@@ -39,10 +39,10 @@ def test_a_long_input_past_the_budget_opens_with_its_masks_in_blocks(
     assert "--record" not in said and "ATTNLENS_MAX_RECORD_MB" not in said
     masks = next(f for f in figures(at) if "masks of" in f["layout"]["title"]["text"])
     applied = masks["data"][2]  # padding, causal, applied
-    assert len(applied["y"]) == len(applied["x"]) <= 128  # blocks, not 561 × 561 cells
-    assert applied["x"][0] == "0–4" and applied["x"][-1].endswith("–560")
+    assert len(applied["y"]) == len(applied["x"]) <= 64  # blocks, not 561 × 561 cells
+    assert applied["x"][0] == "0–8" and applied["x"][-1].endswith("–560")
     z = array(applied["z"])
-    assert z[0][0] == pytest.approx(15 / 25)  # a block on the diagonal: causal, 15 of 25 cells
+    assert z[0][0] == pytest.approx(45 / 81)  # a block on the diagonal: causal, 45 of 81 cells
     assert z[0][-1] == 0 and z[-1][0] == 1  # the future blocked, the past allowed
-    assert "561 × 561 positions in blocks of 5×5" in masks["layout"]["title"]["text"]
+    assert "561 × 561 positions in blocks of 9×9" in masks["layout"]["title"]["text"]
     assert len(json.dumps(masks)) < 2_000_000
