@@ -21,6 +21,7 @@ from attnlens.app.web.pickers import (
 )
 from attnlens.app.web.resources import load_lens
 from attnlens.app.web.safe_text import md
+from attnlens.app.web.screen_size import screen_size
 from attnlens.app.web.show import presenting
 from attnlens.app.web.sidebar import sidebar
 from attnlens.model.lenses.lens import RecordMode
@@ -30,6 +31,7 @@ from attnlens.record.trace import Trace
 def page_start(url_path: str, title: str) -> attnlens.Lens | None:
     """Draw the shared sidebar and the title; the session's lens, or None with a message."""
     urlstate.remember("page", url_path)
+    screen_size()  # a phone's screen, said once: its figures laid out for it
     name = sidebar(st.session_state.get("default_model", ""))
     st.title(title)
     guide(url_path)

@@ -13,13 +13,14 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from attnlens.app.web import downloads
+from attnlens.app.web import downloads, screen_size
 from attnlens.app.web.pickers import memo
 from attnlens.record.decode import DecodeRun
 from attnlens.record.export import json_bound, json_chunks
 from attnlens.record.trace import Trace
 from attnlens.viz.shared.html_file import standalone_html
 from attnlens.viz.shared.labels import visible
+from attnlens.viz.shared.narrow import narrowed
 from attnlens.viz.shared.style import EXPORT_WIDTH, PROJECTOR_FONT, exported, image_size, projector
 from attnlens.viz.shared.vector_cells import VECTOR_CELLS, heatmap_cells, vector_cells
 
@@ -67,6 +68,8 @@ def styled(fig: go.Figure, present: bool | None = None) -> go.Figure:
     fig.layout.plot_bgcolor = fig.layout.paper_bgcolor = CLEAR  # a third of update_layout's time
     if presenting() if present is None else present:
         projector(fig, PROJECTOR_FONT)
+    elif screen_size.narrow():  # a phone: panels stacked, labels cut, colour bars below
+        narrowed(fig)
     return fig
 
 
@@ -92,6 +95,8 @@ def figure(
     st.session_state[key])."""
     shown = styled(fig)
     config = chart_config()
+    if screen_size.narrow():
+        config = {**config, "displayModeBar": False}  # a toolbar over a phone's small plot
     if on_click is None:
         st.plotly_chart(shown, key=key, width="stretch", config=config)
     else:
