@@ -294,6 +294,9 @@ def _wrap_titles(fig: go.Figure, width: int, font: float) -> None:
         fig.layout.margin.t = round((top if top is not None else 100) + grown)
         if title.yref == "paper":  # resting on the plot: its lines after the first go below
             title.pad.b = round((title.pad.b or 0) + grown)
+        else:  # hung from the top, where Plotly lifts a title of several lines by about
+            # the lines it added: its first line clear of the edge
+            title.update(yref="container", y=1, yanchor="top", pad_t=round(8 + grown))
     for note in fig.layout.annotations:
         if note.text and "<br>" not in note.text and note.xref == "paper":
             note.text = wrapped(note.text, max(16, int(width / ((note.font.size or 16) * 0.58))))
