@@ -68,14 +68,15 @@ def traced_page(
     around the figure cost more than the figure: docs/speed.md). On a projector the boxes are
     in the sidebar, where a fragment cannot draw, and the page reruns whole. record: the record
     the trace keeps (Lens.trace's; Explore's `auto` keeps scores past the budget)."""
+    top = st.sidebar.container()  # on a projector the text boxes go first in the sidebar
     lens = page_start(url_path, title)
     if lens is None:
         return
     if caption:
         st.caption(md(lens.description))
     if presenting():
-        with st.sidebar:
-            inputs = text_inputs(lens)
+        with top:  # in sight above the model picker (at the sidebar's foot they were below
+            inputs = text_inputs(lens)  # the fold of a 1080-line projector)
         _traced(lens, inputs, body, record)
     else:
         _typed(lens, body, record)

@@ -26,6 +26,7 @@ import plotly.graph_objects as go
 
 from attnlens.viz.shared.labels import wrapped
 from attnlens.viz.shared.margins import BASE_FONT, text_px, widest_px
+from attnlens.viz.shared.style import thin_bar_ticks
 
 NARROW_PX = 640  # a screen narrower than this is a phone's (Streamlit stacks columns there too)
 PHONE_PX = 330  # the figure's width planned for: a 360–390 px screen less the page's padding
@@ -235,26 +236,6 @@ def _horizontal(bar: Any, y: float, font: float) -> None:
     bar.update(orientation="h", x=0.5, xanchor="center", y=y, yanchor="top", len=0.9,
                lenmode="fraction", thickness=12, title={"side": "top"})  # fmt: skip
     thin_bar_ticks(bar, PLOT_PX * 0.9, font, horizontal=True)
-
-
-def thin_bar_ticks(bar: Any, length_px: float, font: float, horizontal: bool = False) -> None:
-    """A colour bar's labelled ticks, those that collide dropped (its ends kept): vertical
-    ticks a line apart, horizontal ones a label's width apart (0 / 0.001 / 0.01 of the
-    perceptual scale fell on one another, issue 49)."""
-    values, texts = bar.tickvals, bar.ticktext
-    if values is None or texts is None or len(values) < 3:
-        return
-    low, high = min(values), max(values)
-    span = (high - low) or 1.0
-    kept = [0]
-    for i in range(1, len(values)):
-        gap = (values[i] - values[kept[-1]]) / span * length_px
-        need = (text_px(str(texts[i]), font) + text_px(str(texts[kept[-1]]), font)) / 2 + 1.5 * font
-        if gap >= (need if horizontal else font * TICK_GAP):
-            kept.append(i)
-    if kept[-1] != len(values) - 1:  # the top end always, in place of the last kept
-        kept[-1] = len(values) - 1
-    bar.update(tickvals=[values[i] for i in kept], ticktext=[texts[i] for i in kept])
 
 
 def _row_title_up(fig: go.Figure, panel: Panel) -> None:

@@ -39,6 +39,7 @@ from attnlens.viz.shared.style import PROJECTOR_FONT
 
 
 def page() -> None:
+    top = st.sidebar.container()  # on a projector the text and settings go first in the sidebar
     lens = page_start("decode", "Decode")
     if lens is None:
         return
@@ -51,7 +52,7 @@ def page() -> None:
         ))  # fmt: skip
         return
     present = show.presenting()
-    with st.sidebar if present else st.container():  # on a projector: the step's figures first
+    with top if present else st.container():  # on a projector: the step's figures first
         text = text_input(lens)
         kwargs = settings(lens, text, stacked=present)
     place = st.empty()  # the run's page; while a new run is made, what runs (waits.py)
