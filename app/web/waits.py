@@ -70,7 +70,7 @@ class Speeds:
             seen = self._seen.get(name)
         if seen is None or seen[0] <= 0 or tokens <= 0:
             return None
-        return seen[1] * (tokens / seen[0]) ** growth
+        return float(seen[1] * (tokens / seen[0]) ** growth)
 
 
 @st.cache_resource(show_spinner=False)

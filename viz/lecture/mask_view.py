@@ -109,7 +109,7 @@ def _pooled(mask: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """(B_q, B_k) float32: the share of each block of a (Q, K) mask that is True."""
     counts = np.add.reduceat(np.add.reduceat(mask.astype(np.int32), rows[:-1], 0), cols[:-1], 1)
     sizes = np.outer(np.diff(rows), np.diff(cols))
-    return (counts / sizes).astype(np.float32)
+    return np.asarray(counts / sizes, dtype=np.float32)
 
 
 def _spans(at: np.ndarray) -> list[str]:
