@@ -19,6 +19,7 @@ planned for.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +32,7 @@ from attnlens.viz.shared.style import thin_bar_ticks
 NARROW_PX = 640  # a screen narrower than this is a phone's (Streamlit stacks columns there too)
 PHONE_PX = 330  # the figure's width planned for: a 360–390 px screen less the page's padding
 PLOT_PX = 250  # and its plot's, the labels beside it
+NUMBERED = re.compile(r"^\d+ · ")  # a position's label: "12 · e → H"
 PHONE_FONT = 13  # px: a phone's figure text at most (its titles a little larger)
 DIAGRAM_PX, DIAGRAM_FONT = 830, 8  # Figure 1's width at projector text; its smallest text
 LABEL_SHARE = 0.13  # of the width, at most, for a y axis's tick labels
@@ -305,13 +307,25 @@ def _short_ticks(fig: go.Figure, panel: Panel, width: int, font: float) -> None:
         if not values or (not isinstance(values[0], str) and axis.ticktext is None):
             continue
         if name.startswith("y"):
-            texts = [_cut(str(t), width * LABEL_SHARE, font) for t in texts]
+            texts = fitted([str(t) for t in texts], width * LABEL_SHARE, font)
         step = max(1, math.ceil(len(values) * font * TICK_GAP / max(along, 1.0)))
         axis.update(tickmode="array", tickvals=values[::step], ticktext=texts[::step])
     if fig.layout.margin.l is not None:
         labels = fig.layout[panel.y].ticktext or []
         room = 14 if not fig.layout[panel.y].title.text else 40  # the axis title's, if any
         fig.layout.margin.l = min(fig.layout.margin.l, round(widest_px(labels, font) + room))
+
+
+def fitted(labels: list[str], room: float, font: float) -> list[str]:
+    """Labels that fit in `room` px: as they are when they all do; else, where they name
+    positions ("12 · e → H"), without the numbers (the hover still gives them), every one
+    alike; then each cut with an ellipsis."""
+    if all(text_px(label, font) <= room for label in labels):
+        return labels
+    bare = [NUMBERED.sub("", label) for label in labels]
+    if sum(1 for a, b in zip(labels, bare, strict=True) if a != b) * 2 >= len(labels):
+        labels = bare
+    return [_cut(label, room, font) for label in labels]
 
 
 def _cut(label: str, room: float, font: float) -> str:
