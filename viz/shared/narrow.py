@@ -36,7 +36,7 @@ NUMBERED = re.compile(r"^\d+ · ")  # a position's label: "12 · e → H"
 PHONE_FONT = 13  # px: a phone's figure text at most (its titles a little larger)
 DIAGRAM_PX, DIAGRAM_FONT = 830, 8  # Figure 1's width at projector text; its smallest text
 LABEL_SHARE = 0.13  # of the width, at most, for a y axis's tick labels
-TITLE_GAP, BAR_ROOM, PANEL_MIN, PANEL_MAX = 44, 72, 150, 300  # px
+TITLE_GAP, BAR_ROOM, PANEL_MIN, PANEL_MAX = 44, 84, 150, 300  # px
 BAR_TITLE_PX = 24  # a horizontal colour bar's title, above its bar
 CELL_TEXT_PX = 26  # a cell narrower than this drops the number written in it
 TICK_GAP = 1.3  # px between two ticks' labels per px of font, at least
@@ -262,10 +262,12 @@ def _wrap_titles(fig: go.Figure, width: int, font: float) -> None:
     title = fig.layout.title
     size = float(title.font.size or font + 4)
     grown = 0.0  # px the title's lines grew by
-    if title.text and "<br>" not in title.text:  # "· layer 1" never starts a line
-        one = title.text.replace(" · ", "\u00a0· ")
-        title.text = wrapped(one, max(12, int(width / (size * 0.58)))).replace("\u00a0", " ")
-        grown += title.text.count("<br>") * size * 1.3
+    if title.text:  # each of its lines wrapped; "· layer 1" never starts one
+        chars = max(12, int(width / (size * 0.58)))
+        lines = [wrapped(line.replace(" · ", "\u00a0· "), chars).replace("\u00a0", " ")
+                 for line in title.text.split("<br>")]  # fmt: skip
+        title.text = "<br>".join(lines)
+        grown += sum(line.count("<br>") for line in lines) * size * 1.3
     subtitle = title.subtitle.text
     if subtitle:
         chars = max(16, int(width / (font * 0.55)))
@@ -281,8 +283,9 @@ def _wrap_titles(fig: go.Figure, width: int, font: float) -> None:
             # the lines it added: its first line clear of the edge
             title.update(yref="container", y=1, yanchor="top", pad_t=round(8 + grown))
     for note in fig.layout.annotations:
-        if note.text and "<br>" not in note.text and note.xref == "paper":
-            note.text = wrapped(note.text, max(16, int(width / ((note.font.size or 16) * 0.58))))
+        if note.text and note.xref == "paper":
+            chars = max(16, int(width / ((note.font.size or 16) * 0.58)))
+            note.text = "<br>".join(wrapped(line, chars) for line in note.text.split("<br>"))
 
 
 def _categories(fig: go.Figure, axis: str) -> list[str]:

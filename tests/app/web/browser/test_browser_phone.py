@@ -104,3 +104,14 @@ def test_a_slides_figure_on_a_phone_is_stacked_and_readable(
     laid_out_for_a_phone(page)
     keep(page, f"phone-slide-{slide}.png")
     page.close()
+
+
+def test_inside_on_a_phone_stacks_its_panels(browser: Any, server: str) -> None:
+    """Inside the Transformer's positional table and masks are panels side by side: on a
+    phone they are stacked, each its own colour bar under it, the masks' two-line title
+    wrapped (its second line ran off the figure's edge)."""
+    require_bundled("reverse")
+    page = phone_page(browser, f"{server}/?page=inside&model=reverse&kind=cross", 360)
+    laid_out_for_a_phone(page)
+    keep(page, "phone-inside-360.png")
+    page.close()
