@@ -39,7 +39,7 @@ HEADS_TOKENS, LLAMA_TOKENS = 1024, 4000
 LIMIT_S = 600.0
 SHOWN = {
     "table": "[data-testid='stDataFrame']",
-    "progress": "[data-testid='stProgress'], [data-testid='stAlert']",
+    "progress": "[data-testid='stProgress']",  # the induction scores' bar
 }
 OVERVIEW = """() => Array.from(document.querySelectorAll('[data-testid=stBidiComponentIsolated]'))
   .some((h) => h.shadowRoot && h.shadowRoot.querySelector('canvas.hz-canvas[data-drawn]'))"""
@@ -66,11 +66,15 @@ def heads_visit(browser: Any, url: str) -> dict[str, float]:
     started = time.perf_counter()
     nav.get_by_text("Heads", exact=True).click()
     seen: dict[str, float] = {}
+    done = page.get_by_text("sharpest induction head")  # the scores drawn: no bar any more
     while len(seen) < len(SHOWN) and time.perf_counter() - started < LIMIT_S:
         for name, selector in SHOWN.items():
             if name not in seen and page.locator(selector).count():
                 seen[name] = time.perf_counter() - started
+        if done.count():
+            break
         time.sleep(0.05)
+    seen.setdefault("progress", float("inf"))  # never seen: the scores came at once
     settle(page, quiet_ms=1500, timeout=int(LIMIT_S * 1000))
     seen["usable"] = time.perf_counter() - started - 1.5
     context.close()
@@ -94,6 +98,24 @@ def reopened(browser: Any, url: str, server: Any) -> dict[str, float]:
         context.close()
         time.sleep(8.0)  # the session's records released (session_records.py) and collected
     return out
+
+
+def bare_fresh_tab(browser: Any) -> float:
+    """Seconds for the bare Streamlit page (bench/minimal_app.py) opened in a fresh browser
+    session until its chart is drawn: what a new session costs before any of attnlens's work
+    (the reopened link's time holds it too)."""
+    with servers.bare_server() as bare:
+        warm = browser.new_context()
+        warm.new_page().goto(f"{bare.url}/?text=warm", timeout=LIMIT_S * 1000)
+        warm.pages[0].wait_for_selector(".js-plotly-plot .main-svg", timeout=LIMIT_S * 1000)
+        warm.close()
+        context = browser.new_context(viewport={"width": 1400, "height": 1000})
+        started = time.perf_counter()
+        context.new_page().goto(f"{bare.url}/?text=fresh", timeout=LIMIT_S * 1000)
+        context.pages[0].wait_for_selector(".js-plotly-plot .main-svg", timeout=LIMIT_S * 1000)
+        seconds = time.perf_counter() - started
+        context.close()
+    return seconds
 
 
 def reference_seconds(folder: Path) -> float:
@@ -120,6 +142,7 @@ def main(argv: list[str] | None = None) -> None:
             heads = heads_visit(browser, ours.url)
         with served(llama, Path(tmp) / "cache-llama") as ours:
             again = reopened(browser, ours.url, ours)
+        bare = bare_fresh_tab(browser)
         browser.close()
         old = reference_seconds(gpt2) if args.reference else None
     print(f"{GPT2.name} × {HEADS_TOKENS:,} on Heads from Explore, a model never measured: table "
@@ -128,7 +151,8 @@ def main(argv: list[str] | None = None) -> None:
           + (f"; every head ablated, in this run: {old:.0f} s)" if old else ")"))  # fmt: skip
     print(f"{LLAMA.name} × {LLAMA_TOKENS:,} on Explore: first session {again['first']:.1f} s "
           f"({again['first_cpu']:.1f} s of server CPU); its link in a new session "
-          f"{again['again']:.1f} s ({again['again_cpu']:.1f} s of CPU)")  # fmt: skip
+          f"{again['again']:.1f} s ({again['again_cpu']:.1f} s of CPU); the bare Streamlit "
+          f"page in a new session: {bare:.1f} s")  # fmt: skip
     print(table([
         Target("Heads, new model: table and a progress line", max(heads["table"],
                heads["progress"]), 2.0),
