@@ -30,9 +30,9 @@ ATTENTION_CHARS = 10
 # The attentions' names beside the stacks wrap past this, also after a hyphen or dash: at
 # 1400 px there are ~130 px beside a stack, where "self-attention" takes 135 px
 NAME_CHARS = 9
-# What goes in under a stack is cut past this: a stack's column at 1400 px holds ~17 characters
-# of projector text, and "the cat sees the big dog" ran under the other stack's
-IO_CHARS = 16
+# What goes in under a stack is cut past this: the stacks stand ~250 px apart in the Lecture's
+# column at 1400 px, where a longer input ran under the other stack's (20 keeps the example whole)
+IO_CHARS = 20
 # Heights in the diagram's units: on a projector (24 px text, a 760 px figure) a unit is ~29 px,
 # so a block is 1 unit per line of its words
 LINE_UNITS = 1.0
