@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
                            capture_output=True, text=True, check=False)  # fmt: skip
     summary = tests.stdout.strip().splitlines()[-1] if tests.stdout.strip() else "no output"
     print(f"CUDA tests: {summary}", flush=True)
-    rows = []
+    rows: list[tuple[int, dict[str, float] | None, dict[str, float] | None]] = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = build(LLAMA_REAL, max(LENGTHS) + 64, Path(tmp) / "llama-real")
         for n in LENGTHS:

@@ -156,7 +156,7 @@ class LayerScores:
         ok = self.mask.allowed(r, c)
         if ok is not None:
             np.multiply(s, ok, out=s)  # masked: exactly 0
-        return s.astype(np.float32)
+        return np.asarray(s, dtype=np.float32)
 
     def head(self, head: int) -> np.ndarray:
         """(Q, K) float32: one head's whole map, built a block of rows at a time, each over

@@ -21,6 +21,9 @@ from helpers.tiny import save_long_lm, save_tiny_lm, save_tiny_model
 # One intra-op thread: on tiny models torch's pool only thrashes (2 cores: the six slowest
 # tests took 2 min 41 s with the default threads and 22 s with one).
 torch.set_num_threads(1)
+# and the app's traces too (app/server/trace_threads.py would give a trace every core): the
+# tests compare its records with their own, to the byte, and the sums' order follows the threads
+os.environ.setdefault("ATTNLENS_TRACE_THREADS", "1")
 
 
 @pytest.fixture(scope="session")

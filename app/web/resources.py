@@ -8,6 +8,8 @@ The server's settings for speed (docs/deploying.md):
 - no full garbage collection after every rerun (`attnlens serve` switches Streamlit's off,
   app/cli/main.py STREAMLIT_OPTIONS): it walked the ~260k objects of torch and the models each time;
 - traces shared between sessions (ATTNLENS_TRACE_CACHE_MB): a class types the same examples;
+  those that took long also kept on disk (ATTNLENS_TRACE_DISK_MB, app/server/trace_shelf.py), so
+  a long input reopened from its link, in a new session or after a restart, is not traced again;
 - traces of our own bundled models made in a worker process, off the server's GIL, on a machine
   of two cores or more (ATTNLENS_TRACE_WORKERS, app/server/trace_workers.py): a class of 32 on 2
   cores where the server alone held 16; a single user's keystroke is as fast either way.
@@ -26,6 +28,7 @@ import streamlit as st
 import attnlens
 from attnlens.app.server.memory import freeze_long_lived
 from attnlens.app.server.trace_cache import SharedTraces
+from attnlens.app.server.trace_shelf import TraceShelf, shelf_key
 from attnlens.app.server.trace_threads import TraceThreads
 from attnlens.app.server.trace_workers import TraceWorkers
 from attnlens.app.web.safe_text import md
@@ -80,7 +83,15 @@ def _training(name: str) -> Training:
 
 @st.cache_resource(show_spinner=False)
 def _shared_traces() -> SharedTraces:
-    return SharedTraces(_setting("ATTNLENS_TRACE_CACHE_MB", TRACE_CACHE_MB) * 2**20)
+    budget = _setting("ATTNLENS_TRACE_CACHE_MB", TRACE_CACHE_MB) * 2**20
+    return SharedTraces(budget, shelf=TraceShelf.from_env())
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _fingerprint(name: str, lens_id: int, _lens: attnlens.Lens) -> str:
+    """The weights' fingerprint of a shared lens, taken once (it hashes an own model's
+    weights)."""
+    return _lens.fingerprint()
 
 
 def shared_trace(
@@ -106,7 +117,11 @@ def shared_trace(
         with _trace_threads().running():  # the cores, shared with traces running meanwhile
             return lens.trace(text, target, pair=pair, record=record)
 
-    return _shared_traces().get(lens, (lens.name, text, target, pair, record), compute)
+    def shelved() -> str:
+        return shelf_key(_fingerprint(lens.name, id(lens), lens), text, target, pair, record)
+
+    key = (lens.name, text, target, pair, record)
+    return _shared_traces().get(lens, key, compute, shelved)
 
 
 @st.cache_resource(show_spinner=False)

@@ -42,7 +42,7 @@ from attnlens.model.net.tokenizer import BOS, EOS, CharTokenizer
 from attnlens.model.training.corpus import load_corpus
 from attnlens.model.training.evaluate import Report, evaluate_lm
 from attnlens.model.training.repeats import repeated_text
-from attnlens.record.errors import InputError
+from attnlens.record.errors import InputError, literal
 from attnlens.record.next_tokens import NextTokens
 from attnlens.record.trace import Kind, Trace
 
@@ -69,7 +69,7 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
 
     def unknown_warning(self, what: str, unknown: list[str]) -> str:  # type: ignore[override]
         shown = "".join(dict.fromkeys(unknown))
-        return f"characters outside the vocabulary were read as <unk>: {shown!r}"
+        return f"characters outside the vocabulary were read as <unk>: {literal(shown)}"
 
     def prompt(
         self, text: str, target: str | None = None

@@ -18,7 +18,8 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from attnlens.model.lenses.pooling import OVERVIEW, Pooled, Scoring, pool
+from attnlens.model.lenses.pooling import OVERVIEW as OVERVIEW  # the side read at trace time
+from attnlens.model.lenses.pooling import Pooled, Scoring, pool
 from attnlens.record.scores import LayerScores
 from attnlens.record.summary import Summary, edges
 
@@ -102,7 +103,7 @@ def _points(layer: LayerScores, pairs: torch.Tensor, ends: torch.Tensor) -> dict
     lse = torch.from_numpy(layer.lse)
     offset = layer.mask.offset
     first = (q @ k[:, 0, :, None].unsqueeze(1)).view(H, Q)  # (H_kv, G, Q, 1)
-    out = {"first": _mean(layer, first, lse, 0, None)}
+    out: dict[str, np.ndarray | torch.Tensor] = {"first": _mean(layer, first, lse, 0, None)}
     for name, shift in (("own", 0), ("previous", -1)):
         lo, hi = max(0, -(offset + shift)), min(Q, K - offset - shift)  # rows whose key exists
         if hi <= lo:

@@ -31,6 +31,9 @@ ATTENTION_CHARS = 10
 # The attentions' names beside the stacks wrap past this, also after a hyphen or dash: at
 # 1400 px there are ~130 px beside a stack, where "self-attention" takes 135 px
 NAME_CHARS = 9
+# What goes in under a stack is cut past this: the stacks stand ~250 px apart in the Lecture's
+# column at 1400 px, where a longer input ran under the other stack's (20 keeps the example whole)
+IO_CHARS = 20
 # Heights in the diagram's units: on a projector (24 px text, a 760 px figure) a unit is ~29 px,
 # so a block is 1 unit per line of its words
 LINE_UNITS = 1.0
@@ -269,10 +272,18 @@ def _io_labels(drawing: Drawing, boxes: list[Box], source: str, target: str) -> 
     for box in boxes:
         x = box.centre[0]
         if box.role == "embedding":
-            text = target if box.x0 > 6 else source
-            drawing.text(x, 0.2, _short(text) or ("Outputs" if box.x0 > 6 else "Inputs"))
+            decoder = box.x0 > 6
+            text = target if decoder else source
+            said = _short(text, IO_CHARS) or ("Outputs" if decoder else "Inputs")
+            drawing.text(x, 0.2, said)
             drawing.arrow((x, 0.65), (x, box.y0))
-            drawing.text(x, 3.6, "⊕ positional encoding", 13)
+            # ⊕ on the arrow, its words on the stack's outer side beside the embedding, as
+            # the paper has them: side by side, centred, the two ran into each other in the
+            # Lecture's column at 1400 px
+            drawing.text(x, 3.6, "⊕", 13)
+            side = {"xanchor": "left"} if decoder else {"xanchor": "right"}
+            at = box.x1 + 0.25 if decoder else box.x0 - 0.25
+            drawing.text(at, box.centre[1], "positional<br>encoding", 13, **side)
         if box.role == "softmax":
             drawing.text(x, box.y1 + 0.7, "output probabilities")
 

@@ -33,6 +33,7 @@ TABLE_NAMES = {
     "learned": "learned position embeddings",
     None: "positional table (scheme not recorded)",
 }
+DRAWN = 512  # positions drawn at most: the similarity panel holds P² cells (1 M at 1,024)
 TITLES = (
     "table: position (rows) × dimension (columns)",
     "chosen dimensions along the positions",
@@ -78,7 +79,8 @@ def positional_view(trace: Trace, dims: Sequence[int] = (0, 1, 4, 5)) -> go.Figu
 
     The title says which scheme the table is; colours span the values the table holds
     (a learned table near ±0.1 is not drawn on a ±1 scale; the hover has exact values)."""
-    pe = positional_encoding_of(trace)  # (P, d_model)
+    whole = positional_encoding_of(trace)  # (P, d_model)
+    pe = whole[:DRAWN]  # (P, d_model): a long input's first DRAWN positions
     P, d_model = pe.shape
     bad = [d for d in dims if not 0 <= d < d_model]
     if bad:
@@ -106,7 +108,8 @@ def positional_view(trace: Trace, dims: Sequence[int] = (0, 1, 4, 5)) -> go.Figu
     reach = robust_reach(pe)
     low, high = np.percentile(sim, [1, 99]) if sim.size else (0.0, 1.0)
     name = TABLE_NAMES.get(trace.positional_scheme, TABLE_NAMES[None])
-    fig.update_layout(panel_title(f"{name} · {P} positions × {d_model} dimensions"))
+    some = f"the first {P:,} of {len(whole):,}" if len(whole) > P else f"{P:,}"
+    fig.update_layout(panel_title(f"{name} · {some} positions × {d_model} dimensions"))
     # each colour bar beside the heatmap it belongs to (the left column), in the gap between
     # the columns, not at the figure's right edge beside the line charts
     beside = float(fig.layout.xaxis.domain[1]) + 0.01

@@ -51,10 +51,7 @@ def class_bar(code: str, store: ClassStore, state: ClassState) -> None:
     base = join_here()
     link = join_link(code, base)
     if base.warning:
-        with st.container(key="lec_join_warning"):
-            st.warning(md(base.warning))
-            if base.command:
-                st.code(base.command, language=None)
+        join_warning(base)
     roster = store.roster(code)
     qr, settings, shown, left = st.columns([1, 1, 4, 3], vertical_alignment="center")
     with shown.container(key="lec_join_link"):
@@ -74,6 +71,21 @@ def class_bar(code: str, store: ClassStore, state: ClassState) -> None:
     with settings.popover("Class", width="stretch"):
         class_settings(code, store, state)
     store_notices(store)
+
+
+def join_warning(base: JoinBase) -> None:
+    """Why no student can open the link, in its first sentence; the rest and the command that
+    serves the room a click away (whole, on a 1080-line projector they pushed Previous and
+    Next below the fold)."""
+    first, _, rest = base.warning.partition(". ") if base.warning else ("", "", "")
+    with st.container(key="lec_join_warning"):
+        st.warning(md(first if first.endswith(".") or not rest else first + "."))
+        if rest or base.command:
+            with st.expander("How to let students join"):
+                if rest:
+                    st.markdown(md(rest))
+                if base.command:
+                    st.code(base.command, language=None)
 
 
 def class_settings(code: str, store: ClassStore, state: ClassState) -> None:

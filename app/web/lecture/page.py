@@ -35,10 +35,12 @@ from attnlens.app.web.lecture.screen import Place
 from attnlens.app.web.lecture.slide_payload import explore_link, explore_params
 from attnlens.app.web.resources import load_lens
 from attnlens.app.web.safe_text import md
+from attnlens.app.web.screen_size import screen_size
 
 
 def page() -> None:
     urlstate.remember("page", "lecture")
+    screen_size()  # a phone's screen, said once: the slide's figure reflowed for it
     screen.projector_css()
     decks = library()
     if not decks.decks:

@@ -156,6 +156,7 @@ function geometry(state) {
 
 function draw(state) {
   const g = (state.geom = geometry(state));
+  thinTicks(state.root.querySelector(".hz-ticks"));
   const { canvas } = state;
   const ctx = sizedCanvas(canvas, g.width, g.height);
   ctx.imageSmoothingEnabled = false;
@@ -300,4 +301,25 @@ function hover(state, event) {
   lines.push(Number.isNaN(value) ? "masked: not allowed" : `${what} ${value.toFixed(data.digits)}`);
   const g = state.geom;
   showTip(tip, lines.join("\n"), g.left + at.x + 14, g.top + at.y + 14, g.width);
+}
+
+// A colour bar's tick labels that would touch the one before are hidden (the last one kept,
+// the one before it hidden instead): at a phone's width 0, 0.001 and 0.01 ran into one another.
+function thinTicks(ticks) {
+  const spans = [...ticks.children];
+  spans.forEach((s) => { s.style.visibility = ""; });
+  let right = -Infinity;
+  const shown = [];
+  for (const span of spans) {
+    const box = span.getBoundingClientRect();
+    if (box.width === 0) return; // not laid out (hidden): left as they are
+    if (box.left >= right + 4) { shown.push(span); right = box.right; }
+    else span.style.visibility = "hidden";
+  }
+  const last = spans[spans.length - 1];
+  if (last && last.style.visibility === "hidden") {
+    last.style.visibility = "";
+    const before = shown[shown.length - 1];
+    if (before && before !== spans[0]) before.style.visibility = "hidden";
+  }
 }

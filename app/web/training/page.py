@@ -6,6 +6,7 @@ import streamlit as st
 
 from attnlens import viz
 from attnlens.app.web import show, urlstate
+from attnlens.app.web.downloads import figure_name
 from attnlens.app.web.pickers import kind_picker, layer_head_pickers, memo, text_input, traced
 from attnlens.app.web.resources import load_snapshot, snapshot_scores
 from attnlens.app.web.safe_text import md
@@ -64,12 +65,12 @@ def emerging(final: Lens, text: str, found: list[Snapshot], name: str) -> None:
         st.subheader(f"after {step} steps")
         st.text("Teacher-forced on the finished model's output")
         fig = viz.head_heatmap(tr_early, kind, layer, head)
-        show.figure(fig, "snapshot_heatmap", f"step-{step}-{kind}-{layer}-{head}")
+        show.figure(fig, "snapshot_heatmap", figure_name(kind, layer, head, f"step{step}"))
     with right:
         st.subheader("finished model")
         st.text("Output: " + output)
         fig = viz.head_heatmap(tr_final, kind, layer, head)
-        show.figure(fig, "final_heatmap", f"final-{kind}-{layer}-{head}")
+        show.figure(fig, "final_heatmap", figure_name(kind, layer, head, "final"))
     progress(final, name, found, int(step), (layer, head) if kind == "cross" else None)
 
 
@@ -100,7 +101,7 @@ def progress(
                 float(s.head_alignment[head]) for s in scored
             ]
     fig = viz.training_curve(loss_steps, losses, [s.step for s in found], scores, step)
-    show.figure(fig, "training_curve", f"training-{step}")
+    show.figure(fig, "training_curve", f"training-step{step}")
     if scored:
         st.caption(
             "Held-out examples of the model's task: exact match of greedy outputs, and the "

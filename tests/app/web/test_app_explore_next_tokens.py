@@ -52,14 +52,21 @@ def test_lm_shows_its_continuation_and_each_positions_next_tokens() -> None:
     assert p.shape[1] == TOP and np.all(np.diff(p, axis=1) <= 0) and np.all(p.sum(1) <= 1 + 1e-6)
 
 
-def test_a_long_input_caps_the_table_and_says_so() -> None:
+def test_a_long_input_caps_the_table_keeping_its_last_position_and_says_so() -> None:
+    """Issue 49: the table showed the first 100 positions, so a long input's last one, where
+    the continuation starts, was missing."""
     at = open_bundled("explore", "lm")
     long = ("the cat sat on the mat " * 6)[:120]  # lm reads 127 characters
     at.text_input(key="w_text").input(long).run()
     assert not at.exception and not at.error
-    assert len(table(at)) == TABLE_ROWS < len(long) + 1
+    shown = table(at)
+    T = len(long) + 1
+    assert len(shown) == TABLE_ROWS < T
+    assert shown["position"].tolist() == [*range(TABLE_ROWS - 1), T - 1]
+    assert shown["token"].iloc[-1] == long[-1]  # the text's last character
     captions = [c.value for c in at.caption]
-    assert md(f"The first {TABLE_ROWS} of {len(long) + 1} positions are shown.") in captions
+    said = f"Positions 0 to {TABLE_ROWS - 2} and the last, {T - 1} (where the continuation "
+    assert md(said + f"starts), of {T} are shown.") in captions
 
 
 def test_a_text_with_no_room_left_says_why_there_is_no_continuation(tiny_lm_dir: Path) -> None:

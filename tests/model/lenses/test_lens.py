@@ -76,7 +76,7 @@ def test_word_models_count_and_show_words(word_model_dir: Path) -> None:
     assert run.output_text == " ".join(
         t for t in run.output_tokens if t in WORDS
     )  # specials dropped
-    assert lens.example == "The cat sees a house."  # the example of its task
+    assert lens.example == "the cat sees a house"  # the example of its task, read as typed
     assert lens.text_of(("lo", "gat", "<unk>", "vid", "</s>", "kan")) == "lo gat vid"
     assert lens.text_of(run.output_tokens) == run.output_text
 

@@ -152,3 +152,18 @@ def test_the_download_figure_draws_the_window_by_the_same_rule(scores: Trace) ->
     assert "%{customdata:.4f}" in cells.hovertemplate
     assert fig.data[1].name == "masked"  # causal: the upper triangle grey
     assert "exact weight" in fig.layout.title.subtitle.text
+
+
+def test_an_exact_windows_download_carries_the_screens_token_labels(scores: Trace) -> None:
+    """Issue 49: the screen labels a zoomed window "576 · w803", the file said 580, 590, …"""
+    window = head_window(scores, KIND, 1, 0, rows=(200, 290), cols=(150, 240))
+    assert window.exact
+    fig = window_figure(window)
+    y, x = fig.layout.yaxis, fig.layout.xaxis
+    assert y.tickmode == x.tickmode == "array"
+    assert y.ticktext[0] == window.query_labels[0] == f"200 · {scores.shown(KIND)[0][200]}"
+    assert x.ticktext[0] == window.key_labels[0] and x.tickvals[0] == 150
+    step = int(y.tickvals[1] - y.tickvals[0])
+    assert len(y.ticktext) <= 30 and y.ticktext[1] == window.query_labels[step]
+    pooled = window_figure(head_window(scores, KIND, 1, 0))
+    assert pooled.layout.xaxis.tickmode is None  # position numbers while pooled

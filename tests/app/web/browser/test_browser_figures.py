@@ -267,3 +267,19 @@ def test_the_induction_figure_keeps_its_two_line_title_whole(
     found = [t for t in check.texts(page) if "look back" in t["text"] or "arrows:" in t["text"]]
     assert found and not check.clipped(found)
     page.close()
+
+
+def test_figure_1s_notes_stay_in_their_own_column_at_1400_px(browser: Any, server: str) -> None:
+    """Issue 49: at 1400 px Figure 1's notes under one stack ran onto the other's: the two
+    "⊕ positional encoding" side by side, and an input longer than the stack is wide under
+    the decoder's own."""
+    from helpers.apptest import require_bundled
+
+    require_bundled("translate")
+    text = "the%20big%20cat%20sees%20the%20small%20dog%20that%20eats%20a%20fish"
+    page = opened(browser, f"{server}/?page=lecture&deck=section3&slide=2&text={text}", LECTURE)
+    found = check.texts(page)
+    notes = [t for t in found if "annotation" in t["role"] or "annotation" in t["group"]]
+    assert any("positional" in t["text"] for t in notes)
+    assert not check.overlapping(found)
+    page.close()
