@@ -12,7 +12,8 @@ off. 404 from the follow or slide route (the class ended, or the store lost it) 
 for a rerun once per RETRY_MS, so that it says what became of the class; so does an answer
 refused because the student is no longer in the class (403). 503 and a lost connection try
 again after a while. A hidden tab holds no request (a browser opens at most 6 connections to
-one server): it asks again once shown.
+one server): it asks again once shown. A page that closes says so (a beacon to the follow
+route's /left), so the teacher's count of students here drops at once.
 """
 
 from __future__ import annotations

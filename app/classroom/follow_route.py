@@ -18,6 +18,12 @@ app/web/served.py (`attnlens serve`).
 `me`, the student's id (their join link's), tells the store the student's page is open, at
 most once per SEEN_SECONDS: the teacher's count of students there, which a page's timer used
 to tell every few seconds with a rerun of its own. An id that is not one is ignored.
+
+    POST /_attnlens/follow/CODE/left?me=STUDENT   the page is closing (its beacon): the
+                                          student no longer counts as here; 204, always
+                                          (429 past LEFT_RATE from one network address)
+
+Without it a closed tab counted as there until ACTIVE_SECONDS after its last request.
 """
 
 from __future__ import annotations
@@ -36,16 +42,19 @@ from attnlens.app.classroom.board import (
     TooManyWaitingError,
     VersionBoard,
 )
+from attnlens.app.classroom.limits import MAX_STUDENTS
 from attnlens.app.classroom.names import CODE, valid_student_id
 from attnlens.app.classroom.route_parts import (
     NOT_STORED,
     PER_ADDRESS,
+    Rate,
     address_of,
     busy,
     prefix,
     reply,
 )
 
+LEFT_RATE = (100.0, MAX_STUDENTS)  # (per second, burst) from one address: a class leaving at once
 VERSION = re.compile(r"-1|0|[1-9][0-9]{0,15}")  # a class's version, as a page holds it
 # The slide of a class's version (board, code, version, projector size): its payload, or None
 Slide = Callable[[VersionBoard, str, int, bool], Awaitable[bytes | None]]
@@ -99,3 +108,18 @@ def follow_route(
         return reply(200, {"version": version, "changed": True})
 
     return Route(f"{prefix(base)}/{FOLLOW_PATH}/{{code}}", follow, methods=["GET"])
+
+
+def left_route(board: Callable[[], VersionBoard], base: str = "") -> Route:
+    """The route a closing page's beacon calls (navigator.sendBeacon on pagehide)."""
+    rate = Rate(*LEFT_RATE)
+
+    async def left(request: Request) -> Response:
+        code, me = request.path_params["code"], request.query_params.get("me", "")
+        if rate.wait(address_of(request)):
+            return busy("too many pages closing from one address", status=429)
+        if CODE.fullmatch(code) and valid_student_id(me):
+            await asyncio.to_thread(board().left, code, me)
+        return Response(status_code=204, headers=NOT_STORED)
+
+    return Route(f"{prefix(base)}/{FOLLOW_PATH}/{{code}}/left", left, methods=["POST"])

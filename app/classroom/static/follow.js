@@ -169,6 +169,9 @@ async function follow() {
   running = false;
 }
 function start() { if (!running && code && !document.hidden) follow(); }
+window.addEventListener("pagehide", () => {  // the tab closes: the teacher's count drops now
+  if (code && me) navigator.sendBeacon(ROUTE + code + "/left?me=" + me);
+});
 document.addEventListener("visibilitychange", () => {
   if (document.hidden && holding) holding.abort();
   start();
