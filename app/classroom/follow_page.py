@@ -21,10 +21,14 @@ from __future__ import annotations
 from pathlib import Path
 
 RETRY_MS = 2000  # a request that failed is tried again after about this long
+PHONE_BELOW_PX = 640  # a page narrower than this asks for a phone's slide (&size=phone)
 FOLLOW_PATH = "_attnlens/follow"  # the routes, under the server's base path
 SLIDE_PATH = "_attnlens/slide"
 ANSWER_PATH = "_attnlens/answer"
 PLOTLY_FILE = "plotly.min.js"  # beside the component's page (board.py copies it there)
+# the app's own font beside it too (app/web/lecture/resources.py copies Streamlit's files): the
+# component is a page of its own, which the app's @font-face does not reach
+FONT_FILES = ("source-sans.woff2", "source-sans-italic.woff2")
 
 STATIC = Path(__file__).with_name("static")
 SETTINGS = {  # written into the script where it names them
@@ -33,6 +37,7 @@ SETTINGS = {  # written into the script where it names them
     "%SLIDE_PATH%": SLIDE_PATH,
     "%ANSWER_PATH%": ANSWER_PATH,
     "%PLOTLY_FILE%": PLOTLY_FILE,
+    "%PHONE_BELOW_PX%": str(PHONE_BELOW_PX),
 }
 
 

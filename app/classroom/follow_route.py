@@ -11,9 +11,10 @@ app/web/served.py (`attnlens serve`).
     503 the process holds MAX_WAITERS requests already, or PER_ADDRESS from the caller's
         network address (Retry-After says when to ask again)
 
-    GET /_attnlens/follow/CODE?after=VERSION&slide=1[&present=1]   as above, but a change is
-                                          answered with the new slide's payload itself
-                                          (slide_route.py), which names its version
+    GET /_attnlens/follow/CODE?after=VERSION&slide=1[&present=1|&size=phone]   as above, but
+                                          a change is answered with the new slide's payload
+                                          itself (slide_route.py) for that screen, which names
+                                          its version
 
 `me`, the student's id (their join link's), tells the store the student's page is open, at
 most once per SEEN_SECONDS: the teacher's count of students there, which a page's timer used
@@ -52,12 +53,14 @@ from attnlens.app.classroom.route_parts import (
     busy,
     prefix,
     reply,
+    screen_of,
 )
 
 LEFT_RATE = (100.0, MAX_STUDENTS)  # (per second, burst) from one address: a class leaving at once
 VERSION = re.compile(r"-1|0|[1-9][0-9]{0,15}")  # a class's version, as a page holds it
-# The slide of a class's version (board, code, version, projector size): its payload, or None
-Slide = Callable[[VersionBoard, str, int, bool], Awaitable[bytes | None]]
+# The slide of a class's version (board, code, version, screen: route_parts.screen_of): its
+# payload, or None
+Slide = Callable[[VersionBoard, str, int, str], Awaitable[bytes | None]]
 
 
 def follow_route(
@@ -101,8 +104,7 @@ def follow_route(
         if version is None:
             return reply(200, {"version": known, "changed": False})
         if slide is not None and request.query_params.get("slide") == "1":
-            present = request.query_params.get("present") == "1"
-            body = await slide(followed, code, version, present)
+            body = await slide(followed, code, version, screen_of(request.query_params))
             if body is not None:  # the new slide itself: no second request for it
                 return Response(body, media_type="application/json", headers=NOT_STORED)
         return reply(200, {"version": version, "changed": True})
