@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from attnlens.viz.lecture.phone_layout import phone_layout
 from attnlens.viz.shared.labels import wrapped
 from attnlens.viz.shared.style import PROJECTOR_FONT, projector
 
@@ -96,5 +97,6 @@ def _has_legend(fig: go.Figure) -> bool:
 
 
 def phoned(fig: go.Figure) -> go.Figure:
-    """The figure, in place, for a phone's screen (a student's page narrower than 640 px)."""
-    return fig
+    """The figure, in place, for a phone's screen (a student's page narrower than 640 px):
+    its screen layout reflowed (viz/lecture/phone_layout.py)."""
+    return phone_layout(fig)

@@ -1,13 +1,18 @@
-"""The teacher's hold on a class in real browsers (issue 49), on one `attnlens serve` for the
-module: the teacher's address carries no key, so the URL copied from the teacher's window,
-opened in a fresh browser, joins as a student and moves nothing, while the teacher's own browser
-stays the teacher after a reload (an HttpOnly cookie); an old link with key= is taken once, out
-of the address (its history entry replaced) and said so; another device takes control with a
-one-time code, which works once; and the class's "joined here now" drops as students' tabs close.
+"""A live class in real browsers (issue 49), on one `attnlens serve` for the module: the
+teacher's address carries no key, so the URL copied from the teacher's window, opened in a fresh
+browser, joins as a student and moves nothing, while the teacher's own browser stays the teacher
+after a reload (an HttpOnly cookie); an old link with key= is taken once, out of the address
+(its history entry replaced) and said so; another device takes control with a one-time code,
+which works once; the class's "joined here now" drops as students' tabs close; and a student's
+slide on a phone (360 and 390 px, light and dark) is laid out for it: the app's font, no text
+over other text or cut, plots at least 250 px wide, every key labelled, the colour bar no wider
+than the plots, cell numbers apart. ATTNLENS_SCREENSHOTS=DIR keeps the phones' screenshots.
 """
 
 from __future__ import annotations
 
+import itertools
+import os
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -19,6 +24,7 @@ import pytest
 from attnlens.app.classroom.state import ClassState
 from attnlens.app.classroom.store import ACTIVE_SECONDS
 from attnlens.app.classroom.stores import open_store
+from helpers import figure_checks as check
 from helpers.apptest import require_bundled
 from helpers.browser import chromium
 from helpers.class_server import Server
@@ -186,3 +192,121 @@ def fresh_seen(path: Path, code: str, me: str, within: float = 4.0) -> float:
             return float(row[0])
         time.sleep(0.3)
     raise AssertionError(f"student {me} was not seen for 60 s")
+
+
+PHONES = (360, 390)
+LEAST_PLOT_PX = 250
+# Each plot of the student's slide (drawn in the follow component's own page): its plot area,
+# its x axis's labels, and the colour bars' boxes
+PLOTS = """() => [...document.querySelectorAll('.js-plotly-plot')].flatMap((p) =>
+  Object.values(p._fullLayout._plots).map((s) => ({
+    title: String((p.layout.title || {}).text || ''), width: Math.round(s.xaxis._length),
+    top: s.yaxis._offset, bottom: s.yaxis._offset + s.yaxis._length,
+    keys: [...p.querySelectorAll('.' + s.id + ' .xtick text, g.' + s.xaxis._id + 'tick text')]
+      .map((t) => t.textContent),
+    bars: [...p.querySelectorAll('.colorbar')].map((b) => b.getBoundingClientRect().width),
+  })))"""
+CELLS = """() => [...document.querySelectorAll('.heatmaplayer text')].map((t) => {
+  const b = t.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; })"""
+FONTS = """() => ({body: getComputedStyle(document.body).fontFamily,
+  plot: [...document.querySelectorAll('.js-plotly-plot .gtitle, .js-plotly-plot .xtick text')]
+    .map((t) => getComputedStyle(t).fontFamily),
+  loaded: [...document.fonts].some((f) => f.family.replace(/"/g, '') === 'Source Sans'
+    && f.status === 'loaded')})"""
+BACKGROUND = "() => getComputedStyle(document.querySelector('[data-testid=stApp]')).backgroundColor"
+
+
+def test_a_students_slide_on_a_phone_is_laid_out_for_it(
+    browser: Any, served: tuple[str, Path], taught: tuple[Any, str]
+) -> None:
+    """The slides issue 49 named: tokens become vectors (3), scaled dot-product attention (4:
+    Q, K, V and the softmax side by side) and four heads (6)."""
+    teacher, code = taught
+    phones = {w: phone(browser, served[0], code, w) for w in PHONES}
+    at = int(teacher.evaluate(COUNTER).split(" ")[0])
+    for n in (3, 4, 6):
+        while at != n:
+            teacher.keyboard.press("ArrowRight" if at < n else "ArrowLeft")
+            at += 1 if at < n else -1
+            teacher.wait_for_function(shows(at), timeout=120_000)
+        for width, page in phones.items():
+            laid_out_for_a_phone(page, n, f"slide {n} at {width} px")
+            keep(page, f"phone-student-slide{n}-{width}.png")
+    dark = phones[360]
+    choose_theme(dark, "Dark")
+    laid_out_for_a_phone(dark, 6, "slide 6 at 360 px, dark")
+    keep(dark, "phone-student-slide6-360-dark.png")
+    for page in phones.values():
+        page.context.close()
+
+
+def phone(browser: Any, url: str, code: str, width: int) -> Any:
+    page = browser.new_context(viewport={"width": width, "height": 844}).new_page()
+    page.goto(f"{url}/?class={code}", timeout=180_000)
+    page.wait_for_selector(FOLLOWER, state="attached", timeout=180_000)
+    return page
+
+
+def drawn(page: Any) -> Any:
+    """The follow component's own page, where the student's slide is drawn."""
+    return next(f for f in page.frames if "follow" in f.url or "attnlens_follow" in f.name)
+
+
+def rgb(css: str) -> list[float]:
+    """An rgb(…) colour as [r, g, b, 1]."""
+    return [float(v) for v in css[css.index("(") + 1 : -1].split(",")[:3]] + [1.0]
+
+
+def laid_out_for_a_phone(page: Any, n: int, where: str) -> None:
+    page.wait_for_function(shows(n), timeout=120_000)
+    slide = drawn(page)
+    slide.wait_for_function("() => document.querySelector('.js-plotly-plot .main-svg')",
+                            timeout=60_000)  # fmt: skip
+    page.wait_for_timeout(1500)  # Plotly's automargin settles
+    fonts = slide.evaluate(FONTS)
+    assert fonts["loaded"] and "Source Sans" in fonts["body"], (where, fonts)
+    assert all("Source Sans" in f for f in fonts["plot"]), (where, set(fonts["plot"]))
+    found = slide.evaluate(check.TEXTS)
+    behind = rgb(page.evaluate(BACKGROUND))  # the app's, behind the component's clear page
+    for t in found:
+        t["behind"][2] = behind
+    assert len(found) > 10, where
+    assert not check.overlapping(found), (where, check.overlapping(found))
+    assert not check.clipped(found), (where, check.clipped(found))
+    assert not check.titles_on_plots(found), (where, check.titles_on_plots(found))
+    assert not check.unreadable(found), (where, check.unreadable(found))
+    plots = slide.evaluate(PLOTS)
+    narrow = [(p["title"][:30], p["width"]) for p in plots if p["width"] < LEAST_PLOT_PX]
+    assert not narrow, f"{where}: plots under {LEAST_PLOT_PX} px: {narrow}"
+    widest = max(p["width"] for p in plots)
+    assert all(w <= widest + 2 for p in plots for w in p["bars"]), (where, plots)
+    for a, b in itertools.combinations(plots, 2):  # stacked: no plot beside another
+        assert a["bottom"] <= b["top"] or b["bottom"] <= a["top"], (where, a, b)
+    if n == 6:  # four heads, each over the same 6 keys, every key labelled
+        assert len(plots) == 4 and all(len(p["keys"]) == 6 for p in plots), (where, plots)
+    cells = slide.evaluate(CELLS)
+    for a, b in itertools.combinations(cells, 2):
+        apart = a[2] <= b[0] + 1 or b[2] <= a[0] + 1 or a[3] <= b[1] + 1 or b[3] <= a[1] + 1
+        assert apart, f"{where}: cell numbers run into each other at {a} and {b}"
+
+
+def choose_theme(page: Any, name: str) -> None:
+    """Pick a theme in the ⋮ menu, as a student does."""
+    page.locator("[data-testid='stMainMenu']").click()
+    page.locator(f"[data-testid='stMainMenuItem-theme-{name}']").click()
+    page.keyboard.press("Escape")
+    page.wait_for_timeout(1500)
+
+
+def keep(page: Any, name: str) -> None:
+    """The whole student's page as a screenshot, where ATTNLENS_SCREENSHOTS names a folder."""
+    folder = os.environ.get("ATTNLENS_SCREENSHOTS")
+    if not folder:
+        return
+    size = page.viewport_size
+    tall = page.evaluate(f"() => document.querySelector(\"{FOLLOWER}\").getBoundingClientRect()"
+                         ".bottom + 60")  # fmt: skip
+    page.set_viewport_size({"width": size["width"], "height": max(size["height"], int(tall))})
+    page.wait_for_timeout(1000)
+    page.screenshot(path=str(Path(folder) / name))
+    page.set_viewport_size(size)
