@@ -48,8 +48,9 @@ def class_bar(code: str, store: ClassStore, state: ClassState) -> None:
     """What the room reads: first, when no student could open the link, why and the command
     that serves the class; the link (as text that copies whole: no Markdown, no invisible
     characters), the code, how many joined (and the most from one address: many means one
-    network, or a script); the QR code and the class's settings a click away, on the left
-    (opened, they cover the figure, never the question); what the store did on its own."""
+    network, or a script); the QR code, and the class's settings with a one-time code for
+    another device, a click away on the left (opened, they cover the figure, never the
+    question); what the store did on its own."""
     base = join_here()
     link = join_link(code, base)
     if base.warning:
@@ -73,10 +74,10 @@ def class_bar(code: str, store: ClassStore, state: ClassState) -> None:
         st.image(qr_png(link), width=420)
         with st.container(key="lec_qr_link"):
             st.code(link, language=None, wrap_lines=True)
-    with settings.popover("Class", width="stretch"):
-        class_settings(code, store, state)
-        st.divider()
+    with settings.popover("Class", width="stretch"):  # another device first: it must be seen
         teacher_key.hand_over_panel(store, code, f"{base.url}/{TEACH_PATH}?class={code}")
+        st.divider()
+        class_settings(code, store, state)
     store_notices(store)
 
 
