@@ -173,7 +173,7 @@ def _hand_over_status(store: ClassStore, code: str, shown: HandOver, link: str) 
         if left <= 0:
             st.caption("The code expired: show a new one.")
             return
-        st.markdown(f"## {shown.once[:4]}-{shown.once[4:]}")  # letters and digits only
+        st.markdown(f"## {shown.once[:4]}-{shown.once[4:]}")  # fixed words: the server made it
         st.markdown(f"On the other device open **{md(link)}** and type it there. It works once, "
                     f"for {int(left)} s more.")  # fmt: skip
         st.caption("Keep it off the projector: whoever types it first teaches the class.")
