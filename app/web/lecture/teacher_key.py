@@ -174,6 +174,6 @@ def _hand_over_status(store: ClassStore, code: str, shown: HandOver, link: str) 
             st.caption("The code expired: show a new one.")
             return
         st.markdown(f"## {shown.once[:4]}-{shown.once[4:]}")  # fixed words: the server made it
-        st.markdown(f"On the other device open **{md(link)}** and type it there. It works once, "
-                    f"for {int(left)} s more.")  # fmt: skip
+        said = f"On the other device open **{md(link)}** and type it there. It works once, "
+        st.markdown(said + f"for {int(left)} s more.")  # fixed words: the link is md() above
         st.caption("Keep it off the projector: whoever types it first teaches the class.")
