@@ -210,7 +210,7 @@ def step_view(run: DecodeRun) -> None:
         with right:
             st.caption(md(f"Step {step}'s attention, layer {layer} · head {head}, to download:"))
             fig = show.styled(steps_viz.step_attention(run, step, layer, head, row))
-            kind = "cross" if run.model.architecture == "encoder-decoder" else "decoder_self"
+            kind = "cross" if "cross" in run.model.kinds else "decoder_self"  # what a step shows
             name = figure_name(kind, layer, head, f"step{step}")
             show.download_buttons(fig, "step_attention", name)
     width, font = TREE_PX[show.presenting()]
