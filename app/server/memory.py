@@ -22,11 +22,9 @@ first at the next model loaded, so a model evicted since is collected then.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import functools
 import gc
-from typing import Any
+
+from attnlens.model.heap import give_back
 
 
 def freeze_long_lived() -> None:
@@ -38,19 +36,6 @@ def freeze_long_lived() -> None:
 
 
 def give_back_memory() -> None:
-    """Return freed heap memory to the operating system (glibc's malloc_trim, which gives back
-    every whole free page of every arena; elsewhere a no-op)."""
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
-
-
-@functools.cache
-def _malloc_trim() -> Any:
-    name = ctypes.util.find_library("c")
-    if name is None:
-        return None
-    try:
-        return ctypes.CDLL(name).malloc_trim
-    except (OSError, AttributeError):
-        return None
+    """Return freed heap memory to the operating system (model/heap.py's give_back: glibc's
+    malloc_trim; elsewhere a no-op)."""
+    give_back()

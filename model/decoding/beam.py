@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import torch
 
 from attnlens.model.decoding.request import EarlyStopping, LengthNorm
-from attnlens.model.decoding.strategy import Proposal, forced_proposals, per_source
+from attnlens.model.decoding.strategy import Proposal, Rows, per_source
 
 
 def length_penalty(length: int, alpha: float, norm: LengthNorm = "gnmt") -> float:
@@ -51,17 +49,9 @@ class BeamSearch:
     def __init__(self, beam_size: int) -> None:
         self.beam_size = beam_size
 
-    def propose(
-        self,
-        log_probs: torch.Tensor,
-        scores: torch.Tensor,
-        sizes: Sequence[int],
-        forced: int | None,
-    ) -> list[Proposal]:
+    def propose(self, step: Rows) -> list[Proposal]:
         """Each source's 2K best (hypothesis, token) pairs by cumulative log-probability."""
-        if forced is not None:
-            return forced_proposals(log_probs, scores, sizes, forced)
-        return per_source(self.best, log_probs, scores, sizes)
+        return per_source(self.best, step)
 
     def best(self, log_probs: torch.Tensor, scores: torch.Tensor) -> Proposal:
         """One source's 2K best continuations: log_probs (B, V), scores (B,)."""

@@ -6,13 +6,12 @@ eval`, the experiments' task scores), so all of them see the same tokens for the
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import torch
 
 from attnlens.model.decoding.stepper import StepOutput
-from attnlens.model.decoding.strategy import Proposal, forced_proposals
+from attnlens.model.decoding.strategy import Proposal, Rows
 from attnlens.model.decoding.vocabulary import Vocabulary
 
 
@@ -30,20 +29,11 @@ def pick(scores: torch.Tensor) -> torch.Tensor:
 class Greedy:
     """Each source's one live hypothesis continues with its best-scoring token."""
 
-    def propose(
-        self,
-        log_probs: torch.Tensor,
-        scores: torch.Tensor,
-        sizes: Sequence[int],
-        forced: int | None,
-    ) -> list[Proposal]:
-        """The argmax of each source's single live row (or the forced token): one argmax over
-        every row of the step."""
-        if forced is not None:
-            return forced_proposals(log_probs, scores, sizes, forced)
-        picks = pick(log_probs).tolist()  # (R,)
+    def propose(self, step: Rows) -> list[Proposal]:
+        """The argmax of each source's single live row: one argmax over every row of the step."""
+        picks = pick(step.log_probs).tolist()  # (R,)
         out, start = [], 0
-        for n in sizes:
+        for n in step.sizes:
             out.append(Proposal([0], [picks[start]]))
             start += n
         return out

@@ -23,7 +23,7 @@ from attnlens.model.decoding.request import DecodeSettings
 from attnlens.model.decoding.sampling import Sampling
 from attnlens.model.decoding.step_record import step_record
 from attnlens.model.decoding.stepper import StepOutput, Stepper
-from attnlens.model.decoding.strategy import Proposal, Strategy
+from attnlens.model.decoding.strategy import Proposal, Rows, Strategy, forced_proposals
 from attnlens.model.decoding.vocabulary import Vocabulary as Vocabulary  # the lenses' import
 from attnlens.record.decode import BeamStatus, BeamStep, Hypothesis, StepRecord
 
@@ -173,7 +173,11 @@ def run(
         scored = _scored(out, seqs, vocab, settings.strategy, forced)
         sizes = [len(s.live) for s in active]
         ranks = torch.tensor([h.ranked for s in active for h in s.live], device=device)  # (R,)
-        proposals = strategy.propose(scored.choose, ranks, sizes, forced)
+        rows_now = Rows(scored.choose, ranks, sizes)
+        if forced is None:
+            proposals = strategy.propose(rows_now)
+        else:  # every strategy takes a forced token alike
+            proposals = forced_proposals(rows_now, forced)
         values = _values(scored, proposals, sizes)
         rows: list[int] = []
         beams: tuple[BeamStep, ...] = ()

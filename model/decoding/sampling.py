@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import torch
 
-from attnlens.model.decoding.strategy import Proposal, forced_proposals, per_source
+from attnlens.model.decoding.strategy import Proposal, Rows, per_source
 
 
 def top_k_filter(logits: torch.Tensor, k: int) -> torch.Tensor:
@@ -55,18 +53,10 @@ class Sampling:
             logits = top_p_filter(logits, self.top_p)
         return logits.softmax(dim=-1)
 
-    def propose(
-        self,
-        log_probs: torch.Tensor,
-        scores: torch.Tensor,
-        sizes: Sequence[int],
-        forced: int | None,
-    ) -> list[Proposal]:
-        """One token drawn for each source's single live hypothesis (or the forced one), the
-        sources in turn from the run's one generator."""
-        if forced is not None:
-            return forced_proposals(log_probs, scores, sizes, forced)
-        return per_source(self.draw, log_probs, scores, sizes)
+    def propose(self, step: Rows) -> list[Proposal]:
+        """One token drawn for each source's single live hypothesis, the sources in turn from
+        the run's one generator."""
+        return per_source(self.draw, step)
 
     def draw(self, log_probs: torch.Tensor, scores: torch.Tensor) -> Proposal:
         """One token drawn for a source's live hypothesis, its row of log_probs (1, V)."""
