@@ -15,12 +15,14 @@ html, body, [data-testid="stAppViewContainer"] { font-size: 22px; }
   { font-size: 1.3rem !important; }
 [data-testid="stCaptionContainer"] p { font-size: 1.05rem !important; }
 h1 { font-size: 2.4rem !important; } h2 { font-size: 2rem !important; }
-[data-testid="stTable"] th, [data-testid="stTable"] td { font-size: 1.2rem !important; }
+[data-testid="stTable"] th, [data-testid="stTable"] td
+  { font-size: 1.2rem !important; padding: .25rem .3rem !important; }
 [data-testid="stMainBlockContainer"] { padding-top: 2.5rem !important; }
 [data-testid="stSidebarNavLink"] .stMarkdownEllipsis,
 [data-testid="stSidebarNavLink"] .stMarkdownEllipsis p
   { white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
-</style>"""  # projector: large text, page names whole (wrapped), the figure high on the page
+</style>"""  # projector: large text, page names whole (wrapped), the figure high on the page;
+# a table's cells padded less: Heads' 12 columns at 1920 px ran 42 px past the page, the tags cut
 # every page: a text box of the last run never stays on screen greyed out beside the new one
 # (a text grown past 200 characters swaps its one-line box for a box of several lines, and the
 # old box stayed under the new one, greyed, until the new input's page was drawn)

@@ -112,7 +112,7 @@ def beam_tree(run: DecodeRun, node: Node | None = None, font_px: float = BASE_FO
         f"“{token_text(clipped(best.text, OUTPUT_CHARS))}” "
         f"(score {best.score:.{SCORE_DIGITS}f})",
         xaxis={"title": {"text": "step"}, "dtick": 1, "automargin": True},
-        yaxis=_rows_axis(rows),
+        yaxis=_rows_axis(rows, font_px),
         plot_bgcolor="white",
         # at the foot of the figure, in rows that wrap: at the right, projector-sized entries
         # were cut off at the figure's edge ("output's pat", "pruned (cou"); above the plot
@@ -157,10 +157,20 @@ def steps_that_fit(run: DecodeRun, plot_px: float, font_px: float) -> int:
     return max(1, int(plot_px // column))
 
 
-def _rows_axis(rows: int) -> dict[str, Any]:
+ROWS_TITLES = ("kept beams (each keeps its row)", "kept beams")  # the longest that fits first
+
+
+def _rows_title(rows: int, font_px: float) -> str:
+    """The rows axis's title, as long as the plot is tall: greedy's one row is a plot about
+    140 px tall, and the whole title ran past it above and below."""
+    plot_px = _height(rows, font_px) - max(AROUND_PX, AROUND_FONTS * font_px) - 2 * font_px
+    return next((t for t in ROWS_TITLES if text_px(t, font_px) <= plot_px), "")
+
+
+def _rows_axis(rows: int, font_px: float) -> dict[str, Any]:
     """A row per kept hypothesis (unlabelled: a row is not a rank); the pruned row below."""
     return {
-        "title": {"text": "kept beams (each keeps its row)"},
+        "title": {"text": _rows_title(rows, font_px)},
         "tickmode": "array",
         "tickvals": [*range(rows), rows],
         "ticktext": [""] * rows + ["pruned"],

@@ -206,11 +206,14 @@ def runs_table(runs: dict[str, DecodeRun]) -> pd.DataFrame:
 
 
 def output_change(before: DecodeRun, after: DecodeRun) -> pd.DataFrame:
-    """Position by position, the output token before and after a what-if, and whether it moved."""
-    a, b = list(before.output_tokens), list(after.output_tokens)
+    """Position by position, the output token before and after a what-if, and whether it moved;
+    a position one output does not reach is missing (shown "–", as every missing value; an
+    empty cell read as a blank token)."""
+    a: list[str | None] = list(before.output_tokens)
+    b: list[str | None] = list(after.output_tokens)
     n = max(len(a), len(b))
-    a += [""] * (n - len(a))
-    b += [""] * (n - len(b))
+    a += [None] * (n - len(a))
+    b += [None] * (n - len(b))
     return pd.DataFrame(
         {
             "position": range(n),

@@ -289,14 +289,15 @@ def _io_labels(drawing: Drawing, boxes: list[Box], source: str, target: str) -> 
 
 
 def _missing_stack(drawing: Drawing, info: ModelInfo) -> None:
-    """Where a stack is absent, say so in its place, so the empty half reads as a fact."""
-    words = None
+    """Where a stack is absent, say so in its place, so the empty half reads as a fact: its
+    words end short of the other stack's frame (centred in the empty half, "so no
+    encoder–decoder attention" ran into the decoder's attention block on a projector)."""
     if "encoder_self" not in info.kinds:
-        words = (3.0, "decoder-only: no encoder,<br>so no encoder–decoder attention")
+        words = "decoder-only: no encoder,<br>so no encoder–decoder<br>attention"
+        drawing.text(5.9, 8.0, words, 16, font={"color": GREY}, xanchor="right")
     elif "decoder_self" not in info.kinds:
-        words = (9.0, "encoder-only: no decoder,<br>nothing is generated")
-    if words is not None:
-        drawing.text(words[0], 8.0, words[1], 16, font={"color": GREY})
+        words = "encoder-only: no decoder,<br>nothing is generated"
+        drawing.text(6.1, 8.0, words, 16, font={"color": GREY}, xanchor="left")
 
 
 def _block_words(label: str, kind: Kind | None) -> str:

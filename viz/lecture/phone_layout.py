@@ -27,6 +27,7 @@ LINE = 1.3  # a line of text takes this many times its font size
 PLOT_MIN, PLOT_MAX, ROW_PX = 150, 300, 26  # a stacked panel's height: per row, within these
 GAP, BAR_ROOM = 16, 62  # px between a panel's labels and the next title; a colour bar's room
 CELL_TEXT_PX = 28  # a cell narrower than this drops its number
+MARKS = ("✓",)  # a label's last character that says something of its row, kept when cut
 LABEL_PX = 54  # a row's label at most (cut with "…"; the hover has it whole): the plot keeps 250
 DIAGRAM_PX = 640  # the width Figure 1's words are scaled from: 9-10 px on a phone
 SPREAD = 1.35  # labelled ticks stand this many font sizes apart, at least
@@ -291,12 +292,15 @@ def _ticks(fig: go.Figure, panel: Panel, width: int) -> None:
 
 
 def _cut(label: str, room: float) -> str:
-    """A label cut to `room` px at the ticks' size, "…" in place of the rest."""
+    """A label cut to `room` px at the ticks' size, "…" in place of the rest; a mark at its
+    end stays (the class's answers mark the right one "D · 3 · a  ✓": cut, the ✓ was gone)."""
     if text_px(label, TICKS) <= room:
         return label
-    while label and text_px(label + "…", TICKS) > room:
-        label = label[:-1]
-    return label.rstrip() + "…"
+    mark = " " + label[-1] if label.endswith(MARKS) else ""
+    body = label[:-1].rstrip() if mark else label
+    while body and text_px(body + "…" + mark, TICKS) > room:
+        body = body[:-1]
+    return body.rstrip() + "…" + mark
 
 
 def _cell_text(fig: go.Figure, panel: Panel, width: int) -> None:

@@ -252,8 +252,15 @@ def _row_title_up(fig: go.Figure, panel: Panel) -> None:
     fig.layout.title.subtitle.text = f"{subtitle}<br>rows: {said}" if subtitle else f"rows: {said}"
     if fig.layout.title.yref == "paper":
         fig.layout.title.pad.b = round((fig.layout.title.pad.b or 0) + 18)
+    _taller_top(fig, 18)
+
+
+def _taller_top(fig: go.Figure, px: float) -> None:
+    """The top margin grown by px and the figure with it, so the plot keeps its height (a
+    phone's Explore heatmap of 7 rows was squeezed to 100 px, its circles over one another)."""
     top = fig.layout.margin.t
-    fig.layout.margin.t = round((top if top is not None else 100) + 18)
+    fig.layout.margin.t = round((top if top is not None else 100) + px)
+    fig.update_layout(height=round((fig.layout.height or 450) + px))
 
 
 def _wrap_titles(fig: go.Figure, width: int, font: float) -> None:
@@ -275,8 +282,7 @@ def _wrap_titles(fig: go.Figure, width: int, font: float) -> None:
         title.subtitle.text = "<br>".join(lines)
         grown += sum(line.count("<br>") for line in lines) * font * 1.3
     if grown:
-        top = fig.layout.margin.t
-        fig.layout.margin.t = round((top if top is not None else 100) + grown)
+        _taller_top(fig, grown)
         if title.yref == "paper":  # resting on the plot: its lines after the first go below
             title.pad.b = round((title.pad.b or 0) + grown)
         else:  # hung from the top, where Plotly lifts a title of several lines by about

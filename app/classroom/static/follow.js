@@ -26,7 +26,10 @@ function el(tag, cls, text) {
   if (text !== undefined) e.textContent = text;
   return e;
 }
-function status(text) { $("lec_status").hidden = !text; $("lec_status").textContent = text || ""; }
+function status(text) {  // before the first slide, on the line that says it is on its way
+  $("lec_status").hidden = !text; $("lec_status").textContent = text || "";
+  if ($("slide").hidden) $("lec_waiting").textContent = text || "Opening the class's slide…";
+}
 function loadPlotly() {
   if (!plotly) plotly = new Promise((done, failed) => {
     const s = document.createElement("script");
@@ -110,6 +113,7 @@ async function draw(p) {
   for (const a of $("lec_words").querySelectorAll("a")) { a.target = "_blank"; a.rel = "noopener"; }
   $("lec_explore").href = new URL(p.explore, BASE).href;
   $("slide").hidden = false;
+  $("lec_waiting").hidden = true;
   shown = p.version;
   drawnFor = screen();
   status("");

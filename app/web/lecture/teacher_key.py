@@ -174,6 +174,10 @@ def _hand_over_status(store: ClassStore, code: str, shown: HandOver, link: str) 
             st.caption("The code expired: show a new one.")
             return
         st.markdown(f"## {shown.once[:4]}-{shown.once[4:]}")  # fixed words: the server made it
-        said = f"On the other device open **{md(link)}** and type it there. It works once, "
-        st.markdown(said + f"for {int(left)} s more.")  # fixed words: the link is md() above
+        # the address as plain text that copies whole: md() put invisible word joiners after
+        # its colons ("http:\u2060//…"), so a copied address did not open
+        said = "On the other device open this address and type it there. It works once, "
+        said += f"for {int(left)} s more."
+        st.markdown(said)  # fixed words: a number
+        st.code(link, language=None, wrap_lines=True)
         st.caption("Keep it off the projector: whoever types it first teaches the class.")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import re
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -134,8 +135,11 @@ def test_another_device_takes_control_with_a_one_time_code_once(
     shown = teacher.locator(".st-key-lec_hand_over_code h2")
     shown.wait_for(timeout=60_000)
     once = shown.inner_text().strip()
+    # the address shown copies as it reads: no invisible word joiner after its colons
+    address = teacher.locator(".st-key-lec_hand_over_code code").inner_text().strip()
+    assert re.fullmatch(rf"https?://[\w.\[\]:-]+/_attnlens/teach\?class={code}", address), address
     other = browser.new_context(viewport={"width": 1400, "height": 900}).new_page()
-    other.goto(f"{served[0]}/_attnlens/teach?class={code}", timeout=60_000)
+    other.goto(served[0] + address[address.index("/_attnlens") :], timeout=60_000)
     other.fill("#once", once.lower())
     other.get_by_role("button", name="Take control of the class").click()
     teaches(other)  # the lecture, at the class's slide, as its teacher

@@ -87,6 +87,7 @@ class Server:
         self.slides: list[str] = []  # the query of every slide request
         self.posted: list[dict[str, Any]] = []  # every answer's body
         self.post_status = 200
+        self.slide_status = 200  # the slide route's answer (503: the store is away)
         self.with_slide = False  # the follow route sends the new slide itself (`&slide=1`)
 
     def follow(self, route: Any) -> None:
@@ -108,7 +109,10 @@ class Server:
 
     def slide(self, route: Any) -> None:
         self.slides.append(urlparse(route.request.url).query)
-        if self.now is None:
+        if self.slide_status != 200:
+            said = {"error": "The class cannot be reached just now"}
+            route.fulfill(status=self.slide_status, body=json.dumps(said))
+        elif self.now is None:
             route.fulfill(status=404, body=json.dumps({"error": "no class"}))
         else:
             route.fulfill(body=json.dumps(payload(self.now, self.revealed)),
@@ -246,3 +250,23 @@ def test_a_class_the_server_does_not_know_asks_for_a_rerun_now_and_then(page: An
                            timeout=90_000)  # fmt: skip
     page.wait_for_timeout(RETRY_MS)
     assert page.server.held, "it waits again"
+
+
+def test_the_page_says_the_slide_is_on_its_way_and_why_it_is_late(page: Any) -> None:
+    """Until the first slide is drawn (seconds, on a busy server) the student reads that it
+    is on its way, not a blank page; a slide route that fails says so on that line."""
+    waiting = "document.getElementById('lec_waiting')"
+    assert (
+        page.evaluate(f"!{waiting}.hidden && {waiting}.textContent") == "Opening the class's slide…"
+    )
+    page.server.slide_status = 503
+    render(page, 1)
+    page.wait_for_function(f"{waiting}.textContent.endsWith('(trying again)')", timeout=30_000)
+    assert text(page, "lec_waiting").startswith("The class cannot be reached just now")
+    assert page.evaluate(f"{waiting}.getBoundingClientRect().height") > 0, "on screen"
+    page.server.slide_status = 200
+    page.wait_for_function("document.getElementById('lec_counter').textContent === '1 / 14'",
+                           timeout=90_000)  # fmt: skip
+    assert page.evaluate(f"{waiting}.hidden") and not page.evaluate(
+        "document.getElementById('slide').hidden"
+    )

@@ -218,3 +218,19 @@ def test_sampling_candidates_say_they_are_the_models_p_when_sampling_reshaped_it
     assert note in title(temperature=1.0, top_k=None, top_p=0.9)
     assert note not in title(temperature=1.0, top_k=None, top_p=None)  # nothing reshaped
     assert note not in str(candidate_bars(base, 1).layout.title.text)
+
+
+def test_the_rows_title_is_never_longer_than_the_plot_is_tall(synth: type) -> None:
+    """Greedy's tree (one row) is a plot about 140 px tall: "kept beams (each keeps its row)"
+    ran past it above and below, into the title and the step axis."""
+    from attnlens.viz.decoding.beam import AROUND_FONTS, AROUND_PX, ROWS_TITLES, _rows_title
+    from attnlens.viz.shared.margins import text_px
+
+    for run in (synth.greedy_run(), synth.beam_run()):
+        for font_px in (12, 24):
+            fig = beam_tree(run, font_px=font_px)
+            title = fig.layout.yaxis.title.text or ""
+            plot_px = fig.layout.height - max(AROUND_PX, AROUND_FONTS * font_px)
+            assert text_px(title, font_px) < plot_px, (font_px, title)
+    assert beam_tree(synth.greedy_run()).layout.yaxis.title.text == ROWS_TITLES[1]
+    assert _rows_title(8, 12) == _rows_title(8, 24) == ROWS_TITLES[0]  # 8 beams: room for all

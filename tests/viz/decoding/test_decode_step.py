@@ -77,6 +77,10 @@ def test_what_if_table_marks_changes(lens: attnlens.Lens) -> None:
     assert change["after"].iloc[0] == forced and bool(change["changed"].iloc[0])
     same = output_change(before, before)
     assert not same["changed"].any()
+    first = replace(after.best, tokens=after.best.tokens[:1])
+    cut = replace(after, hypotheses=(first, *after.hypotheses[1:]))
+    shorter = output_change(before, cut)  # the positions `cut` does not reach are missing
+    assert shorter["after"].iloc[1:].isna().all() and shorter["changed"].iloc[1:].all()
     table = runs_table({"a": before, "b": after})
     assert list(table["run"]) == ["a", "b"] and table["score"].iloc[0] == pytest.approx(
         before.score

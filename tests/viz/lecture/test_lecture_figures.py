@@ -76,6 +76,11 @@ def test_a_decoder_only_model_has_one_stack_and_says_why() -> None:
     assert "decoder-only: no encoder" in words and "N = 3 ×" in words
     named = [read(a.text) for a in fig.layout.annotations if a.showarrow and a.text]
     assert named == [ATTENTION_NAMES["decoder_self"]]  # the arrows naming attentions
+    # its words end left of the decoder's frame: centred in the empty half, on a projector
+    # "so no encoder–decoder attention" ran into the masked attention block
+    said = next(a for a in fig.layout.annotations if "decoder-only" in (a.text or ""))
+    frame = min(s.x0 for s in fig.layout.shapes if s.x0 is not None)
+    assert said.xanchor == "right" and said.x < frame
 
 
 def test_unscaled_dot_products_saturate_the_softmax_as_d_k_grows() -> None:

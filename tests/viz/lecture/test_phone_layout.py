@@ -86,3 +86,17 @@ def test_cell_numbers_stay_only_where_the_cells_hold_them_and_text_is_a_phones_s
     assert few.layout.font.size <= 13 and few.layout.title.font.size == TITLE
     lines = few.layout.title.text.split("<br>")
     assert len(lines) > 1 and all(text_px(line, TITLE) <= PHONE_PX for line in lines)
+
+
+def test_a_cut_label_keeps_the_mark_of_the_right_answer() -> None:
+    """The class's answers on a phone: "D · 3 · a  ✓" was cut to "D · 3 · a…", the ✓ that says
+    which is right gone."""
+    from attnlens.viz.lecture.reveal import class_answers
+
+    fig = phone_layout(
+        class_answers(["0 · the", "1 · cat", "2 · sees", "3 · a house"], [0, 1, 0, 0], 3)
+    )
+    shown = list(fig.layout.yaxis.ticktext)
+    assert shown[3].endswith("… ✓") and shown[3].startswith("D · ")
+    assert all(text_px(t, TICKS) <= LABEL_PX for t in shown)
+    assert not any(t.endswith("✓") for t in shown[:3])

@@ -48,3 +48,18 @@ def test_a_projectors_text_comes_down_and_narrow_cells_drop_their_numbers(synth:
     assert fig.layout.font.size == PHONE_FONT
     assert fig.layout.xaxis.tickfont.size <= PHONE_FONT
     assert fig.data[0].texttemplate is None  # 30 cells in ~230 px: too narrow for them
+
+
+def test_a_title_wrapped_for_a_phone_grows_the_figure_not_into_the_plot(synth: type) -> None:
+    """Explore's cross heatmap of 7 rows on a phone: the title's three lines and "rows: …"
+    under it took their room from the plot, squeezed to 100 px, its circles over one another."""
+    tr = synth.make_trace(src=list("abcdef"), tgt=["<s>", *"abcdef"])
+    fig = viz.head_heatmap(tr, "cross", 0, 0)
+
+    def plot_px() -> float:
+        return float(fig.layout.height - fig.layout.margin.t - fig.layout.margin.b)
+
+    before = plot_px()
+    narrowed(fig)
+    assert fig.layout.title.text.count("<br>") >= 1  # wrapped
+    assert plot_px() >= before - 1, (before, plot_px())

@@ -115,3 +115,29 @@ def test_inside_on_a_phone_stacks_its_panels(browser: Any, server: str) -> None:
     laid_out_for_a_phone(page)
     keep(page, "phone-inside-360.png")
     page.close()
+
+
+STEP_VIEW = """() => {
+  const root = [...document.querySelectorAll('[data-testid=stBidiComponentIsolated]')]
+    .map((h) => h.shadowRoot).find((r) => r && r.querySelector('.ds-views'));
+  if (!root) return null;
+  const box = (e) => { const b = e.getBoundingClientRect();
+    return [b.left, b.top, b.right, b.bottom]; };
+  return {views: [...root.querySelector('.ds-views').children].filter((e) => e.offsetParent)
+    .map(box), slider: box(root.querySelector('.ds-slider')), page: innerWidth}; }"""
+
+
+def test_decodes_step_through_on_a_phone_stacks_its_charts(browser: Any, server: str) -> None:
+    """Side by side at 390 px the attention chart was 160 px wide, its keys' labels on one
+    another, and the Step slider ran past the page's right edge."""
+    require_bundled("lm")
+    page = browser.new_page(viewport={"width": 390, "height": 800})
+    page.goto(f"{server}/?page=decode&model=lm&strategy=beam", timeout=90_000)
+    page.wait_for_function(f"({STEP_VIEW})() !== null", timeout=120_000)
+    settle(page, quiet_ms=1000, timeout=90_000)
+    shown = page.evaluate(STEP_VIEW)
+    candidates, attention = shown["views"][:2]
+    assert attention[1] >= candidates[3], shown  # one under the other
+    assert attention[2] - attention[0] >= LEAST_PLOT_PX, shown
+    assert shown["slider"][2] <= shown["page"], shown
+    page.close()

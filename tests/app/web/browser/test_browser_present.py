@@ -38,3 +38,21 @@ def test_explore_on_a_projector_has_a_tall_heatmap_ticks_apart_and_its_text_box_
     where = box.bounding_box()
     assert where is not None and where["y"] + where["height"] <= PROJECTOR["height"], where
     page.close()
+
+
+def test_the_heads_table_on_a_projector_fits_the_page_every_tag_whole(
+    browser: Any, server: str
+) -> None:
+    """Heads' 12 columns at projector size ran 42 px past the page at 1920 px: the tags read
+    "self hea", "alignme", "previou", cut at the table's edge."""
+    require_bundled("translate")
+    page = browser.new_page(viewport=PROJECTOR)
+    page.goto(f"{server}/?page=heads&model=translate&present=1", timeout=90_000)
+    page.wait_for_selector("[data-testid=stTable] table", timeout=90_000)
+    settle(page, timeout=90_000)
+    fit = page.evaluate("""() => { const t = document.querySelector('[data-testid=stTable] table');
+      return {table: t.scrollWidth, room: t.parentElement.clientWidth,
+              tags: [...t.querySelectorAll('tbody td:last-child')].map(c => c.innerText)}; }""")
+    assert fit["table"] <= fit["room"], fit
+    assert "alignment head" in [t.replace("\n", " ") for t in fit["tags"]], fit["tags"]
+    page.close()
