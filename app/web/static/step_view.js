@@ -69,8 +69,8 @@ function show(state) {
   state.slider.max = String(n - 1);
   state.slider.value = String(state.step);
   state.slider.disabled = n < 2;
-  state.slider.setAttribute("aria-valuetext", `step ${state.step} of ${n - 1}`);
-  state.at.textContent = n < 2 ? "one step only" : `${state.step} of ${n - 1}`;
+  state.slider.setAttribute("aria-valuetext", `step ${state.step}, of steps 0 to ${n - 1}`);
+  state.at.textContent = n < 2 ? "one step only" : `${state.step} of 0–${n - 1}`;  // n steps
   state.prev.disabled = state.step === 0;
   state.next.disabled = state.step === n - 1;
   if (!entry) { // a long run's steps come a window at a time: this one is on its way
