@@ -36,7 +36,7 @@ NARROW_PX = 640  # a screen narrower than this is a phone's (Streamlit stacks co
 PHONE_PX = 330  # the figure's width planned for: a 360–390 px screen less the page's padding
 PLOT_PX = 250  # and its plot's, the row labels beside it
 FONT, TICKS, TITLE, NOTE = 13, 12, 17, 14  # px at most: text, tick labels, title, panel titles
-LINE = 1.3  # a line of text takes this many times its font size
+LINE, SUB_LINE = 1.3, 1.6  # a line of text takes this many times its font size (a subtitle's)
 PANEL_MIN, PANEL_MAX, ROW_PX = 150, 300, 26  # a stacked panel's height: per row, within these
 GAP, BAR_ROOM = 16, 62  # px between a panel's labels and the next title; a colour bar's room
 CELL_TEXT_PX = 28  # a cell narrower than this drops its number
@@ -69,8 +69,9 @@ def narrowed(fig: go.Figure, width: int = PHONE_PX) -> go.Figure:
     titles = _panel_titles(fig, panels)
     moved = _legend_at_foot(fig)
     said = _rows_named_above(fig, panels)
-    _title(fig, width, said)
-    if len({p.xdom for p in panels}) > 1:
+    stacked = len({p.xdom for p in panels}) > 1
+    _title(fig, width, said, hang=stacked)
+    if stacked:
         _stack(fig, panels, titles, width)
     else:
         _bar_below(fig, panels, width)
@@ -215,10 +216,10 @@ def _lines(text: str, chars: int) -> str:
                        for line in text.split("<br>"))  # fmt: skip
 
 
-def _title(fig: go.Figure, width: int, said: int) -> None:
-    """The title and its subtitle in lines that fit the width. Resting on the plot (a grid's,
-    yref paper) it is padded by the lines added; else it hangs from the figure's top, and the
-    top margin holds it and a line or two of panel title under it."""
+def _title(fig: go.Figure, width: int, said: int, hang: bool = False) -> None:
+    """The title and its subtitle in lines that fit the width. Resting on one plot (a grid's,
+    yref paper) it is padded by the lines added; else (or over stacked panels: `hang`) it hangs
+    from the figure's top, and the top margin holds it and a line or two of panel title."""
     title = fig.layout.title
     if not title.text:
         return
@@ -226,19 +227,20 @@ def _title(fig: go.Figure, width: int, said: int) -> None:
     before = title.text.count("<br>") + 1
     title.text = _lines(title.text, max(12, int(width / (size * 0.58))))
     lines = title.text.count("<br>") + 1
-    sub, added = 0, (lines - before) * size * LINE
+    sub = new = 0  # the subtitle's lines, and those it gained
+    sub_size = float(title.subtitle.font.size or FONT)
     if title.subtitle.text:
-        sub_size = float(title.subtitle.font.size or FONT)
-        sub_before = title.subtitle.text.count("<br>") + 1 - said
+        had = title.subtitle.text.count("<br>") + 1 - said
         title.subtitle.text = _lines(title.subtitle.text, max(16, int(width / (sub_size * 0.55))))
         sub = title.subtitle.text.count("<br>") + 1
-        added += (sub - sub_before) * sub_size * LINE
-    if title.yref == "paper":
+        new = sub - had
+    if title.yref == "paper" and not hang:  # a subtitle's line there takes ~21 px, not 17
+        added = (lines - before) * size * LINE + new * sub_size * SUB_LINE
         title.pad.b = round((title.pad.b or 0) + added)
         fig.layout.margin.t = round(_margin(fig, "t") + added)
         return
     top = 8 + ((lines - 1) * size + sub * FONT) * LINE  # Plotly lifts a title by its lines
-    title.update(yref="container", y=1, yanchor="top", pad_t=round(top))  # after the first
+    title.update(yref="container", y=1, yanchor="top", pad_t=round(top), pad_b=0)
     room = top + lines * size * LINE + sub * FONT * LINE + NOTE * LINE * 2 + 8
     fig.layout.margin.t = round(room)
 
