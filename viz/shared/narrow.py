@@ -81,7 +81,7 @@ def narrowed(fig: go.Figure, width: int = PHONE_PX) -> go.Figure:
         _ticks(fig, panel, width)
         _cell_text(fig, panel, width)
     _wrap_notes(fig, titles, width)
-    fig.update_layout(margin_r=8, margin_l=8)
+    fig.update_layout(margin_r=8, margin_l=8, margin_pad=0)
     return fig
 
 
@@ -296,7 +296,7 @@ def _stack(
         at -= lift
         top, bottom = at / total, (at - high) / total
         fig.layout[panel.y].update(domain=(bottom, top), showticklabels=True)
-        fig.layout[panel.x].update(domain=(0.0, 1.0), showticklabels=True)
+        fig.layout[panel.x].domain = (0.0, 1.0)  # its labels as drawn: _below made their room
         fig.layout[panel.y].anchor = panel.x.replace("axis", "")
         fig.layout[panel.x].anchor = panel.y.replace("axis", "")
         for note in titles.get((panel.x, panel.y), []):
