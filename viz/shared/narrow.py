@@ -23,6 +23,7 @@ The figure's width stays the page's (Plotly stretches it); `width` is what it is
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,7 @@ GAP, BAR_ROOM = 16, 62  # px between a panel's labels and the next title; a colo
 CELL_TEXT_PX = 28  # a cell narrower than this drops its number
 LABEL_PX = 54  # a row's label at most (the hover has it whole): the plot keeps PLOT_PX
 DIAGRAM_PX, DIAGRAM_FONT = 830, 8  # Figure 1's width at projector text; its smallest text
+KEEP_WITH_LAST = re.compile(r" (?=[·=\d])")  # a space a line may not break at in a title
 SPREAD = 1.35  # labelled ticks stand this many font sizes apart, at least
 SCALED = ("heatmap", "contour", "histogram2d")  # traces that draw a colour bar of their own
 NO_LEGEND = (*SCALED, "surface", "image", "table")  # not in a legend unless told
@@ -74,7 +76,7 @@ def narrowed(fig: go.Figure, width: int = PHONE_PX) -> go.Figure:
     if stacked:
         _stack(fig, panels, titles, width)
     else:
-        _bar_below(fig, panels, width)
+        _bar_below(fig, panels)
         if moved:
             fig.layout.margin.b = round(_margin(fig, "b") + _legend_px(fig, width))
     for panel in panels:
@@ -141,8 +143,7 @@ def _axis_name(ref: str | None, letter: str) -> str:
     return f"{letter}axis" + (ref or letter)[1:]
 
 
-def _on(trace: Any, panel: Panel) -> bool:
-    """Whether a trace is drawn on the panel."""
+def _on(trace: Any, panel: Panel) -> bool:  # whether a trace is drawn on the panel
     if "xaxis" not in trace or "yaxis" not in trace:
         return False
     return (_axis_name(trace.xaxis, "x"), _axis_name(trace.yaxis, "y")) == (panel.x, panel.y)
@@ -171,8 +172,7 @@ def shows_legend(fig: go.Figure) -> bool:
 
 
 def _legend_at_foot(fig: go.Figure) -> bool:
-    """A legend at the right took most of a phone's width: in rows at the foot instead.
-    Whether it was moved there."""
+    """A legend at the right took most of a phone's width: in rows at the foot (if moved)."""
     if not shows_legend(fig) or fig.layout.legend.orientation == "h":
         return False
     fig.update_layout(legend={"orientation": "h", "yref": "container", "y": 0,
@@ -211,9 +211,10 @@ def _rows_named_above(fig: go.Figure, panels: list[Panel]) -> int:
 
 
 def _lines(text: str, chars: int) -> str:
-    """Each of the text's lines wrapped at `chars`; "· layer 1" never starts a line."""
-    return "<br>".join(wrapped(line.replace(" · ", "\u00a0· "), chars).replace("\u00a0", " ")
-                       for line in text.split("<br>"))  # fmt: skip
+    """Each of the text's lines wrapped at `chars`; no line starts with "·", "=" or a number
+    ("decoder self-attention · layer / 2 · head 0" split a head's name on Explore)."""
+    lines = [KEEP_WITH_LAST.sub("\u00a0", line) for line in text.split("<br>")]
+    return "<br>".join(wrapped(line, chars).replace("\u00a0", " ") for line in lines)
 
 
 def _title(fig: go.Figure, width: int, said: int, hang: bool = False) -> None:
@@ -246,8 +247,7 @@ def _title(fig: go.Figure, width: int, said: int, hang: bool = False) -> None:
 
 
 def _wrap_notes(fig: go.Figure, titles: dict[tuple[str, str], list[Any]], width: int) -> None:
-    """The panels' titles, now the full width, in lines that fit it; other notes on the paper
-    wrapped line by line."""
+    """Panels' titles (now the full width) wrapped as one text, other notes line by line."""
     owned = {id(n) for notes in titles.values() for n in notes}
     for note in [n for n in fig.layout.annotations if n.text and n.xref == "paper"]:
         chars = max(14, int(width / ((note.font.size or NOTE) * 0.58)))
@@ -324,7 +324,7 @@ def _bar_owners(fig: go.Figure) -> dict[tuple[str, str], list[Any]]:
     return out
 
 
-def _bar_below(fig: go.Figure, panels: list[Panel], width: int) -> None:
+def _bar_below(fig: go.Figure, panels: list[Panel]) -> None:
     """One plot: its colour bar under its labels, the figure grown by the bar's room."""
     owned = _bar_owners(fig)
     if not panels or not owned:
@@ -332,9 +332,8 @@ def _bar_below(fig: go.Figure, panels: list[Panel], width: int) -> None:
     plot = _plot_px(fig)
     fig.layout.margin.b = round(_margin(fig, "b") + BAR_ROOM)
     fig.layout.height = round((fig.layout.height or 450) + BAR_ROOM)
-    for bars in owned.values():
-        for bar in bars:
-            _lay_down(bar, -(_below(fig, panels[0]) + FONT * LINE) / plot)
+    for bar in [b for bars in owned.values() for b in bars]:
+        _lay_down(bar, -(_below(fig, panels[0]) + FONT * LINE) / plot)
 
 
 def _lay_down(bar: Any, y: float) -> None:

@@ -128,6 +128,13 @@ def test_cell_numbers_stay_only_where_the_cells_hold_them_and_text_is_a_phones_s
     assert len(lines) > 1 and all(text_px(line, TITLE) <= PHONE_PX for line in lines)
 
 
+def test_a_title_never_breaks_before_a_number_or_a_separator() -> None:
+    fig = go.Figure(go.Heatmap(z=[[1, 2], [3, 4]]))
+    fig.update_layout(title="decoder self-attention · layer 2 · head 0")  # Explore's, at 390 px
+    lines = narrowed(fig).layout.title.text.split("<br>")
+    assert lines == ["decoder self-attention ·", "layer 2 · head 0"]
+
+
 def test_a_projectors_text_comes_down_and_narrow_cells_drop_their_numbers(synth: type) -> None:
     tr = synth.make_trace(src=[f"w{i}" for i in range(30)], tgt=["<s>", "x"])
     fig = viz.head_heatmap(tr, "encoder_self", 0, 0)
