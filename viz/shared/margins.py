@@ -110,9 +110,15 @@ def fitted(labels: list[str], room: float, font: float) -> list[str]:
 
 
 def cut_label(label: str, room: float, font: float = BASE_FONT) -> str:
-    """A label cut to `room` px, an ellipsis in place of the rest."""
+    """A label cut to `room` px, an ellipsis in place of the rest; a row "input → produced"
+    loses its input first ("ca → d…" hid the word the row produced)."""
     if text_px(label, font) <= room:
         return label
+    head, arrow, tail = label.rpartition(" → ")
+    if arrow and text_px(f"…{arrow}{tail}", font) <= room:
+        while head and text_px(f"{head}…{arrow}{tail}", font) > room:
+            head = head[:-1]
+        return f"{head.rstrip()}…{arrow}{tail}"
     while label and text_px(label + "…", font) > room:
         label = label[:-1]
     return label.rstrip() + "…"

@@ -107,12 +107,13 @@ def test_labels_are_all_shown_when_they_fit_and_thinned_evenly_when_not() -> Non
 
 
 def test_a_long_row_label_is_cut_and_the_rows_title_goes_under_the_title() -> None:
-    rows = ["<s> → lo", "lo → a very long produced word"]
-    fig = go.Figure(go.Heatmap(z=[[1, 2], [3, 4]], x=["a", "b"], y=rows))
+    rows = ["<s> → lo", "lo → a very long produced word", "a long input word → dom"]
+    fig = go.Figure(go.Heatmap(z=[[1, 2], [3, 4], [5, 6]], x=["a", "b"], y=rows))
     fig.update_layout(title="cross-attention", yaxis_title="decoder position: input → produced")
     narrowed(fig)
     cut = list(fig.layout.yaxis.ticktext)
     assert cut[0] == rows[0] and cut[1].endswith("…")
+    assert cut[2].endswith("… → dom")  # the input cut, not the word the row produced
     assert all(text_px(t, TICKS) <= LABEL_PX for t in cut)
     assert fig.layout.yaxis.title.text is None
     assert fig.layout.title.subtitle.text == "rows: decoder position: input → produced"
