@@ -19,6 +19,7 @@ from attnlens.viz.lecture.architecture import architecture_diagram
 from attnlens.viz.shared.margins import text_px
 from attnlens.viz.shared.narrow import (
     DIAGRAM_FONT,
+    DIAGRAM_PX,
     FONT,
     LABEL_PX,
     PHONE_PX,
@@ -167,5 +168,6 @@ def test_figure_1_keeps_its_layout_and_its_words_shrink_in_proportion() -> None:
     notes = fig.layout.annotations
     assert [(n.x, n.y, n.xref, n.text) for n in notes] == before  # laid out as it was
     sizes = [n.font.size for n in notes]
-    assert max(sizes) == round(PROJECTOR_FONT * PHONE_PX / 830) and min(sizes) >= DIAGRAM_FONT
+    assert max(sizes) == round(PROJECTOR_FONT * PHONE_PX / DIAGRAM_PX)  # a projector's, scaled
+    assert min(sizes) >= DIAGRAM_FONT
     assert all(sizes[i] > sizes[i - 1] for i in range(1, len(sizes), 2))  # 20 stays over 16
