@@ -162,8 +162,7 @@ def _panel_titles(fig: go.Figure, panels: list[Panel]) -> dict[tuple[str, str], 
 
 
 def shows_legend(fig: go.Figure) -> bool:
-    """Whether Plotly draws the figure's legend: two traces or more that show in it (a
-    heatmap does not unless told), or a layout that asks for it."""
+    """Whether Plotly draws a legend: the layout asks, or two traces show in it (not a heatmap)."""
     if fig.layout.showlegend is not None:
         return bool(fig.layout.showlegend)
     shown = [t for t in fig.data
@@ -190,9 +189,8 @@ def _legend_px(fig: go.Figure, width: int) -> float:
 
 
 def _rows_named_above(fig: go.Figure, panels: list[Panel]) -> int:
-    """What the rows are ("rows: query") said under the title: upright beside the labels it
-    took a phone's plot a line of its width. Every y axis on the left (a second panel's labels
-    on the right took the width twice). The subtitle's lines added: 0 or 1."""
+    """What the rows are ("rows: query") said under the title (upright, it took a phone's plot
+    a line of its width); every y axis on the left. The subtitle's lines added: 0 or 1."""
     named: list[str] = []
     for panel in panels:
         axis = fig.layout[panel.y]
@@ -226,6 +224,8 @@ def _title(fig: go.Figure, width: int, said: int, hang: bool = False) -> None:
         return
     size = float(title.font.size or TITLE)
     before = title.text.count("<br>") + 1
+    if title.yref != "paper" or hang:  # hung from the top: its lines were a wider screen's
+        title.text = title.text.replace("<br>", " ")  # (slide_sizes.screened: 26 characters)
     title.text = _lines(title.text, max(12, int(width / (size * 0.58))))
     lines = title.text.count("<br>") + 1
     sub = new = 0  # the subtitle's lines, and those it gained
@@ -247,7 +247,7 @@ def _title(fig: go.Figure, width: int, said: int, hang: bool = False) -> None:
 
 
 def _wrap_notes(fig: go.Figure, titles: dict[tuple[str, str], list[Any]], width: int) -> None:
-    """Panels' titles (now the full width) wrapped as one text, other notes line by line."""
+    """Panels' titles (now the full width) wrapped as one, other notes line by line."""
     owned = {id(n) for notes in titles.values() for n in notes}
     for note in [n for n in fig.layout.annotations if n.text and n.xref == "paper"]:
         chars = max(14, int(width / ((note.font.size or NOTE) * 0.58)))

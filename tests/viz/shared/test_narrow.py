@@ -171,3 +171,13 @@ def test_figure_1_keeps_its_layout_and_its_words_shrink_in_proportion() -> None:
     assert max(sizes) == round(PROJECTOR_FONT * PHONE_PX / DIAGRAM_PX)  # a projector's, scaled
     assert min(sizes) >= DIAGRAM_FONT
     assert all(sizes[i] > sizes[i - 1] for i in range(1, len(sizes), 2))  # 20 stays over 16
+
+
+def test_a_title_hung_from_the_top_is_wrapped_again_for_the_phones_width() -> None:
+    """A student's screen wraps a slide's title at 26 characters (slide_sizes.screened); a
+    phone's figure holds more, and its lines had "= 16" start one."""
+    fig = go.Figure(go.Heatmap(z=[[1]]))
+    said = "§3.2.1 on this input: d_k<br>= 16, each row of K is a<br>key"
+    fig.update_layout(title={"text": said, "yref": "container"})
+    lines = narrowed(fig).layout.title.text.split("<br>")
+    assert lines == ["§3.2.1 on this input: d_k = 16,", "each row of K is a key"]
