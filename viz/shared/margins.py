@@ -27,6 +27,7 @@ NARROW = dict.fromkeys("ijl.,:;'!|·", 0.3) | dict.fromkeys('frt()[]{}/\\-"', 0.
 WIDE_LETTERS = dict.fromkeys("mw", 0.9) | dict.fromkeys("MW", 0.92)
 TAG = re.compile(r"<[^>]*>")
 NUMBERED = re.compile(r"^\d+ · ")  # a position's label: "12 · e → H"
+PART_ENTITY = re.compile(r"&[#\w]*$")  # an escaped character cut short
 ENTITIES = {"&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'", "&amp;": "&"}
 
 
@@ -117,8 +118,14 @@ def cut_label(label: str, room: float, font: float = BASE_FONT) -> str:
     head, arrow, tail = label.rpartition(" → ")
     if arrow and text_px(f"…{arrow}{tail}", font) <= room:
         while head and text_px(f"{head}…{arrow}{tail}", font) > room:
-            head = head[:-1]
+            head = _shorter(head)
         return f"{head.rstrip()}…{arrow}{tail}"
     while label and text_px(label + "…", font) > room:
-        label = label[:-1]
+        label = _shorter(label)
     return label.rstrip() + "…"
+
+
+def _shorter(markup: str) -> str:
+    """The text less its last character, an escaped one ("&lt;") whole: a label cut inside
+    "&lt;s&gt;" showed "&lt;s&g"."""
+    return PART_ENTITY.sub("", markup[:-1])
