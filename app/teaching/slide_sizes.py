@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from attnlens.viz.lecture.phone_layout import phone_layout
 from attnlens.viz.shared.labels import wrapped
+from attnlens.viz.shared.narrow import shows_legend
 from attnlens.viz.shared.style import PROJECTOR_FONT, projector
 
 FIGURE_HEIGHT = 640  # px at most on a projector: a 1080-line screen keeps room for the title
@@ -24,14 +24,7 @@ PANEL_TITLE_ROOM = 40  # px under it for the panels' own titles
 LEGEND_ROOM = 100  # px at the foot for the legend's rows (a phone wraps it in up to four)
 TICK_ROOM = 100  # px above it for the x axis's labels and title (Plotly's automargin makes the
 # margin as large as they need, never larger: the legend's room comes on top)
-CLEAR = "rgba(0,0,0,0)"
-NO_LEGEND = (
-    "heatmap",
-    "contour",
-    "surface",
-    "image",
-    "table",
-)  # not in a legend by default  # no background of its own: it sits on a light or a dark page alike
+CLEAR = "rgba(0,0,0,0)"  # no background of its own: it sits on a light or a dark page alike
 
 
 def projected(fig: go.Figure) -> go.Figure:
@@ -72,7 +65,7 @@ def screened(fig: go.Figure) -> go.Figure:
                                     yanchor="top", pad_t=top)  # fmt: skip
             room = top + (lines.count("<br>") + 1) * TITLE_LINE_PX + PANEL_TITLE_ROOM
             fig.layout.margin.t = max(fig.layout.margin.t or 0, room)
-    if _has_legend(fig):
+    if shows_legend(fig):
         fig.update_layout(
             legend={"orientation": "h", "x": 0, "xanchor": "left",
                     "yref": "container", "y": 0, "yanchor": "bottom"},
@@ -83,20 +76,3 @@ def screened(fig: go.Figure) -> go.Figure:
     for note in fig.layout.annotations:  # subplot titles and labels: a size up, in proportion
         note.font.size = round((note.font.size or SCREEN_FONT - 2) * 1.25)
     return fig
-
-
-def _has_legend(fig: go.Figure) -> bool:
-    """Whether Plotly draws the figure's legend: two traces or more that show in it (a
-    heatmap does not unless told), or a layout that asks for it."""
-    if fig.layout.showlegend is not None:
-        return bool(fig.layout.showlegend)
-    shown = [
-        t for t in fig.data if t.showlegend or (t.showlegend is None and t.type not in NO_LEGEND)
-    ]
-    return len(shown) >= 2
-
-
-def phoned(fig: go.Figure) -> go.Figure:
-    """The figure, in place, for a phone's screen (a student's page narrower than 640 px):
-    its screen layout reflowed (viz/lecture/phone_layout.py)."""
-    return phone_layout(fig)

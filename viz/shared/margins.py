@@ -26,6 +26,9 @@ SIDE = 10  # px on a side with no labels (the colour bar claims its own room)
 NARROW = dict.fromkeys("ijl.,:;'!|·", 0.3) | dict.fromkeys('frt()[]{}/\\-"', 0.42)
 WIDE_LETTERS = dict.fromkeys("mw", 0.9) | dict.fromkeys("MW", 0.92)
 TAG = re.compile(r"<[^>]*>")
+NUMBERED = re.compile(r"^\d+ · ")  # a position's label: "12 · e → H"
+PART_ENTITY = re.compile(r"&[#\w]*$")  # an escaped character cut short
+MARKS = ("✓",)  # a label's last character that says something of its row: kept when cut
 ENTITIES = {"&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'", "&amp;": "&"}
 
 
@@ -94,3 +97,39 @@ def grid_margins(title: str, x_labels: Sequence[str], y_labels: Sequence[str]) -
         "t": title_px(title),
         "b": math.ceil(widest_px(x_labels) + AXIS_ROOM),
     }
+
+
+def fitted(labels: list[str], room: float, font: float) -> list[str]:
+    """Labels that fit in `room` px: as they are when they all do; else, where they name
+    positions ("12 · e → H"), without the numbers (the hover still gives them), every one
+    alike; then each cut with an ellipsis."""
+    if all(text_px(label, font) <= room for label in labels):
+        return labels
+    bare = [NUMBERED.sub("", label) for label in labels]
+    if sum(1 for a, b in zip(labels, bare, strict=True) if a != b) * 2 >= len(labels):
+        labels = bare
+    return [cut_label(label, room, font) for label in labels]
+
+
+def cut_label(label: str, room: float, font: float = BASE_FONT) -> str:
+    """A label cut to `room` px, an ellipsis in place of the rest; a row "input → produced"
+    loses its input first ("ca → d…" hid the word the row produced)."""
+    if text_px(label, font) <= room:
+        return label
+    if label.endswith(MARKS):  # the class's answers mark the right one "D · 3 · a  ✓": cut,
+        mark = " " + label[-1]  # the ✓ was gone; it stays, the rest is cut before it
+        return cut_label(label[:-1].rstrip(), room - text_px(mark, font), font) + mark
+    head, arrow, tail = label.rpartition(" → ")
+    if arrow and text_px(f"…{arrow}{tail}", font) <= room:
+        while head and text_px(f"{head}…{arrow}{tail}", font) > room:
+            head = _shorter(head)
+        return f"{head.rstrip()}…{arrow}{tail}"
+    while label and text_px(label + "…", font) > room:
+        label = _shorter(label)
+    return label.rstrip() + "…"
+
+
+def _shorter(markup: str) -> str:
+    """The text less its last character, an escaped one ("&lt;") whole: a label cut inside
+    "&lt;s&gt;" showed "&lt;s&g"."""
+    return PART_ENTITY.sub("", markup[:-1])

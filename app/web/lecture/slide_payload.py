@@ -2,7 +2,7 @@
 serves it; board.py's FOLLOW_HTML draws it): built once per class version and screen (a
 projector, a student's screen, a phone's), from the same shared slide build the pages draw
 (resources.built_slide), never once per student; a phone's figure is that build laid out again
-for a phone's width (slide_sizes.phoned), on a copy.
+for a phone's width (viz/shared/narrow.py), on a copy.
 
 What differs between students (their nickname, their own answer) is not in it: the page gives
 the nickname, the answer route the answer.
@@ -23,7 +23,6 @@ from attnlens.app.classroom.slide_route import SlideUnavailableError
 from attnlens.app.classroom.state import ClassState
 from attnlens.app.teaching.deck import Deck, Slide
 from attnlens.app.teaching.questions import NoQuestion, Question
-from attnlens.app.teaching.slide_sizes import phoned
 from attnlens.app.teaching.slides import Built
 from attnlens.app.teaching.view import View, input_text, model_name
 from attnlens.app.web.lecture.ask import HISTOGRAM_HEIGHT, LETTERS
@@ -31,6 +30,7 @@ from attnlens.app.web.lecture.resources import built_slide, library, sized, this
 from attnlens.app.web.resources import shared_lens
 from attnlens.model.lenses.registry import check_allowed
 from attnlens.viz.lecture.reveal import class_answers
+from attnlens.viz.shared.narrow import narrowed
 
 # CommonMark, raw HTML off: a deck's words are Markdown, and never HTML on a student's page.
 _MARKDOWN = MarkdownIt("commonmark", {"html": False})
@@ -92,7 +92,7 @@ def _header(deck: Deck, slide: Slide, model: str) -> dict[str, Any]:
 def _figure(fig: go.Figure | None, screen: str) -> Any:
     """The figure as JSON; on a phone a copy laid out again (the build is every page's)."""
     if fig is not None and screen == PHONE:
-        fig = phoned(go.Figure(fig))
+        fig = narrowed(go.Figure(fig))
     return None if fig is None else json.loads(pio.to_json(fig, validate=False))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from attnlens import viz
@@ -13,6 +15,7 @@ from attnlens.viz.shared.margins import (
     TITLE_LINE,
     TITLE_ROOM,
     balanced_lines,
+    cut_label,
     plain_lines,
     text_px,
 )
@@ -95,3 +98,10 @@ def test_the_head_heatmap_keeps_automargin_behind_its_estimate(trace: Trace) -> 
     layout = fig.layout
     assert layout.margin.l > AXIS_ROOM and layout.margin.b > AXIS_ROOM
     assert layout.xaxis.automargin and layout.yaxis.automargin and layout.title.automargin
+
+
+def test_a_cut_label_keeps_escaped_characters_whole_and_a_rows_produced_word() -> None:
+    cut = cut_label("&lt;s&gt;&lt;s&gt;&lt;s&gt;", 30, 12)
+    assert cut.endswith("…") and re.fullmatch(r"(&lt;|&gt;|s)*…", cut), cut  # no "&g…"
+    assert cut_label("a long input word → dom", 54, 12).endswith("… → dom")
+    assert cut_label("lo → gat", 54, 12) == "lo → gat"  # fits: as it is
