@@ -1,0 +1,240 @@
+"""Direct logit attribution on Hugging Face decoders with pre-norm blocks: each head's output,
+each attention's output bias, each layer's MLP and the embeddings, carried through the one final
+norm (its mean and scale frozen from the forward pass) and the unembedding, as TransformerLens
+defines it (record/attribution.py).
+
+In a pre-norm block a sublayer's output is added to the residual stream as it is, so the stream
+before the final norm is the embeddings plus, per layer, Σ_h W_O^h o_{h,i} + b_O and the MLP's
+output. The heads' outputs come from the kernel by value (hf/parts.py); each layer's MLP part is
+what its block added besides its attention, read off the hidden states of a private copy whose
+final norm is the identity (so its last hidden state is the stream before that norm). Which
+architectures are built this way is stated (LAYOUTS), never guessed; at run time each attention
+part must equal the output projection's own output, and the frozen final norm the norm's own
+output, or the attribution refuses, saying so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch import nn
+from transformers import PreTrainedModel
+
+from attnlens.model.lenses.hf.parts import HeadParts, Projections, find, forward_parts, projections
+from attnlens.model.net.contributions import head_slices, head_vectors
+from attnlens.model.net.stream import MATCH, MismatchError, Shape, Stream, attribution
+from attnlens.record.attribution import LogitAttribution
+from attnlens.record.errors import InputError
+from attnlens.record.trace import Kind, ModelInfo
+
+Condition = tuple[str, Callable[[Any], bool]]  # why not, and when a config breaks the layout
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A pre-norm decoder: its final norm (a path ending) and what comes after it (a projection
+    to the embedding width; a scale on the stream before the unembedding), and the config
+    settings under which the model is built otherwise."""
+
+    final_norm: str
+    project: str | None = None
+    scale: Callable[[Any], float] = lambda config: 1.0
+    breaks: tuple[Condition, ...] = field(default=())
+
+
+def _t5_scale(config: Any) -> float:
+    return float(config.d_model**-0.5) if config.tie_word_embeddings else 1.0
+
+
+_ROTARY = Layout("model.norm")
+LAYOUTS: dict[str, Layout] = {
+    **dict.fromkeys(("gpt2", "gpt_bigcode", "gpt_neo", "gptj", "codegen", "falcon"),
+                    Layout("transformer.ln_f")),
+    "bloom": Layout("transformer.ln_f", breaks=((
+        "it adds its attention to the normed stream (apply_residual_connection_post_layernorm)",
+        lambda c: bool(c.apply_residual_connection_post_layernorm)),)),
+    "mpt": Layout("transformer.norm_f"),
+    "ctrl": Layout("transformer.layernorm"),
+    "gpt_neox": Layout("gpt_neox.final_layer_norm"),
+    "opt": Layout("decoder.final_layer_norm", project="decoder.project_out", breaks=(
+        ("it normalises after each sublayer (do_layer_norm_before false)",
+         lambda c: not c.do_layer_norm_before),
+        ("it has no final norm", lambda c: bool(getattr(c, "_remove_final_layer_norm", False))),
+    )),
+    "biogpt": Layout("biogpt.layer_norm"),
+    "xglm": Layout("model.layer_norm"),
+    **dict.fromkeys(("llama", "mistral", "qwen2", "qwen3", "gemma", "starcoder2"), _ROTARY),
+    "phi": Layout("model.final_layernorm"),
+    **dict.fromkeys(("mbart", "pegasus", "m2m_100"), Layout("decoder.layer_norm")),
+    "t5": Layout("decoder.final_layer_norm", scale=_t5_scale),
+}  # fmt: skip
+NOT_PRE_NORM = {
+    "gemma2": "it puts a norm after every sublayer as well as before (sandwich norms) and "
+    "soft-caps its logits",
+    **dict.fromkeys(("bart", "marian", "blenderbot-small"), "it normalises after each sublayer "
+                    "(post-norm), and attnlens states Hugging Face decoders with pre-norm blocks"),
+}  # fmt: skip
+LOGIT_EXTRAS = ("final_logit_softcapping", "logit_scale", "logits_scaling")
+
+
+def layout_of(model: PreTrainedModel, model_type: str, name: str) -> Layout:
+    """The layout attnlens states for this model, or an InputError saying why there is none."""
+    if model_type in NOT_PRE_NORM:
+        raise InputError(f"no direct logit attribution for {name}: {NOT_PRE_NORM[model_type]}")
+    layout = LAYOUTS.get(model_type)
+    if layout is None:
+        raise InputError(
+            f"no direct logit attribution for {name}: attnlens does not know how the blocks of "
+            f"{model_type} models add to the residual stream (known: {', '.join(sorted(LAYOUTS))})"
+        )
+    text = model.config.get_text_config()
+    for why, broken in layout.breaks:
+        if broken(text):
+            raise InputError(f"no direct logit attribution for {name}: {why}")
+    for extra in LOGIT_EXTRAS:
+        if getattr(text, extra, None) not in (None, 1, 1.0):
+            raise InputError(f"no direct logit attribution for {name}: its logits pass {extra}")
+    return layout
+
+
+@torch.inference_mode()
+def hf_attribution(
+    model: PreTrainedModel,
+    model_type: str,
+    info: ModelInfo,
+    ids: Sequence[int],
+    at: int,
+    token: int,
+    described: Mapping[str, object],
+    source: Sequence[int] | None = None,
+) -> LogitAttribution:
+    """The logit of `token` at decoder position `at` of ids (an encoder-decoder reading
+    `source`) split into its direct parts; InputError where the model is not built as stated."""
+    layout = layout_of(model, model_type, info.name)
+    norm_path = find(dict(model.named_modules()), layout.final_norm)
+    if norm_path is None:
+        raise InputError(f"no direct logit attribution for {info.name}: no …{layout.final_norm}")
+    device = next(model.parameters()).device
+    inputs = _inputs(info, ids, source, device)
+    run = forward_parts(model, model_type, info, inputs, without=norm_path)
+    hidden = run.hidden["decoder"]  # each layer's input, then the stream before the final norm
+    stream = Stream(("embeddings",), hidden[0][0, at])
+    projected = projections(model, model_type, info)
+    kinds: list[Kind] = [k for k in ("decoder_self", "cross") if k in run.parts]
+    for layer in range(len(hidden) - 1):
+        written = sum(
+            _heads(stream, projected, kind, layer, run.parts[kind][layer], at) for kind in kinds
+        )
+        mlp = hidden[layer + 1][0, at].double() - hidden[layer][0, at].double() - written
+        stream.add([("mlp", layer)], mlp)
+    norm = model.get_submodule(norm_path)
+    y = norm(hidden[-1][0, at].unsqueeze(0))[0]  # (d_model,): the model's own final norm
+    frozen = _freeze(stream, norm, y)
+    y = _after(model, layout, stream, y)
+    unembed = model.get_output_embeddings()
+    extra = _final_logits_bias(model, unembed.weight.size(0), y.device)  # (V,)
+    logits = unembed(y).double() + extra  # (V,): the model's own
+    logprob = float(logits[token] - torch.logsumexp(logits, 0))
+    L = len(hidden) - 1
+    shape = Shape({k: info.shape(k) for k in kinds}, L)
+    own_bias = getattr(unembed, "bias", None)
+    bias = float(extra[token]) + (float(own_bias[token]) if own_bias is not None else 0.0)
+    return attribution(stream, unembed.weight[token], bias, (float(logits[token]), logprob),
+                       shape, {"frozen": frozen, "position": at, **described})  # fmt: skip
+
+
+def _inputs(
+    info: ModelInfo, ids: Sequence[int], source: Sequence[int] | None, device: torch.device
+) -> dict[str, Any]:
+    """The forward pass's inputs: the decoder's ids (and an encoder-decoder's source)."""
+    tokens = torch.tensor([list(ids)], device=device)  # (1, T)
+    if info.architecture != "encoder-decoder":
+        return {"input_ids": tokens, "attention_mask": torch.ones_like(tokens), "use_cache": False}
+    if source is None:
+        raise InputError(f"{info.name} is an encoder-decoder: its attribution needs a source")
+    src = torch.tensor([list(source)], device=device)  # (1, S)
+    return {"input_ids": src, "attention_mask": torch.ones_like(src),
+            "decoder_input_ids": tokens, "use_cache": False}  # fmt: skip
+
+
+def _heads(
+    stream: Stream, projected: Projections, kind: Kind, layer: int, parts: HeadParts, at: int
+) -> torch.Tensor:
+    """One attention's heads at position `at` (and W^O's bias) added to the stream; returns
+    the attention's output there, (d_model,) float64, checked against W^O's own."""
+    weight, bias = projected.found[kind, layer]
+    out = parts.output[:, at : at + 1]  # (H, 1, d_head)
+    H = out.size(0)
+    heads = head_vectors(head_slices(weight, H), out)[:, 0]  # (H, d_model)
+    stream.add([("head", kind, layer, h) for h in range(H)], heads)
+    total = heads.sum(0)
+    if bias is not None:
+        stream.add([("bias", "attention output")], bias)
+        total = total + bias.double()
+    own: torch.Tensor = projected.modules[kind, layer](out[:, 0].reshape(1, -1).to(weight.dtype))
+    own = own[0].double()
+    gap = float((own - total).abs().max())
+    if gap > MATCH * max(1.0, float(own.abs().max())):
+        raise MismatchError(
+            f"{kind} layer {layer}: the heads' parts miss W^O's output by {gap:.3g}"
+        )
+    return own
+
+
+def _freeze(stream: Stream, norm: nn.Module, y: torch.Tensor) -> str:
+    """Carry the stream through the final norm, its statistics frozen: whichever of a
+    LayerNorm, an RMSNorm (x · w / rms) or Gemma's RMSNorm (x · (1 + w) / rms) gives the
+    norm's own output y on this very stream; refuses when none does."""
+    eps = next((float(v) for a in ("eps", "variance_epsilon", "epsilon")
+                if isinstance(v := getattr(norm, a, None), (int, float))), None)  # fmt: skip
+    weight, bias = getattr(norm, "weight", None), getattr(norm, "bias", None)
+    name = type(norm).__name__
+    if eps is None or not isinstance(weight, torch.Tensor):
+        raise InputError(f"the final norm ({name}) is not one attnlens can state")
+    x, want = stream.total(), y.double()
+    var, ms = x.var(unbiased=False), x.pow(2).mean()
+    as_layer = (x - x.mean()) / torch.sqrt(var + eps) * weight.double()
+    as_layer = as_layer + (0 if bias is None else bias.double())
+    candidates = [
+        ("LayerNorm", as_layer, lambda: stream.layer_norm(weight, bias, eps, y, "the final norm")),
+        ("RMSNorm", x / torch.sqrt(ms + eps) * weight.double(),
+         lambda: stream.rms_norm(weight, eps, y, "the final norm")),
+        ("RMSNorm (1 + w)", x / torch.sqrt(ms + eps) * (1 + weight.double()),
+         lambda: stream.rms_norm(1 + weight.double(), eps, y, "the final norm")),
+    ]  # fmt: skip
+    for kind, direct, carry in candidates:
+        if float((direct - want).abs().max()) <= MATCH * max(1.0, float(want.abs().max())):
+            carry()
+            held = "mean and scale" if kind == "LayerNorm" else "scale"
+            return f"the final {kind} ({name}), its {held} frozen (pre-norm)"
+    raise InputError(
+        f"the final norm ({name}) is neither a LayerNorm nor an RMSNorm attnlens can state: "
+        "no direct logit attribution"
+    )
+
+
+def _after(model: PreTrainedModel, layout: Layout, stream: Stream, y: torch.Tensor) -> torch.Tensor:
+    """What comes between the final norm and the unembedding (a projection, a scale)."""
+    if layout.project is not None:
+        path = find(dict(model.named_modules()), layout.project)
+        project = None if path is None else model.get_submodule(path)
+        if isinstance(project, nn.Linear):
+            stream.linear(project.weight)
+            y = project(y)
+    factor = layout.scale(model.config.get_text_config())
+    if factor != 1.0:
+        stream.scale(factor)
+        y = y * factor
+    return y
+
+
+def _final_logits_bias(model: PreTrainedModel, V: int, device: torch.device) -> torch.Tensor:
+    """(V,) float64: a model's own bias on its logits besides the unembedding's (BART-style
+    `final_logits_bias`), zeros for most models."""
+    extra = getattr(model, "final_logits_bias", None)
+    if not isinstance(extra, torch.Tensor):
+        return torch.zeros(V, dtype=torch.float64, device=device)
+    return extra.reshape(-1)[:V].double()

@@ -1,0 +1,159 @@
+"""Direct logit attribution on Hugging Face decoders (hf/attribution.py): on every causal LM of the
+test zoo and every pre-norm encoder-decoder, the parts sum to the logit the unchanged model's own
+forward pass gives (≤ 1e-4), at every position, for the likeliest token and others, on random
+and on sharp heads; a decode run's step reads back with its own log-probability; and what is not
+built as stated (sandwich norms, post-norm blocks, an unknown layout, an unstated norm) is
+refused, saying why."""
+
+from __future__ import annotations
+
+import functools
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+from torch import nn
+
+from attnlens.model.lenses.hf import attribution as module
+from attnlens.model.lenses.hf.attribution import LAYOUTS, NOT_PRE_NORM, hf_attribution
+from attnlens.model.lenses.hf.lens import HFLens
+from attnlens.model.net.stream import Stream
+from attnlens.record.attribution import LogitAttribution
+from attnlens.record.errors import InputError
+from helpers.hf_zoo import ZOO, zoo_folder
+from helpers.sharp import sharp_hf_folder
+
+CPU = torch.device("cpu")
+TEXT = "the cat sat on the mat and the dog sat on the cat"
+DECODERS = [n for n, s in ZOO.items() if s.kind != "encoder"]
+
+
+@functools.cache
+def lens(name: str, folder: Path | None = None) -> HFLens:
+    return HFLens(folder or zoo_folder(name), CPU, name=name)
+
+
+def _case(hf: HFLens) -> tuple[list[int], list[int] | None]:
+    """(decoder ids, source ids or None) of TEXT."""
+    ids = list(hf.token_ids(TEXT))
+    if hf.info.architecture != "encoder-decoder":
+        return ids, None
+    return [hf.model.config.decoder_start_token_id, *ids[:6]], ids
+
+
+def _own_logits(hf: HFLens, ids: list[int], source: list[int] | None) -> torch.Tensor:
+    """(T, V) float64: the unchanged model's own logits, one plain forward pass."""
+    with torch.inference_mode():
+        if source is None:
+            out = hf.model(input_ids=torch.tensor([ids]), use_cache=False)
+        else:
+            out = hf.model(input_ids=torch.tensor([source]),
+                           decoder_input_ids=torch.tensor([ids]), use_cache=False)  # fmt: skip
+    return out.logits[0].double()
+
+
+def _attribute(hf: HFLens, ids: list[int], at: int, token: int, source: list[int] | None) -> Any:
+    return hf_attribution(hf.model, hf.model.config.model_type, hf.info, ids, at, token,
+                          {"model": hf.name, "token": str(token)}, source)  # fmt: skip
+
+
+def _check(record: LogitAttribution, logits: torch.Tensor, token: int) -> None:
+    want = float(logits[token])
+    assert abs(record.total - want) <= 1e-4 * max(1.0, abs(want)), (record.total, want)
+    assert abs(record.logprob - float(torch.log_softmax(logits, 0)[token])) <= 1e-4
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", DECODERS)
+def test_the_parts_sum_to_the_models_own_logit(name: str) -> None:
+    hf = lens(name)
+    model_type = hf.model.config.model_type
+    ids, source = _case(hf)
+    if model_type in NOT_PRE_NORM:
+        with pytest.raises(InputError, match=re.escape(NOT_PRE_NORM[model_type][:40])):
+            _attribute(hf, ids, 1, 0, source)
+        return
+    logits = _own_logits(hf, ids, source)
+    for at in (0, len(ids) // 2, len(ids) - 1):
+        for token in (int(logits[at].argmax()), int(logits[at].argmin()), 3):
+            record = _attribute(hf, ids, at, token, source)
+            _check(record, logits[at], token)
+    L, H = hf.info.shape("decoder_self")
+    assert record.heads["decoder_self"].shape == (L, H) and record.mlp.shape == (L,)
+    assert ("cross" in record.heads) == (source is not None)
+
+
+def test_every_decoder_of_the_zoo_is_attributed_or_refused_by_name() -> None:
+    """The layouts stated cover the zoo's causal LMs but Gemma 2, whose sandwich norms are
+    refused, and the zoo's pre-norm encoder-decoders."""
+    types = {lens(n).model.config.model_type for n in DECODERS}
+    assert types <= set(LAYOUTS) | set(NOT_PRE_NORM)
+    assert {"gemma2", "bart", "marian"} <= set(NOT_PRE_NORM)
+
+
+@pytest.mark.parametrize(("name", "pattern"), [("llama", "q_proj"), ("gpt2", "c_attn")])
+def test_sharp_heads_sum_to_the_logit_too(
+    name: str, pattern: str, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    folder = sharp_hf_folder(zoo_folder(name), tmp_path_factory.mktemp(name) / name, 3e4, pattern)
+    hf = lens(f"sharp-{name}", folder)
+    weights = hf.trace(TEXT).attention("decoder_self")
+    assert weights is not None and (weights.max(-1) > 0.999).mean() > 0.5  # sharp
+    ids, _ = _case(hf)
+    logits = _own_logits(hf, ids, None)
+    record = _attribute(hf, ids, len(ids) - 1, int(logits[-1].argmax()), None)
+    _check(record, logits[-1], int(logits[-1].argmax()))
+
+
+def test_a_decode_runs_step_reads_back_with_its_own_log_probability() -> None:
+    hf = lens("llama")
+    run = hf.decode("the cat sat", "beam", beam_size=2, max_len=5)
+    vocab = hf.tokenizer.get_vocab()
+    for step in range(len(run.steps)):
+        for beam in run.steps[step].beams[:2]:
+            keys = run.keys(step, beam.parent if step else 0)
+            ids = [vocab[t] for t in keys]
+            record = _attribute(hf, ids, len(ids) - 1, vocab[beam.token], None)
+            assert abs(record.logprob - beam.logprob) <= 1e-4, (step, beam)
+
+
+def test_an_unknown_layout_is_refused_naming_the_known_ones(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delitem(LAYOUTS, "llama")
+    hf = lens("llama")
+    with pytest.raises(InputError, match="does not know how the blocks of llama models add"):
+        _attribute(hf, [1, 5, 6], 2, 4, None)
+
+
+def test_a_post_norm_opt_is_refused_by_its_config() -> None:
+    hf = lens("opt")
+    hf.model.config.do_layer_norm_before = False
+    try:
+        with pytest.raises(InputError, match="normalises after each sublayer"):
+            _attribute(hf, [1, 5, 6], 2, 4, None)
+    finally:
+        hf.model.config.do_layer_norm_before = True
+
+
+class _Shifted(nn.Module):
+    """A final norm attnlens cannot state: an RMSNorm that adds a constant it keeps no bias
+    for."""
+
+    def __init__(self, norm: nn.Module) -> None:
+        super().__init__()
+        self.norm, self.weight, self.eps = norm, norm.weight, 1e-6
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = self.norm(x) + 0.3
+        return out
+
+
+def test_a_final_norm_that_is_no_layernorm_nor_rmsnorm_is_refused() -> None:
+    norm = _Shifted(lens("llama").model.model.norm)
+    x = torch.randn(16)
+    stream = Stream(("embeddings",), x)
+    with torch.inference_mode(), pytest.raises(InputError, match="neither a LayerNorm nor an"):
+        module._freeze(stream, norm, norm(x.unsqueeze(0))[0])
