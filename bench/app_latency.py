@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from attnlens.viz.labels import position_labels
+from attnlens.viz.shared.labels import position_labels
 from bench.browser import Tab, Timing, drawn_text_has, launch, title_has, x_labels_are
 from bench.servers import Server, attnlens_server, bare_server
 

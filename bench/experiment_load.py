@@ -21,7 +21,7 @@ import time
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
-from attnlens.viz.labels import position_labels
+from attnlens.viz.shared.labels import position_labels
 from bench.load_check import percentile, text_for
 from bench.servers import Server, started
 from tests.helpers.server import free_port, serve_command

@@ -49,7 +49,7 @@ def text(shift: int) -> str:
 def reference(folder: Path, shift: int) -> tuple[float, float]:
     """Seconds of the trace in this process, and of one head's overview from it."""
     import attnlens
-    from attnlens.viz.head_window import head_window
+    from attnlens.viz.heads.head_window import head_window
 
     lens = attnlens.load(str(folder))
     start = time.perf_counter()

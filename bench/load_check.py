@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 
 from attnlens.app.web.resources import default_trace_workers
-from attnlens.viz.labels import position_labels
+from attnlens.viz.shared.labels import position_labels
 from bench.servers import Server, attnlens_server
 from bench.session import Session
 

@@ -25,7 +25,7 @@ import numpy as np
 import plotly.graph_objects as go
 import streamlit as st
 
-from attnlens.viz.labels import position_labels
+from attnlens.viz.shared.labels import position_labels
 
 LIVE = "300ms"  # as attnlens.app.web.pickers.LIVE
 PAGES = ("Explore", "Decode", "Inside the Transformer", "Heads", "Experiments", "Training",

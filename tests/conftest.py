@@ -59,7 +59,7 @@ def class_store_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory) 
 @pytest.fixture(scope="session", autouse=True)
 def traces_in_the_server() -> Iterator[None]:
     """The servers and in-process apps of the tests make their traces themselves unless a test
-    asks for workers (tests/app/test_trace_workers.py): a worker beside each of the suite's
+    asks for workers (tests/app/server/test_trace_workers.py): a worker beside each of the suite's
     servers would import torch once more per server, about 2 s of CPU each on two cores."""
     name = "ATTNLENS_TRACE_WORKERS"
     before = os.environ.get(name)

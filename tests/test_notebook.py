@@ -20,7 +20,7 @@ from nbclient import NotebookClient
 
 import attnlens
 from attnlens.notebook import plotly_js
-from attnlens.viz.colour_scale import colour_position
+from attnlens.viz.heads.colour_scale import colour_position
 from helpers.browser import chromium
 
 NOTEBOOK = Path(__file__).resolve().parents[1] / "docs" / "notebook.ipynb"

@@ -9,10 +9,10 @@ from attnlens.analysis.experiments.catalog import explain_input
 from attnlens.analysis.experiments.induction import two_heads
 from attnlens.model.lenses.lens import Lens
 from attnlens.record.experiment import ExperimentResult
-from attnlens.viz.alignment_view import alignment_chart
-from attnlens.viz.explanation_view import explanation_view
-from attnlens.viz.importance_view import importance_chart, pruning_curve
-from attnlens.viz.induction_view import induction_heads_view
+from attnlens.viz.experiments.alignment_view import alignment_chart
+from attnlens.viz.experiments.explanation_view import explanation_view
+from attnlens.viz.experiments.importance_view import importance_chart, pruning_curve
+from attnlens.viz.experiments.induction_view import induction_heads_view
 
 
 def experiment_figure(lens: Lens, result: ExperimentResult, text: str) -> go.Figure:

@@ -16,7 +16,7 @@ from attnlens.app.cli.output import write_bytes, write_text
 from attnlens.app.cli.trace_args import add_trace_inputs, trace_of
 from attnlens.model.decoding.heads import OLD_KINDS
 from attnlens.record.trace import Kind, Trace
-from attnlens.viz.segments import pair_heatmap
+from attnlens.viz.heads.segments import pair_heatmap
 
 # --kind takes the records' names; the older encoder and decoder are still read
 KINDS: dict[str, Kind] = {

@@ -8,7 +8,7 @@ of the output, one small step at a time, mostly Python). A worker process runs t
 GIL of its own; the server waits for it without holding one.
 
 What comes back is the trace by value, unpickled: the arrays a trace run in the server gives,
-byte for byte (tests/app/test_trace_workers.py). Only our own bundled models are sent out: a
+byte for byte (tests/app/server/test_trace_workers.py). Only our own bundled models are sent out: a
 worker loads the model again by its name, and those files cannot change under the server (a
 user's folder could, and the worker would trace another model than the page shows); MiniLM's
 records, up to hundreds of MB, would cost more to send than to make. A worker that dies is

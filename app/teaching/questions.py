@@ -19,8 +19,8 @@ import numpy as np
 from attnlens.record.decode import DecodeRun
 from attnlens.record.picking import KIND_TITLES, allowed_of, attention_of, true_source_hits
 from attnlens.record.trace import Kind, Trace
-from attnlens.viz.beam import followed, followed_row
-from attnlens.viz.labels import visible
+from attnlens.viz.decoding.beam import followed, followed_row
+from attnlens.viz.shared.labels import visible
 
 SHARP = 0.5
 MARGIN = 0.2

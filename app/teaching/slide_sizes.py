@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from attnlens.viz.labels import wrapped
-from attnlens.viz.style import PROJECTOR_FONT, projector
+from attnlens.viz.shared.labels import wrapped
+from attnlens.viz.shared.style import PROJECTOR_FONT, projector
 
 FIGURE_HEIGHT = 640  # px at most on a projector: a 1080-line screen keeps room for the title
-# Figure 1 is taller: each of its blocks holds a line of projector text (viz/architecture.py);
-# its title and subtitle take TITLE_ROOM px above it
+# Figure 1 is taller: each of its blocks holds a line of projector text
+# (viz/lecture/architecture.py); its title and subtitle take TITLE_ROOM px above it
 STACKS_HEIGHT, TITLE_ROOM = 760, 110
 SCREEN_FONT = 18  # a student's own screen: the figures' base text, a step up
 SCREEN_TICKS = 15

@@ -29,16 +29,16 @@ from attnlens.app.teaching.view import View
 from attnlens.record.decode import DecodeRun
 from attnlens.record.picking import KIND_TITLES, true_source_hits
 from attnlens.record.trace import Kind, Trace
-from attnlens.viz import reveal as reveal_viz
-from attnlens.viz.architecture import architecture_diagram
-from attnlens.viz.causal_build import causal_build
-from attnlens.viz.heads_row import heads_row
-from attnlens.viz.heatmap import head_heatmap
-from attnlens.viz.input_positions import input_positions, input_tokens
-from attnlens.viz.output_softmax import next_token_bars, reshape, strategies_view
-from attnlens.viz.padding_view import padding_view
-from attnlens.viz.qkv_view import qkv_view
-from attnlens.viz.saturation import saturation_view, telling_row
+from attnlens.viz.heads.heatmap import head_heatmap
+from attnlens.viz.lecture import reveal as reveal_viz
+from attnlens.viz.lecture.architecture import architecture_diagram
+from attnlens.viz.lecture.causal_build import causal_build
+from attnlens.viz.lecture.heads_row import heads_row
+from attnlens.viz.lecture.input_positions import input_positions, input_tokens
+from attnlens.viz.lecture.output_softmax import next_token_bars, reshape, strategies_view
+from attnlens.viz.lecture.padding_view import padding_view
+from attnlens.viz.lecture.qkv_view import qkv_view
+from attnlens.viz.lecture.saturation import saturation_view, telling_row
 
 DEFAULT_KIND: dict[str, Kind] = {
     "qkv": "encoder_self",

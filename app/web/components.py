@@ -10,8 +10,8 @@ from pathlib import Path
 import streamlit as st
 from streamlit.components.v2.types import ComponentRenderer
 
-from attnlens.viz.margins import BASE_FONT
-from attnlens.viz.style import PROJECTOR_FONT, TITLE_EXTRA
+from attnlens.viz.shared.margins import BASE_FONT
+from attnlens.viz.shared.style import PROJECTOR_FONT, TITLE_EXTRA
 
 STATIC = Path(__file__).parent / "static"
 

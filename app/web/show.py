@@ -18,8 +18,8 @@ from attnlens.app.web.pickers import memo
 from attnlens.record.decode import DecodeRun
 from attnlens.record.export import json_bound, json_chunks
 from attnlens.record.trace import Trace
-from attnlens.viz.labels import visible
-from attnlens.viz.style import EXPORT_WIDTH, PROJECTOR_FONT, exported, image_size, projector
+from attnlens.viz.shared.labels import visible
+from attnlens.viz.shared.style import EXPORT_WIDTH, PROJECTOR_FONT, exported, image_size, projector
 
 CLEAR = "rgba(0,0,0,0)"
 FIRST_CHART_PAUSE = 0.04  # seconds between the chart an action waits for and the ones after it

@@ -1,5 +1,5 @@
 """Modern decoder shapes with random weights that read long inputs, for the marks of modern
-attention (viz/head_marks.py): a Llama shape with grouped-query attention (32 query heads over
+attention (viz/heads/head_marks.py): a Llama shape with grouped-query attention (32 query heads over
 8 key/value heads, as Llama-3.2-1B), Mistral with a sliding window on every layer, and Gemma-2
 alternating sliding and global layers. Hidden sizes shrunk so a trace of 400 tokens takes a
 fraction of a second; the word-level tokenizer of tests/helpers/long_gpt2.py; nothing is

@@ -24,10 +24,17 @@ from attnlens.app.web.pickers import layer_head_pickers, text_input
 from attnlens.app.web.safe_text import md
 from attnlens.app.web.scaffold import page_start
 from attnlens.record.decode import DecodeRun
-from attnlens.viz import decode_step as steps_viz
-from attnlens.viz.beam import Node, check_node, extended, followed_row, output_node, steps_that_fit
-from attnlens.viz.margins import BASE_FONT
-from attnlens.viz.style import PROJECTOR_FONT
+from attnlens.viz.decoding import decode_step as steps_viz
+from attnlens.viz.decoding.beam import (
+    Node,
+    check_node,
+    extended,
+    followed_row,
+    output_node,
+    steps_that_fit,
+)
+from attnlens.viz.shared.margins import BASE_FONT
+from attnlens.viz.shared.style import PROJECTOR_FONT
 
 
 def page() -> None:

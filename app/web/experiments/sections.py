@@ -16,11 +16,11 @@ from attnlens.app.web.pickers import memo
 from attnlens.app.web.safe_text import md
 from attnlens.model.lenses.lens import Lens
 from attnlens.record.trace import Trace
-from attnlens.viz.alignment_view import alignment_chart
-from attnlens.viz.experiment_summary import summary_table
-from attnlens.viz.explanation_view import explanation_view
-from attnlens.viz.importance_view import importance_chart, pruning_curve
-from attnlens.viz.induction_view import induction_heads_view, induction_scores_chart
+from attnlens.viz.experiments.alignment_view import alignment_chart
+from attnlens.viz.experiments.experiment_summary import summary_table
+from attnlens.viz.experiments.explanation_view import explanation_view
+from attnlens.viz.experiments.importance_view import importance_chart, pruning_curve
+from attnlens.viz.experiments.induction_view import induction_heads_view, induction_scores_chart
 
 
 def cached_or_none(lens: Lens, name: str, n: int, seed: int) -> Outcome | None:

@@ -10,7 +10,7 @@ from typing import Any
 import streamlit as st
 
 from attnlens.app.web.components import component, text_sizes
-from attnlens.viz.head_window import Span
+from attnlens.viz.heads.head_window import Span
 
 KEY = "head_zoom"
 EVENT = "zoom"  # the trigger a box or a reset sets: {"rows": [r0, r1], "cols": [c0, c1]}

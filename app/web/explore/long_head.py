@@ -19,13 +19,13 @@ from attnlens.app.web.explore.lines_canvas import lines_canvas
 from attnlens.app.web.pickers import layer_head_pickers
 from attnlens.app.web.safe_text import md
 from attnlens.record.trace import Kind, Trace
-from attnlens.viz.colour_scale import Scale
-from attnlens.viz.head_marks import HeadMarks, head_marks
-from attnlens.viz.head_window import EXACT_SIDE, HeadWindow, Span, head_window
-from attnlens.viz.lines_range import RANGE_QUERIES, default_start, lines_range
-from attnlens.viz.margins import BASE_FONT
-from attnlens.viz.style import PROJECTOR_FONT
-from attnlens.viz.window_figure import window_figure
+from attnlens.viz.heads.colour_scale import Scale
+from attnlens.viz.heads.head_marks import HeadMarks, head_marks
+from attnlens.viz.heads.head_window import EXACT_SIDE, HeadWindow, Span, head_window
+from attnlens.viz.heads.window_figure import window_figure
+from attnlens.viz.lines.lines_range import RANGE_QUERIES, default_start, lines_range
+from attnlens.viz.shared.margins import BASE_FONT
+from attnlens.viz.shared.style import PROJECTOR_FONT
 
 ZOOM = "_zoom"  # the window shown: ((trace id, kind), rows, cols) while zoomed in
 FIGURE_CELL_BYTES = 48  # a cell's JSON in the downloaded figure, at most (z, customdata, comma)

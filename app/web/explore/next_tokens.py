@@ -19,7 +19,7 @@ from attnlens.app.web.safe_text import md
 from attnlens.app.web.scaffold import Started
 from attnlens.record.errors import InputError
 from attnlens.record.next_tokens import NextTokens
-from attnlens.viz.next_tokens_table import next_tokens_table
+from attnlens.viz.decoding.next_tokens_table import next_tokens_table
 
 CONTINUATION_TOKENS = 8  # greedy steps of the continuation, fewer when the model ends it
 TOP = 3  # next tokens shown per position

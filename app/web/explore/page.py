@@ -29,9 +29,9 @@ from attnlens.app.web.pickers import kind_picker, layer_head_pickers, memo
 from attnlens.app.web.safe_text import md
 from attnlens.app.web.scaffold import Started, traced_page, true_alignment
 from attnlens.record.trace import Kind, Trace
-from attnlens.viz.margins import BASE_FONT
-from attnlens.viz.overview_grid import every_head_grid
-from attnlens.viz.style import PROJECTOR_FONT
+from attnlens.viz.heads.overview_grid import every_head_grid
+from attnlens.viz.shared.margins import BASE_FONT
+from attnlens.viz.shared.style import PROJECTOR_FONT
 
 WIDE_FROM = 64  # positions past which the heatmap takes the full width (cells stay ≥ 1 px)
 
@@ -119,8 +119,8 @@ def every_head(tr: Trace, kind: Kind, layer: int, head: int) -> None:
     """Every head, after the heatmap and the lines, the enlarged one outlined. Its cells depend
     on the trace and the kind only: another head picked re-sends them unchanged with another
     outline, and the browser redraws from the cells it has decoded (app/head_grid.js). On a long
-    input they come from the record's overviews (viz/overview_grid.py), and another head picked
-    does not send them again (long_head.py): the browser moves the outline."""
+    input they come from the record's overviews (viz/heads/overview_grid.py), and another head
+    picked does not send them again (long_head.py): the browser moves the outline."""
     st.subheader(f"Every head (layer {layer} · head {head} is enlarged above; click one)")
     overviews = tr.summaries is not None and kind in tr.summaries  # a long input's record
     grid = every_head_grid if overviews else viz.head_grid

@@ -7,7 +7,7 @@ import streamlit as st
 
 from attnlens.app.web import show, urlstate
 from attnlens.record.trace import Trace
-from attnlens.viz.segments import BLOCKS, Block, pair_heatmap, sentence_b_start
+from attnlens.viz.heads.segments import BLOCKS, Block, pair_heatmap, sentence_b_start
 
 BLOCK_LABELS: dict[str, str] = {
     "all": "both sentences (split at the boundary)",

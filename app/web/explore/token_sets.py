@@ -17,9 +17,9 @@ from attnlens.app.web.explore.long_head import DRAWN_FOR, FOLLOWING, ZOOM, held_
 from attnlens.app.web.pickers import memo
 from attnlens.app.web.safe_text import md
 from attnlens.record.trace import Kind, Trace
-from attnlens.viz.colour_scale import Scale
-from attnlens.viz.labels import visible
-from attnlens.viz.token_sets import describe, token_set_grid, token_set_profile
+from attnlens.viz.heads.colour_scale import Scale
+from attnlens.viz.measures.token_sets import describe, token_set_grid, token_set_profile
+from attnlens.viz.shared.labels import visible
 
 GRID_KEY = "token_set_grid"
 PICKED = "_token_set_picked"  # set by a click on a head: the page reruns whole with that head

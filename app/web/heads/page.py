@@ -13,7 +13,7 @@ from attnlens.app.web.pickers import KIND_LABELS, kind_picker, memo
 from attnlens.app.web.safe_text import md
 from attnlens.app.web.scaffold import Started, traced_page, true_alignment
 from attnlens.record.trace import Trace
-from attnlens.viz.rollout_view import Method
+from attnlens.viz.measures.rollout_view import Method
 
 METRICS = COLUMNS[3:-1]  # the numeric statistics, in the table's order
 METHODS: tuple[Method, ...] = ("rollout", "flow")

@@ -13,9 +13,14 @@ from attnlens.app.web.safe_text import md
 from attnlens.app.web.scaffold import Started, traced_page
 from attnlens.model.lenses.lens import Lens
 from attnlens.record.trace import Trace
-from attnlens.viz.labels import visible
-from attnlens.viz.positional_view import positional_scheme_text
-from attnlens.viz.sdpa_steps import STEP_TITLES, attention_steps, largest_difference, step_figure
+from attnlens.viz.lecture.positional_view import positional_scheme_text
+from attnlens.viz.lecture.sdpa_steps import (
+    STEP_TITLES,
+    attention_steps,
+    largest_difference,
+    step_figure,
+)
+from attnlens.viz.shared.labels import visible
 
 
 def page() -> None:

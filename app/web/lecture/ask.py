@@ -12,7 +12,7 @@ from attnlens.app.teaching.class_store import ClassStore
 from attnlens.app.teaching.questions import NoQuestion, Question
 from attnlens.app.teaching.slide_sizes import projected
 from attnlens.app.web.safe_text import md
-from attnlens.viz.reveal import class_answers
+from attnlens.viz.lecture.reveal import class_answers
 
 LETTERS = "ABCDEFGHIJ"
 REVEALED = "_lec_revealed"  # session key: the question id revealed by a lone lecturer

@@ -26,7 +26,7 @@ from attnlens.app.web.lecture.ask import HISTOGRAM_HEIGHT, LETTERS
 from attnlens.app.web.lecture.resources import built_slide, library, sized, this_store
 from attnlens.app.web.resources import shared_lens
 from attnlens.model.lenses.registry import check_allowed
-from attnlens.viz.reveal import class_answers
+from attnlens.viz.lecture.reveal import class_answers
 
 # CommonMark, raw HTML off: a deck's words are Markdown, and never HTML on a student's page.
 _MARKDOWN = MarkdownIt("commonmark", {"html": False})

@@ -10,7 +10,7 @@ const MIN_DRAG = 4; // px: a smaller drag is a click, not a box
 const MAX_PLOT = 760; // px: the plot's side at most (the old heatmap's height)
 const MIN_PLOT = 240; // px: the plot's side at least, however short the window
 const FRAME = 200; // px of the window left for the title, the caption and the colour bar
-const BAND = "#ff7f0e"; // the sliding window's edges (viz/window_figure.py's)
+const BAND = "#ff7f0e"; // the sliding window's edges (viz/heads/window_figure.py's)
 const SINK = "#d62728"; // the outline of a sink's key column
 const LEVELS = 1024; // steps of the colour table (colourTable)
 

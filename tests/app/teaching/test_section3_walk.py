@@ -26,8 +26,8 @@ from attnlens.app.teaching.slide_sizes import (
 )
 from attnlens.app.teaching.slides import Built, build
 from attnlens.app.teaching.view import View
-from attnlens.viz.saturation import D_KS
-from attnlens.viz.style import PROJECTOR_FONT
+from attnlens.viz.lecture.saturation import D_KS
+from attnlens.viz.shared.style import PROJECTOR_FONT
 from helpers.apptest import require_bundled
 from helpers.panel_labels import labels_over_neighbours
 

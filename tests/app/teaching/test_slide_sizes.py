@@ -19,10 +19,10 @@ from attnlens.app.teaching.slide_sizes import (
     screened,
 )
 from attnlens.record.trace import ModelInfo
-from attnlens.viz.architecture import architecture_diagram
-from attnlens.viz.heads_row import heads_row
-from attnlens.viz.saturation import saturation_view
-from attnlens.viz.style import PROJECTOR_FONT
+from attnlens.viz.lecture.architecture import architecture_diagram
+from attnlens.viz.lecture.heads_row import heads_row
+from attnlens.viz.lecture.saturation import saturation_view
+from attnlens.viz.shared.style import PROJECTOR_FONT
 from helpers import synth
 
 ENC_DEC = ModelInfo("translate", "encoder-decoder", 2, 4, 64)
@@ -97,7 +97,7 @@ def test_the_class_histogram_names_every_option_on_a_projector() -> None:
     """The teacher's histogram (300 px in the words' column) kept ~50 px for its bars once its
     margins grew with the projector's text, and Plotly dropped every other option's name."""
     from attnlens.app.web.lecture.ask import HISTOGRAM_HEIGHT
-    from attnlens.viz.reveal import class_answers
+    from attnlens.viz.lecture.reveal import class_answers
 
     options = ["2 · sees", "3 · a", "4 · house", "5 · </s>"]
     fig = projected(class_answers(options, [0, 3, 1, 0], 3))

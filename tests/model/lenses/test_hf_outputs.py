@@ -53,7 +53,7 @@ def draw_every_view(trace: Trace) -> int:
         held = np.nan_to_num(heat.data[0].customdata)  # the weights, for the hover
         np.testing.assert_allclose(held, weights[L - 1, H - 1], atol=1e-7)
         drawn_z = np.nan_to_num(heat.data[0].z)  # the colour: ∛weight, the default scale
-        # the perceptual scale colours by the cube root of the weight (viz/colour_scale.py)
+        # the perceptual scale colours by the cube root of the weight (viz/heads/colour_scale.py)
         np.testing.assert_allclose(drawn_z, np.cbrt(np.clip(held, 0, 1)), atol=1e-6)
         thumbs = attnlens.model_view(trace, kind)
         assert thumbs.data[0].type == "heatmap" and len(thumbs.data[1].x) == L * H  # a tile each
