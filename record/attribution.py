@@ -5,7 +5,8 @@ embeddings, each head (W_O^h o_{h,i}), each attention's output bias, each MLP, e
 With every norm's mean and scale frozen as the forward pass computed them, each norm is affine,
 so the logit W_U[t]·x + b_U[t] splits exactly into one number per part (TransformerLens'
 direct logit attribution; in post-norm models such as §3.1's, through every norm after the
-part). The parts sum to the logit.
+part). The parts sum to the logit; a model that soft-caps its logits (Gemma 2: c · tanh(z / c))
+has its parts sum to z, the logit before the cap, which the record keeps beside the logit.
 """
 
 from __future__ import annotations
@@ -43,10 +44,17 @@ class LogitAttribution:
     biases: dict[str, float]
     frozen: str  # the norms held fixed, in words ("the final RMSNorm", "every LayerNorm …")
     tokens: tuple[str, ...] = field(default=())  # the decoder positions read, in order
+    softcap: float | None = None  # c where the logit is c · tanh(z / c); None: no cap
+    uncapped: float | None = None  # z, the logit before the cap (what the parts sum to)
+
+    @property
+    def summed(self) -> float:
+        """What the parts sum to: the logit, or before a soft cap, z."""
+        return self.logit if self.uncapped is None else self.uncapped
 
     @property
     def total(self) -> float:
-        """The sum of every part: the logit, to within rounding."""
+        """The sum of every part: `summed` (the logit), to within rounding."""
         heads = sum(float(a.sum()) for a in self.heads.values())
         return self.embeddings + heads + float(self.mlp.sum()) + sum(self.biases.values())
 
@@ -75,7 +83,7 @@ class LogitAttribution:
             "biases": dict(self.biases),
             "frozen": self.frozen,
             "tokens": list(self.tokens),
-        }
+        } | ({"softcap": self.softcap, "uncapped": self.uncapped} if self.softcap else {})
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict())
@@ -95,6 +103,8 @@ class LogitAttribution:
             biases={k: float(v) for k, v in data["biases"].items()},
             frozen=str(data["frozen"]),
             tokens=tuple(data.get("tokens", ())),
+            softcap=None if data.get("softcap") is None else float(data["softcap"]),
+            uncapped=None if data.get("uncapped") is None else float(data["uncapped"]),
         )
 
     @classmethod

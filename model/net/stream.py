@@ -34,6 +34,11 @@ class Stream:
         self.rows = vector.double().reshape(1, -1)  # (n, d_model)
         self.labels: list[Label] = [label]
 
+    def extend(self, other: Stream) -> None:
+        """Another stream's parts added to this one's (a sublayer's, carried through its own
+        norm before it reaches the residual stream)."""
+        self.add(other.labels, other.rows)
+
     def add(self, labels: Sequence[Label], rows: torch.Tensor) -> None:
         """Parts written by one sublayer, (len(labels), d_model)."""
         self.rows = torch.cat([self.rows, rows.double().reshape(len(labels), -1)])
@@ -104,7 +109,8 @@ def attribution(
 ) -> LogitAttribution:
     """The record of a stream carried to the logit: each label's share summed in its place;
     own is (logit, logprob) as the model's own modules computed them. Refuses when the parts
-    miss the model's logit by more than 1e-4 (relative, past a logit of 1)."""
+    miss the model's logit (before a soft cap, `described`'s uncapped) by more than 1e-4
+    (relative, past a logit of 1)."""
     values = stream.logits(unembed)
     heads = {k: np.zeros(s, dtype=np.float64) for k, s in shape.kinds.items()}
     mlp = np.zeros(shape.layers, dtype=np.float64)
@@ -124,10 +130,11 @@ def attribution(
         logit=float(logit), logprob=float(logprob), embeddings=embeddings, heads=heads,
         mlp=mlp, biases=biases, **described,  # type: ignore[arg-type]
     )  # fmt: skip
-    gap = abs(record.total - logit)
-    if gap > MATCH * max(1.0, abs(logit)):
+    want = record.summed
+    gap = abs(record.total - want)
+    if gap > MATCH * max(1.0, abs(want)):
         raise MismatchError(
             f"the parts of the logit of {record.token!r} sum to {record.total:.6g}, not the "
-            f"model's {logit:.6g}: the model is not built the way attnlens reads it"
+            f"model's {want:.6g}: the model is not built the way attnlens reads it"
         )
     return record

@@ -44,3 +44,13 @@ def test_one_row_per_part() -> None:
 def test_another_record_is_refused_by_its_schema() -> None:
     with pytest.raises(ValueError, match=r"attnlens\.attribution/1"):
         LogitAttribution.from_dict({"schema": "attnlens.trace/1"})
+
+
+def test_a_capped_logit_keeps_what_its_parts_sum_to() -> None:
+    """Gemma 2 caps its logits: the record keeps the cap and the logit before it (`summed`);
+    a record without a cap writes neither."""
+    r = _record()
+    capped = LogitAttribution.from_dict(r.to_dict() | {"softcap": 30.0, "uncapped": 1.3})
+    assert (capped.softcap, capped.summed, r.summed) == (30.0, 1.3, r.logit)
+    assert LogitAttribution.from_json(capped.to_json()).to_dict() == capped.to_dict()
+    assert "softcap" not in r.to_dict()

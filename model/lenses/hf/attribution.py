@@ -23,9 +23,10 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
+from attnlens.model.lenses.hf.ablation import weight_of
 from attnlens.model.lenses.hf.parts import HeadParts, Projections, find, forward_parts, projections
 from attnlens.model.net.contributions import head_slices, head_vectors
-from attnlens.model.net.stream import MATCH, MismatchError, Shape, Stream, attribution
+from attnlens.model.net.stream import MATCH, Shape, Stream, attribution
 from attnlens.record.attribution import LogitAttribution
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Kind, ModelInfo
@@ -36,13 +37,17 @@ Condition = tuple[str, Callable[[Any], bool]]  # why not, and when a config brea
 @dataclass(frozen=True)
 class Layout:
     """A pre-norm decoder: its final norm (a path ending) and what comes after it (a projection
-    to the embedding width; a scale on the stream before the unembedding), and the config
-    settings under which the model is built otherwise."""
+    to the embedding width; a scale on the stream before the unembedding; a soft cap on the
+    logits, the config's name for it), the norm each attention's output goes through before it
+    is added (sandwich norms: a path ending with {layer}), and the config settings under which
+    the model is built otherwise."""
 
     final_norm: str
     project: str | None = None
     scale: Callable[[Any], float] = lambda config: 1.0
     breaks: tuple[Condition, ...] = field(default=())
+    after_attention: str | None = None
+    softcap: str | None = None
 
 
 def _t5_scale(config: Any) -> float:
@@ -68,12 +73,12 @@ LAYOUTS: dict[str, Layout] = {
     "xglm": Layout("model.layer_norm"),
     **dict.fromkeys(("llama", "mistral", "qwen2", "qwen3", "gemma", "starcoder2"), _ROTARY),
     "phi": Layout("model.final_layernorm"),
+    "gemma2": Layout("model.norm", after_attention="layers.{layer}.post_attention_layernorm",
+                     softcap="final_logit_softcapping"),
     **dict.fromkeys(("mbart", "pegasus", "m2m_100"), Layout("decoder.layer_norm")),
     "t5": Layout("decoder.final_layer_norm", scale=_t5_scale),
 }  # fmt: skip
 NOT_PRE_NORM = {
-    "gemma2": "it puts a norm after every sublayer as well as before (sandwich norms) and "
-    "soft-caps its logits",
     **dict.fromkeys(("bart", "marian", "blenderbot-small"), "it normalises after each sublayer "
                     "(post-norm), and attnlens states Hugging Face decoders with pre-norm blocks"),
 }  # fmt: skip
@@ -95,7 +100,7 @@ def layout_of(model: PreTrainedModel, model_type: str, name: str) -> Layout:
         if broken(text):
             raise InputError(f"no direct logit attribution for {name}: {why}")
     for extra in LOGIT_EXTRAS:
-        if getattr(text, extra, None) not in (None, 1, 1.0):
+        if extra != layout.softcap and getattr(text, extra, None) not in (None, 1, 1.0):
             raise InputError(f"no direct logit attribution for {name}: its logits pass {extra}")
     return layout
 
@@ -114,36 +119,79 @@ def hf_attribution(
     """The logit of `token` at decoder position `at` of ids (an encoder-decoder reading
     `source`) split into its direct parts; InputError where the model is not built as stated."""
     layout = layout_of(model, model_type, info.name)
-    norm_path = find(dict(model.named_modules()), layout.final_norm)
+    modules = dict(model.named_modules())
+    norm_path = find(modules, layout.final_norm)
     if norm_path is None:
         raise InputError(f"no direct logit attribution for {info.name}: no …{layout.final_norm}")
     device = next(model.parameters()).device
-    inputs = _inputs(info, ids, source, device)
-    run = forward_parts(model, model_type, info, inputs, without=norm_path)
+    run = forward_parts(model, model_type, info, _inputs(info, ids, source, device), norm_path)
     hidden = run.hidden["decoder"]  # each layer's input, then the stream before the final norm
     stream = Stream(("embeddings",), hidden[0][0, at])
     projected = projections(model, model_type, info)
     kinds: list[Kind] = [k for k in ("decoder_self", "cross") if k in run.parts]
     for layer in range(len(hidden) - 1):
+        post = _module(modules, layout.after_attention, layer)
         written = sum(
-            _heads(stream, projected, kind, layer, run.parts[kind][layer], at) for kind in kinds
+            _heads(stream, projected, (kind, layer), run.parts[kind][layer], at, post)
+            for kind in kinds
         )
         mlp = hidden[layer + 1][0, at].double() - hidden[layer][0, at].double() - written
         stream.add([("mlp", layer)], mlp)
     norm = model.get_submodule(norm_path)
     y = norm(hidden[-1][0, at].unsqueeze(0))[0]  # (d_model,): the model's own final norm
-    frozen = _freeze(stream, norm, y)
+    frozen = _freeze(stream, norm, y, "final")
+    if post is not None:
+        frozen += "; each attention's output through its own norm, frozen (sandwich norms)"
+    unembed, logits = _unembed(model, layout, stream, y)
+    kept = {"frozen": frozen, "position": at, **described} | _capped(model, layout, logits, token)
+    shape = Shape({k: info.shape(k) for k in kinds}, len(hidden) - 1)
+    bias = float(_logit_bias(model, unembed)[token])
+    capped = _cap(model, layout, logits)
+    logprob = float(capped[token] - torch.logsumexp(capped, 0))
+    return attribution(stream, weight_of(unembed)[token], bias, (float(capped[token]), logprob),
+                       shape, kept)  # fmt: skip
+
+
+def _module(modules: Mapping[str, nn.Module], ending: str | None, layer: int) -> nn.Module | None:
+    """The one module at a path ending (with {layer} filled in); None for no ending."""
+    if ending is None:
+        return None
+    path = find(modules, ending.format(layer=layer))
+    if path is None:
+        raise InputError(f"no direct logit attribution: no module at …{ending.format(layer=layer)}")
+    return modules[path]
+
+
+def _unembed(
+    model: PreTrainedModel, layout: Layout, stream: Stream, y: torch.Tensor
+) -> tuple[nn.Module, torch.Tensor]:
+    """The unembedding and the model's own logits (V,) float64 before any cap, the stream
+    carried to the unembedding's input."""
     y = _after(model, layout, stream, y)
     unembed = model.get_output_embeddings()
-    extra = _final_logits_bias(model, unembed.weight.size(0), y.device)  # (V,)
-    logits = unembed(y).double() + extra  # (V,): the model's own
-    logprob = float(logits[token] - torch.logsumexp(logits, 0))
-    L = len(hidden) - 1
-    shape = Shape({k: info.shape(k) for k in kinds}, L)
-    own_bias = getattr(unembed, "bias", None)
-    bias = float(extra[token]) + (float(own_bias[token]) if own_bias is not None else 0.0)
-    return attribution(stream, unembed.weight[token], bias, (float(logits[token]), logprob),
-                       shape, {"frozen": frozen, "position": at, **described})  # fmt: skip
+    extra = _final_logits_bias(model, weight_of(unembed).size(0), y.device)  # (V,)
+    return unembed, unembed(y).double() + extra
+
+
+def _cap(model: PreTrainedModel, layout: Layout, logits: torch.Tensor) -> torch.Tensor:
+    """The logits after the model's soft cap c · tanh(z / c), if it caps them."""
+    c = _softcap(model, layout)
+    return logits if c is None else c * torch.tanh(logits / c)
+
+
+def _softcap(model: PreTrainedModel, layout: Layout) -> float | None:
+    if layout.softcap is None:
+        return None
+    value = getattr(model.config.get_text_config(), layout.softcap, None)
+    return None if value is None else float(value)
+
+
+def _capped(
+    model: PreTrainedModel, layout: Layout, logits: torch.Tensor, token: int
+) -> dict[str, object]:
+    """The record's soft cap and the logit before it, where the model caps its logits."""
+    c = _softcap(model, layout)
+    return {} if c is None else {"softcap": c, "uncapped": float(logits[token])}
 
 
 def _inputs(
@@ -161,57 +209,65 @@ def _inputs(
 
 
 def _heads(
-    stream: Stream, projected: Projections, kind: Kind, layer: int, parts: HeadParts, at: int
+    stream: Stream,
+    projected: Projections,
+    where: tuple[Kind, int],
+    parts: HeadParts,
+    at: int,
+    post: nn.Module | None,
 ) -> torch.Tensor:
-    """One attention's heads at position `at` (and W^O's bias) added to the stream; returns
-    the attention's output there, (d_model,) float64, checked against W^O's own."""
-    weight, bias = projected.found[kind, layer]
+    """One attention's heads at position `at` (and W^O's bias), carried through the norm after
+    the attention where there is one (post), added to the stream; returns what the attention
+    added there, (d_model,) float64, its parts checked against W^O's own output."""
+    kind, layer = where
+    weight, bias = projected.found[where]
     out = parts.output[:, at : at + 1]  # (H, 1, d_head)
     H = out.size(0)
     heads = head_vectors(head_slices(weight, H), out)[:, 0]  # (H, d_model)
-    stream.add([("head", kind, layer, h) for h in range(H)], heads)
-    total = heads.sum(0)
+    mine = Stream(("head", kind, layer, 0), heads[0])
+    mine.add([("head", kind, layer, h) for h in range(1, H)], heads[1:])
     if bias is not None:
-        stream.add([("bias", "attention output")], bias)
-        total = total + bias.double()
-    own: torch.Tensor = projected.modules[kind, layer](out[:, 0].reshape(1, -1).to(weight.dtype))
-    own = own[0].double()
-    gap = float((own - total).abs().max())
-    if gap > MATCH * max(1.0, float(own.abs().max())):
-        raise MismatchError(
-            f"{kind} layer {layer}: the heads' parts miss W^O's output by {gap:.3g}"
-        )
-    return own
+        mine.add([("bias", "attention output")], bias)
+    own: torch.Tensor = projected.modules[where](out[:, 0].reshape(1, -1).to(weight.dtype))
+    mine.check(own[0], f"{kind} layer {layer}'s attention output")
+    added = own[0]
+    if post is not None:
+        added = post(own)[0]
+        _freeze(mine, post, added, f"{kind} layer {layer}'s output")
+    stream.extend(mine)
+    return added.double()
 
 
-def _freeze(stream: Stream, norm: nn.Module, y: torch.Tensor) -> str:
-    """Carry the stream through the final norm, its statistics frozen: whichever of a
-    LayerNorm, an RMSNorm (x · w / rms) or Gemma's RMSNorm (x · (1 + w) / rms) gives the
-    norm's own output y on this very stream; refuses when none does."""
+def _freeze(stream: Stream, norm: nn.Module, y: torch.Tensor, what: str) -> str:
+    """Carry the stream through a norm (`what`: the final one, or the one after an attention),
+    its statistics frozen: whichever of a LayerNorm, an RMSNorm (x · w / rms) or Gemma's
+    RMSNorm (x · (1 + w) / rms) gives the norm's own output y on this very stream; refuses when
+    none does."""
     eps = next((float(v) for a in ("eps", "variance_epsilon", "epsilon")
                 if isinstance(v := getattr(norm, a, None), (int, float))), None)  # fmt: skip
     weight, bias = getattr(norm, "weight", None), getattr(norm, "bias", None)
     name = type(norm).__name__
     if eps is None or not isinstance(weight, torch.Tensor):
-        raise InputError(f"the final norm ({name}) is not one attnlens can state")
+        raise InputError(f"the {what} norm ({name}) is not one attnlens can state")
     x, want = stream.total(), y.double()
     var, ms = x.var(unbiased=False), x.pow(2).mean()
     as_layer = (x - x.mean()) / torch.sqrt(var + eps) * weight.double()
     as_layer = as_layer + (0 if bias is None else bias.double())
+    said = f"the {what} norm"
     candidates = [
-        ("LayerNorm", as_layer, lambda: stream.layer_norm(weight, bias, eps, y, "the final norm")),
+        ("LayerNorm", as_layer, lambda: stream.layer_norm(weight, bias, eps, y, said)),
         ("RMSNorm", x / torch.sqrt(ms + eps) * weight.double(),
-         lambda: stream.rms_norm(weight, eps, y, "the final norm")),
+         lambda: stream.rms_norm(weight, eps, y, said)),
         ("RMSNorm (1 + w)", x / torch.sqrt(ms + eps) * (1 + weight.double()),
-         lambda: stream.rms_norm(1 + weight.double(), eps, y, "the final norm")),
+         lambda: stream.rms_norm(1 + weight.double(), eps, y, said)),
     ]  # fmt: skip
     for kind, direct, carry in candidates:
         if float((direct - want).abs().max()) <= MATCH * max(1.0, float(want.abs().max())):
             carry()
             held = "mean and scale" if kind == "LayerNorm" else "scale"
-            return f"the final {kind} ({name}), its {held} frozen (pre-norm)"
+            return f"the {what} {kind} ({name}), its {held} frozen (pre-norm)"
     raise InputError(
-        f"the final norm ({name}) is neither a LayerNorm nor an RMSNorm attnlens can state: "
+        f"the {what} norm ({name}) is neither a LayerNorm nor an RMSNorm attnlens can state: "
         "no direct logit attribution"
     )
 
@@ -238,3 +294,12 @@ def _final_logits_bias(model: PreTrainedModel, V: int, device: torch.device) -> 
     if not isinstance(extra, torch.Tensor):
         return torch.zeros(V, dtype=torch.float64, device=device)
     return extra.reshape(-1)[:V].double()
+
+
+def _logit_bias(model: PreTrainedModel, unembed: nn.Module) -> torch.Tensor:
+    """(V,) float64: every bias the logits get: the unembedding's and the model's own."""
+    weight = weight_of(unembed)
+    V, device = weight.size(0), weight.device
+    own = getattr(unembed, "bias", None)
+    out = _final_logits_bias(model, V, device)
+    return out if not isinstance(own, torch.Tensor) else out + own.double()

@@ -8,6 +8,7 @@ refused, saying why."""
 from __future__ import annotations
 
 import functools
+import math
 import re
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from attnlens.model.lenses.hf.lens import HFLens
 from attnlens.model.net.stream import Stream
 from attnlens.record.attribution import LogitAttribution
 from attnlens.record.errors import InputError
-from helpers.hf_zoo import ZOO, zoo_folder
+from helpers.hf_zoo import ZOO, variant, zoo_folder
 from helpers.sharp import sharp_hf_folder
 
 CPU = torch.device("cpu")
@@ -60,7 +61,12 @@ def _attribute(hf: HFLens, ids: list[int], at: int, token: int, source: list[int
 
 
 def _check(record: LogitAttribution, logits: torch.Tensor, token: int) -> None:
+    """The parts sum to the model's own logit; under a soft cap c (Gemma 2), to the logit
+    before it, z = c · atanh(logit / c)."""
     want = float(logits[token])
+    assert abs(record.logit - want) <= 1e-4 * max(1.0, abs(want))
+    if record.softcap is not None:
+        want = record.softcap * math.atanh(want / record.softcap)
     assert abs(record.total - want) <= 1e-4 * max(1.0, abs(want)), (record.total, want)
     assert abs(record.logprob - float(torch.log_softmax(logits, 0)[token])) <= 1e-4
 
@@ -86,11 +92,26 @@ def test_the_parts_sum_to_the_models_own_logit(name: str) -> None:
 
 
 def test_every_decoder_of_the_zoo_is_attributed_or_refused_by_name() -> None:
-    """The layouts stated cover the zoo's causal LMs but Gemma 2, whose sandwich norms are
-    refused, and the zoo's pre-norm encoder-decoders."""
-    types = {lens(n).model.config.model_type for n in DECODERS}
-    assert types <= set(LAYOUTS) | set(NOT_PRE_NORM)
-    assert {"gemma2", "bart", "marian"} <= set(NOT_PRE_NORM)
+    """The layouts stated cover every causal LM of the zoo (Gemma 2's sandwich norms and soft
+    cap included) and its pre-norm encoder-decoders; its post-norm ones are refused."""
+    causal = {lens(n).model.config.model_type for n in DECODERS if ZOO[n].kind == "decoder"}
+    assert causal <= set(LAYOUTS)
+    assert {lens(n).model.config.model_type for n in DECODERS} <= set(LAYOUTS) | set(NOT_PRE_NORM)
+    assert {"bart", "marian", "blenderbot-small"} == set(NOT_PRE_NORM)
+
+
+def test_gemma2s_parts_sum_to_its_logit_before_the_cap(tmp_path: Path) -> None:
+    """Capped at 0.2, where tanh is far from the identity: the record's logit is the capped
+    one, its parts sum to the one before the cap."""
+    folder = variant("gemma2", tmp_path, {"final_logit_softcapping": 0.2}, {})
+    hf = lens("gemma2-capped", folder)
+    ids, _ = _case(hf)
+    logits = _own_logits(hf, ids, None)
+    token = int(logits[-1].argmax())
+    record = _attribute(hf, ids, len(ids) - 1, token, None)
+    assert record.softcap == 0.2 and "sandwich" in record.frozen
+    assert record.uncapped is not None and abs(record.uncapped - record.logit) > 0.01
+    _check(record, logits[-1], token)
 
 
 @pytest.mark.parametrize(("name", "pattern"), [("llama", "q_proj"), ("gpt2", "c_attn")])
@@ -156,4 +177,4 @@ def test_a_final_norm_that_is_no_layernorm_nor_rmsnorm_is_refused() -> None:
     x = torch.randn(16)
     stream = Stream(("embeddings",), x)
     with torch.inference_mode(), pytest.raises(InputError, match="neither a LayerNorm nor an"):
-        module._freeze(stream, norm, norm(x.unsqueeze(0))[0])
+        module._freeze(stream, norm, norm(x.unsqueeze(0))[0], "final")
