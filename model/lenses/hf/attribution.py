@@ -5,7 +5,7 @@ defines it (record/attribution.py).
 
 In a pre-norm block a sublayer's output is added to the residual stream as it is, so the stream
 before the final norm is the embeddings plus, per layer, Σ_h W_O^h o_{h,i} + b_O and the MLP's
-output. The heads' outputs come from the kernel by value (hf/parts.py); each layer's MLP part is
+output. The heads' outputs come from the kernel by value (hf/heads.py); each layer's MLP part is
 what its block added besides its attention, read off the hidden states of a private copy whose
 final norm is the identity (so its last hidden state is the stream before that norm). Which
 architectures are built this way is stated (LAYOUTS), never guessed; at run time each attention
@@ -24,7 +24,13 @@ from torch import nn
 from transformers import PreTrainedModel
 
 from attnlens.model.lenses.hf.ablation import weight_of
-from attnlens.model.lenses.hf.parts import HeadParts, Projections, find, forward_parts, projections
+from attnlens.model.lenses.hf.heads import (
+    LayerHeads,
+    OutputWeights,
+    find,
+    forward_heads,
+    output_weights,
+)
 from attnlens.model.net.contributions import head_slices, head_vectors
 from attnlens.model.net.stream import MATCH, Shape, Stream, attribution
 from attnlens.record.attribution import LogitAttribution
@@ -124,15 +130,15 @@ def hf_attribution(
     if norm_path is None:
         raise InputError(f"no direct logit attribution for {info.name}: no …{layout.final_norm}")
     device = next(model.parameters()).device
-    run = forward_parts(model, model_type, info, _inputs(info, ids, source, device), norm_path)
+    run = forward_heads(model, model_type, info, _inputs(info, ids, source, device), norm_path)
     hidden = run.hidden["decoder"]  # each layer's input, then the stream before the final norm
     stream = Stream(("embeddings",), hidden[0][0, at])
-    projected = projections(model, model_type, info)
-    kinds: list[Kind] = [k for k in ("decoder_self", "cross") if k in run.parts]
+    projected = output_weights(model, model_type, info)
+    kinds: list[Kind] = [k for k in ("decoder_self", "cross") if k in run.heads]
     for layer in range(len(hidden) - 1):
         post = _module(modules, layout.after_attention, layer)
         written = sum(
-            _heads(stream, projected, (kind, layer), run.parts[kind][layer], at, post)
+            _heads(stream, projected, (kind, layer), run.heads[kind][layer], at, post)
             for kind in kinds
         )
         mlp = hidden[layer + 1][0, at].double() - hidden[layer][0, at].double() - written
@@ -210,9 +216,9 @@ def _inputs(
 
 def _heads(
     stream: Stream,
-    projected: Projections,
+    projected: OutputWeights,
     where: tuple[Kind, int],
-    parts: HeadParts,
+    heads_of: LayerHeads,
     at: int,
     post: nn.Module | None,
 ) -> torch.Tensor:
@@ -221,7 +227,7 @@ def _heads(
     added there, (d_model,) float64, its parts checked against W^O's own output."""
     kind, layer = where
     weight, bias = projected.found[where]
-    out = parts.output[:, at : at + 1]  # (H, 1, d_head)
+    out = heads_of.output[:, at : at + 1]  # (H, 1, d_head)
     H = out.size(0)
     heads = head_vectors(head_slices(weight, H), out)[:, 0]  # (H, d_model)
     mine = Stream(("head", kind, layer, 0), heads[0])

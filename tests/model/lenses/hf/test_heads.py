@@ -1,4 +1,4 @@
-"""What each head of a Hugging Face model carries and writes (hf/parts.py, hf/norms.py), proven on
+"""What each head of a Hugging Face model carries and writes (hf/heads.py, hf/norms.py), proven on
 every architecture of the test zoo: Σ_h Σⱼ αᵢⱼ f_h(xⱼ) + b_O equals each attention's output as
 the model computed it (W^O's output, seen by a forward hook: hooks in tests only), with α the
 trace's own (weights or scores); and the norms equal ‖W_O^h v‖, ‖W_O^h o‖ multiplied out from
@@ -15,16 +15,16 @@ import torch
 from transformers import AttentionInterface
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
 
+from attnlens.model.lenses.hf.heads import (
+    EAGER_VALUES,
+    HeadsError,
+    LayerHeads,
+    forward_heads,
+    heads_attention,
+    output_weights,
+)
 from attnlens.model.lenses.hf.lens import HFLens
 from attnlens.model.lenses.hf.norms import head_norms
-from attnlens.model.lenses.hf.parts import (
-    EAGER_VALUES,
-    HeadParts,
-    PartsError,
-    forward_parts,
-    parts_attention,
-    projections,
-)
 from attnlens.model.lenses.hf.tracing import kernel_twin
 from attnlens.model.net.contributions import head_slices, head_vectors
 from attnlens.record.trace import Kind, Trace
@@ -53,7 +53,7 @@ def inputs(hf: HFLens) -> dict[str, Any]:
 def projection_outputs(hf: HFLens) -> dict[tuple[Kind, int], torch.Tensor]:
     """Each attention's output as the shared (eager) model computed it: W^O's output, by a
     forward hook, (Q, d_model) per (kind, layer). ALBERT's one module serves every layer."""
-    found = projections(hf.model, hf.model.config.model_type, hf.info).modules
+    found = output_weights(hf.model, hf.model.config.model_type, hf.info).modules
     calls: dict[int, list[torch.Tensor]] = {}
     hooks = [m.register_forward_hook(lambda m, _i, o: calls.setdefault(id(m), []).append(o[0]))
              for m in {id(m): m for m in found.values()}.values()]  # fmt: skip
@@ -71,16 +71,16 @@ def assert_sums_to_the_layers(hf: HFLens, trace: Trace | None) -> None:
     """Σ_h Σⱼ αᵢⱼ f_h(xⱼ) + b_O against W^O's own output, every layer of every kind; α as the
     private copy's kernel gave it, and (trace) as the record keeps it."""
     model, info = hf.model, hf.info
-    run = forward_parts(model, model.config.model_type, info, inputs(hf))
-    projected = projections(model, model.config.model_type, info)
+    run = forward_heads(model, model.config.model_type, info, inputs(hf))
+    projected = output_weights(model, model.config.model_type, info)
     want = projection_outputs(hf)
-    assert set(run.parts) == set(info.kinds)
-    for kind, layers in run.parts.items():
-        for layer, parts in enumerate(layers):
+    assert set(run.heads) == set(info.kinds)
+    for kind, layers in run.heads.items():
+        for layer, heads in enumerate(layers):
             weight, bias = projected.found[kind, layer]
-            H = parts.output.size(0)
-            f = head_vectors(head_slices(weight, H), parts.values)  # (H, K, d_model)
-            alpha = torch.stack([parts.head(h) for h in range(H)])  # (H, Q, K)
+            H = heads.output.size(0)
+            f = head_vectors(head_slices(weight, H), heads.values)  # (H, K, d_model)
+            alpha = torch.stack([heads.head(h) for h in range(H)])  # (H, Q, K)
             if trace is not None:
                 kept = torch.stack([torch.from_numpy(trace.head(kind, layer, h)) for h in range(H)])
                 assert float((kept - alpha).abs().max()) <= 1e-6, (kind, layer)
@@ -139,9 +139,9 @@ def _seen_values(
     module: torch.nn.Module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
     attention_mask: torch.Tensor | None, **kwargs: Any,
 ) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
-    """The layer's output as PARTS computes it; in the weights slot, the values the attention
+    """The layer's output as HEADS computes it; in the weights slot, the values the attention
     call received (tests only)."""
-    out, _ = parts_attention(module, query, key, value, attention_mask, **kwargs)
+    out, _ = heads_attention(module, query, key, value, attention_mask, **kwargs)
     return out, value[0].detach().clone()
 
 
@@ -157,7 +157,7 @@ def _falcon(out: torch.Tensor, attn: Any) -> torch.Tensor:
 
 
 # eager-only architectures: the module whose output holds the values, and how to read them off
-# it, (1, H_kv, T, d), written out here apart from hf/parts.py's own reading
+# it, (1, H_kv, T, d), written out here apart from hf/heads.py's own reading
 VALUE_HOOKS: dict[str, tuple[str, Any]] = {
     "bloom": ("self_attention.query_key_value",
               lambda o, a: o.view(1, -1, a.num_heads, 3, a.head_dim)[:, :, :, 2].transpose(1, 2)),
@@ -220,7 +220,7 @@ def _values_by_calls(hf: HFLens) -> dict[tuple[Kind, int], torch.Tensor]:
 
 def _outputs_by_hooks(hf: HFLens) -> dict[tuple[Kind, int], torch.Tensor]:
     """Each attention's heads' outputs side by side, (Q, H·d), as W^O's own input."""
-    found = projections(hf.model, hf.model.config.model_type, hf.info).modules
+    found = output_weights(hf.model, hf.model.config.model_type, hf.info).modules
     calls: dict[int, list[torch.Tensor]] = {}
     hooks = [m.register_forward_pre_hook(lambda m, i: calls.setdefault(id(m), []).append(i[0][0]))
              for m in {id(m): m for m in found.values()}.values()]  # fmt: skip
@@ -243,7 +243,7 @@ def test_the_norms_equal_what_the_calls_and_hooks_saw(name: str) -> None:
     hf = lens(name)
     model_type = hf.model.config.model_type
     norms = head_norms(hf.model, model_type, hf.info, inputs(hf))
-    projected = projections(hf.model, model_type, hf.info)
+    projected = output_weights(hf.model, model_type, hf.info)
     values = _values_by_hooks(hf) if model_type in EAGER_VALUES else _values_by_calls(hf)
     outputs = _outputs_by_hooks(hf)
     for (kind, layer), (weight, _) in projected.found.items():
@@ -263,18 +263,18 @@ def test_the_norms_equal_what_the_calls_and_hooks_saw(name: str) -> None:
 
 
 def test_an_eager_architecture_not_stated_has_no_parts(monkeypatch: pytest.MonkeyPatch) -> None:
-    from attnlens.model.lenses.hf import parts as module
+    from attnlens.model.lenses.hf import heads as module
 
     monkeypatch.delitem(module.EAGER_VALUES, "bloom")
     hf = lens("bloom")
-    with pytest.raises(PartsError, match="does not know where its values are computed"):
-        forward_parts(hf.model, "bloom", hf.info, inputs(hf))
+    with pytest.raises(HeadsError, match="does not know where its values are computed"):
+        forward_heads(hf.model, "bloom", hf.info, inputs(hf))
 
 
 def test_parts_come_back_by_value() -> None:
-    """The private copy's kernel hands HeadParts back; the shared model is never switched."""
+    """The private copy's kernel hands LayerHeads back; the shared model is never switched."""
     hf = lens("llama")
-    run = forward_parts(hf.model, "llama", hf.info, inputs(hf))
-    assert all(isinstance(p, HeadParts) for p in run.parts["decoder_self"])
+    run = forward_heads(hf.model, "llama", hf.info, inputs(hf))
+    assert all(isinstance(p, LayerHeads) for p in run.heads["decoder_self"])
     assert hf.model.config._attn_implementation == "eager"
-    assert run.parts["decoder_self"][0].values.shape[0] == hf.model.config.num_key_value_heads
+    assert run.heads["decoder_self"][0].values.shape[0] == hf.model.config.num_key_value_heads

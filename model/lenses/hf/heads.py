@@ -4,13 +4,13 @@ head's output o_{h,i} = Σⱼ αᵢⱼ v_{h,j}, with the weights (or the scores 
 layer's output projection W^O (model/net/contributions.py turns them into norms).
 
 A model whose attention goes through transformers' attention registry runs, in a private copy,
-PARTS: CAPTURE's kernel (hf/capture.py; the same output as sdpa, and the scores record), or where
+HEADS: CAPTURE's kernel (hf/capture.py; the same output as sdpa, and the scores record), or where
 CAPTURE cannot state the scores (ModernBERT's local mask), the model's own eager attention
-function; either hands back HeadParts in the slot where `output_attentions` carries weights. A
+function; either hands back LayerHeads in the slot where `output_attentions` carries weights. A
 model whose attention code does not go through the registry (BLOOM, GPT-Neo, DeBERTa, …) gives
 its eager weights, and its values are computed by the layer's own modules from the layer's input
 (`EAGER_VALUES`, stated per architecture and checked in the tests against hooks); one not listed
-has no parts, and PartsError says why.
+has none, and HeadsError says why.
 """
 
 from __future__ import annotations
@@ -33,15 +33,15 @@ from attnlens.record.errors import InputError
 from attnlens.record.scores import LayerScores
 from attnlens.record.trace import Kind, ModelInfo
 
-PARTS = "attnlens_parts"
+HEADS = "attnlens_heads"
 
 
-class PartsError(InputError):
+class HeadsError(InputError):
     """The model's heads' values or output projections cannot be stated exactly."""
 
 
 @dataclass(frozen=True)
-class HeadParts:
+class LayerHeads:
     """One layer of one kind of attention, as its heads computed it (batch of one): its weights
     as the eager kernel computed them, or (scores) what the kernel computed them from."""
 
@@ -54,18 +54,18 @@ class HeadParts:
         """(Q, K) float32: one head's weights."""
         if self.weights is not None:
             return self.weights[head].float()
-        assert self.scores is not None, "HeadParts holds weights or scores"
+        assert self.scores is not None, "LayerHeads holds weights or scores"
         return torch.from_numpy(self.scores.head(head))
 
 
-def parts_attention(
+def heads_attention(
     module: nn.Module,
     query: torch.Tensor,
     key: torch.Tensor,
     value: torch.Tensor,
     attention_mask: torch.Tensor | None,
     **kwargs: Any,
-) -> tuple[torch.Tensor, HeadParts]:
+) -> tuple[torch.Tensor, LayerHeads]:
     """The layer's output as CAPTURE computes it (the sdpa kernel's), or where CAPTURE cannot
     state its scores (a local mask), as the model's own eager attention function does; its
     values and heads' outputs handed back with the scores or weights."""
@@ -79,7 +79,7 @@ def parts_attention(
         mask = None if attention_mask is None else _additive(attention_mask, query.dtype)
         out, all_weights = eager(module, query, key, value, mask, **kwargs)  # (1, Q, H, d)
         scores, weights = None, all_weights[0]
-    return out, HeadParts(weights, scores, value[0], out[0].transpose(0, 1))
+    return out, LayerHeads(weights, scores, value[0], out[0].transpose(0, 1))
 
 
 def _additive(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
@@ -90,8 +90,8 @@ def _additive(mask: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return torch.where(mask, torch.zeros((), dtype=dtype, device=mask.device), blocked)
 
 
-AttentionInterface.register(PARTS, parts_attention)
-ALL_MASK_ATTENTION_FUNCTIONS.register(PARTS, sdpa_mask)  # CAPTURE's masks
+AttentionInterface.register(HEADS, heads_attention)
+ALL_MASK_ATTENTION_FUNCTIONS.register(HEADS, sdpa_mask)  # CAPTURE's masks
 
 
 def _split(x: torch.Tensor, heads: int) -> torch.Tensor:
@@ -158,7 +158,7 @@ def find(modules: Mapping[str, nn.Module], ending: str) -> str | None:
 
 
 @dataclass(frozen=True)
-class Projections:
+class OutputWeights:
     """Every layer's W^O per kind, as (d_model, H·d_head) with its bias (None: none), and the
     module that applies it."""
 
@@ -172,28 +172,28 @@ class Projections:
         return self.found[kind, layer][1]
 
 
-def projections(model: PreTrainedModel, model_type: str, info: ModelInfo) -> Projections:
+def output_weights(model: PreTrainedModel, model_type: str, info: ModelInfo) -> OutputWeights:
     """Each layer's W^O, found where the architecture keeps it (hf/ablation.py's table; ALBERT's
-    shared layers by their group); PartsError naming why where it cannot be found."""
+    shared layers by their group); HeadsError naming why where it cannot be found."""
     if model_type == "albert":
         return _albert(model, info)
     located = output_projections(model, model_type, info)
     shared = located.reason is not None and "share one weight" in located.reason
     if located.reason is not None and not shared:
-        raise PartsError(f"{info.name}: {located.reason}")
+        raise HeadsError(f"{info.name}: {located.reason}")
     found, modules = {}, {}
     for key, proj in located.found.items():
         modules[key] = module = model.get_submodule(proj.path)
         weight = weight_of(module).detach()
         found[key] = (weight.T if proj.rows else weight, _bias(module))
-    return Projections(found, modules)
+    return OutputWeights(found, modules)
 
 
-def _albert(model: PreTrainedModel, info: ModelInfo) -> Projections:
+def _albert(model: PreTrainedModel, info: ModelInfo) -> OutputWeights:
     """ALBERT: layer l runs layer group l // (L / groups), each group one shared layer."""
     config = model.config
     if getattr(config, "inner_group_num", 1) != 1:
-        raise PartsError(f"{info.name}: ALBERT with {config.inner_group_num} layers a group")
+        raise HeadsError(f"{info.name}: ALBERT with {config.inner_group_num} layers a group")
     modules = dict(model.named_modules())
     found: dict[tuple[Kind, int], tuple[torch.Tensor, torch.Tensor | None]] = {}
     used: dict[tuple[Kind, int], nn.Module] = {}
@@ -201,19 +201,19 @@ def _albert(model: PreTrainedModel, info: ModelInfo) -> Projections:
         group = int(layer / (info.n_layers / config.num_hidden_groups))
         path = find(modules, f"albert_layer_groups.{group}.albert_layers.0.attention.dense")
         if path is None:
-            raise PartsError(f"{info.name}: no attention output projection for layer {layer}")
+            raise HeadsError(f"{info.name}: no attention output projection for layer {layer}")
         used["encoder_self", layer] = module = modules[path]
         found["encoder_self", layer] = (weight_of(module).detach(), _bias(module))
-    return Projections(found, used)
+    return OutputWeights(found, used)
 
 
 @dataclass(frozen=True)
 class Forward:
-    """One forward pass of a private copy: every layer's HeadParts per kind, the hidden states
+    """One forward pass of a private copy: every layer's LayerHeads per kind, the hidden states
     per stack (`encoder`, `decoder`: each layer's input, then the last layer's output as the
     copy computed it) and the logits."""
 
-    parts: dict[Kind, list[HeadParts]]
+    heads: dict[Kind, list[LayerHeads]]
     hidden: dict[str, tuple[torch.Tensor, ...]]
     logits: torch.Tensor | None
 
@@ -228,23 +228,23 @@ OUTPUTS: dict[str, dict[Kind, str]] = {  # architecture → kind → the output'
 
 
 def private_copy(model: PreTrainedModel) -> tuple[PreTrainedModel, bool]:
-    """A copy of model (new modules, every tensor shared) running PARTS, and True; where its
+    """A copy of model (new modules, every tensor shared) running HEADS, and True; where its
     attention does not go through transformers' registry, an eager copy, and False."""
     try:
-        return kernel_twin(model, PARTS), True
+        return kernel_twin(model, HEADS), True
     except UnexpressibleError:
         return kernel_twin(model, "eager"), False
 
 
 @torch.inference_mode()
-def forward_parts(
+def forward_heads(
     model: PreTrainedModel,
     model_type: str,
     info: ModelInfo,
     inputs: Mapping[str, Any],
     without: str | None = None,
 ) -> Forward:
-    """Run a private copy of model on inputs (a batch of one) and return its heads' parts;
+    """Run a private copy of model on inputs (a batch of one): what its heads read and wrote.
     `without`: the path of a module (a final norm) the copy replaces by the identity, so that
     the last hidden state is the residual stream before it."""
     twin, registered = private_copy(model)
@@ -253,15 +253,15 @@ def forward_parts(
         setattr(twin.get_submodule(holder) if holder else twin, name, nn.Identity())
     out = twin(**inputs, output_attentions=True, output_hidden_states=True)
     hidden = _hidden(out, info)
-    parts: dict[Kind, list[HeadParts]] = {}
+    heads: dict[Kind, list[LayerHeads]] = {}
     for kind, field in OUTPUTS[info.architecture].items():
         got = list(getattr(out, field))
-        if registered and all(isinstance(p, HeadParts) for p in got):
-            parts[kind] = got
+        if registered and all(isinstance(p, LayerHeads) for p in got):
+            heads[kind] = got
         else:
             stack = "decoder" if kind == "decoder_self" else "encoder"
-            parts[kind] = _eager_parts(twin, model_type, info, got, hidden[stack])
-    return Forward(parts, hidden, getattr(out, "logits", None))
+            heads[kind] = _eager_heads(twin, model_type, info, got, hidden[stack])
+    return Forward(heads, hidden, getattr(out, "logits", None))
 
 
 def _hidden(out: Any, info: ModelInfo) -> dict[str, tuple[torch.Tensor, ...]]:
@@ -271,27 +271,27 @@ def _hidden(out: Any, info: ModelInfo) -> dict[str, tuple[torch.Tensor, ...]]:
     return {stack: out.hidden_states}
 
 
-def _eager_parts(
+def _eager_heads(
     twin: PreTrainedModel,
     model_type: str,
     info: ModelInfo,
     weights: list[torch.Tensor],
     hidden: tuple[torch.Tensor, ...],
-) -> list[HeadParts]:
-    """HeadParts of an eager-only architecture: its weights, and its values from each layer's
+) -> list[LayerHeads]:
+    """LayerHeads of an eager-only architecture: its weights, and its values from each layer's
     input through the layer's own norm and projections (EAGER_VALUES)."""
     stated = EAGER_VALUES.get(model_type)
     if stated is None:
-        raise PartsError(
+        raise HeadsError(
             f"{info.name}: the attention of {model_type} models does not go through "
             "transformers' attention functions, and attnlens does not know where its values "
             f"are computed (known: {', '.join(sorted(EAGER_VALUES))})"
         )
     flag, why = UNSTATED.get(model_type, ("", ""))
     if flag and getattr(twin.config, flag, False):
-        raise PartsError(f"{info.name}: attnlens cannot state its values: {why}")
+        raise HeadsError(f"{info.name}: attnlens cannot state its values: {why}")
     modules = dict(twin.named_modules())
-    parts = []
+    layers = []
     for layer, alpha in enumerate(weights):
         x = hidden[layer]  # (1, T, d_model): the layer's input
         for norm in stated.norms:
@@ -301,10 +301,10 @@ def _eager_parts(
                 break
         path = find(modules, stated.attention.format(layer=layer))
         if path is None:
-            raise PartsError(f"{info.name}: no attention module at …{stated.attention}")
+            raise HeadsError(f"{info.name}: no attention module at …{stated.attention}")
         values = stated.values(modules[path], x)[0]  # (H_kv, T, d)
-        parts.append(HeadParts(alpha[0], None, values, head_outputs(alpha[0], values)))
-    return parts
+        layers.append(LayerHeads(alpha[0], None, values, head_outputs(alpha[0], values)))
+    return layers
 
 
 def _bias(module: nn.Module) -> torch.Tensor | None:
