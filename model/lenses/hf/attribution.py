@@ -1,16 +1,22 @@
-"""Direct logit attribution on Hugging Face decoders with pre-norm blocks: each head's output,
-each attention's output bias, each layer's MLP and the embeddings, carried through the one final
-norm (its mean and scale frozen from the forward pass) and the unembedding, as TransformerLens
-defines it (record/attribution.py).
+"""Direct logit attribution on Hugging Face decoders: each head's output, each attention's output
+bias, each layer's MLP and the embeddings, carried through every norm after them (their means and
+scales frozen from the forward pass) and the unembedding, as TransformerLens defines it for
+pre-norm models (record/attribution.py).
 
-In a pre-norm block a sublayer's output is added to the residual stream as it is, so the stream
-before the final norm is the embeddings plus, per layer, Σ_h W_O^h o_{h,i} + b_O and the MLP's
-output. The heads' outputs come from the kernel by value (hf/heads.py); each layer's MLP part is
-what its block added besides its attention, read off the hidden states of a private copy whose
-final norm is the identity (so its last hidden state is the stream before that norm). Which
-architectures are built this way is stated (LAYOUTS), never guessed; at run time each attention
-part must equal the output projection's own output, and the frozen final norm the norm's own
-output, or the attribution refuses, saying so.
+Pre-norm blocks (GPT-2, Llama, …, the decoders of mBART, Pegasus, M2M100, T5) add each sublayer's
+output to the residual stream as it is, so the stream before the final norm is the embeddings
+plus, per layer, Σ_h W_O^h o_{h,i} + b_O and the MLP's output. The heads' outputs come from the
+kernel by value (hf/heads.py); each layer's MLP part is what its block added besides its
+attention, read off the hidden states of a private copy whose final norm is the identity (so its
+last hidden state is the stream before that norm). Gemma 2 puts a norm after each attention too
+(sandwich norms), through which its heads are carried, frozen, and soft-caps its logits. Post-norm
+decoders (BART, Marian, Blenderbot-small) are walked layer by layer at the one position: each
+sublayer added, then carried through the LayerNorm after it, the MLP computed by the layer's own
+modules, and each layer's output checked against the model's next hidden state.
+
+Which architectures are built which way is stated (LAYOUTS), never guessed; at run time each
+attention part must equal the output projection's own output, and each frozen norm the norm's
+own output, or the attribution refuses, saying so.
 """
 
 from __future__ import annotations
@@ -24,15 +30,15 @@ from torch import nn
 from transformers import PreTrainedModel
 
 from attnlens.model.lenses.hf.ablation import weight_of
+from attnlens.model.lenses.hf.frozen import attention_parts, freeze
 from attnlens.model.lenses.hf.heads import (
-    LayerHeads,
+    Forward,
     OutputWeights,
     find,
     forward_heads,
     output_weights,
 )
-from attnlens.model.net.contributions import head_slices, head_vectors
-from attnlens.model.net.stream import MATCH, Shape, Stream, attribution
+from attnlens.model.net.stream import Shape, Stream, attribution
 from attnlens.record.attribution import LogitAttribution
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Kind, ModelInfo
@@ -41,19 +47,31 @@ Condition = tuple[str, Callable[[Any], bool]]  # why not, and when a config brea
 
 
 @dataclass(frozen=True)
-class Layout:
-    """A pre-norm decoder: its final norm (a path ending) and what comes after it (a projection
-    to the embedding width; a scale on the stream before the unembedding; a soft cap on the
-    logits, the config's name for it), the norm each attention's output goes through before it
-    is added (sandwich norms: a path ending with {layer}), and the config settings under which
-    the model is built otherwise."""
+class PostNorm:
+    """A post-norm decoder layer (BART's): where it is (a path ending with {layer}), the norm
+    after each of its sublayers (its attentions', in the record's order, then its MLP's), and
+    how its MLP maps one position's input to its output."""
 
-    final_norm: str
+    layer: str
+    norms: tuple[str, ...]
+    mlp: Callable[[Any, torch.Tensor], torch.Tensor]
+
+
+@dataclass(frozen=True)
+class Layout:
+    """A decoder's layout: a pre-norm one's final norm (a path ending) or a post-norm one's
+    layers (post_norm), what comes after them (a projection to the embedding width; a scale on
+    the stream before the unembedding; a soft cap on the logits, the config's name for it), the
+    norm each attention's output goes through before it is added (sandwich norms: a path
+    ending with {layer}), and the config settings under which the model is built otherwise."""
+
+    final_norm: str | None
     project: str | None = None
     scale: Callable[[Any], float] = lambda config: 1.0
     breaks: tuple[Condition, ...] = field(default=())
     after_attention: str | None = None
     softcap: str | None = None
+    post_norm: PostNorm | None = None
 
 
 def _t5_scale(config: Any) -> float:
@@ -84,17 +102,16 @@ LAYOUTS: dict[str, Layout] = {
     **dict.fromkeys(("mbart", "pegasus", "m2m_100"), Layout("decoder.layer_norm")),
     "t5": Layout("decoder.final_layer_norm", scale=_t5_scale),
 }  # fmt: skip
-NOT_PRE_NORM = {
-    **dict.fromkeys(("bart", "marian", "blenderbot-small"), "it normalises after each sublayer "
-                    "(post-norm), and attnlens states Hugging Face decoders with pre-norm blocks"),
-}  # fmt: skip
+_BART = Layout(None, post_norm=PostNorm(
+    "decoder.layers.{layer}", ("self_attn_layer_norm", "encoder_attn_layer_norm",
+                               "final_layer_norm"),
+    lambda layer, x: layer.fc2(layer.activation_fn(layer.fc1(x)))))  # fmt: skip
+LAYOUTS |= dict.fromkeys(("bart", "marian", "blenderbot-small"), _BART)
 LOGIT_EXTRAS = ("final_logit_softcapping", "logit_scale", "logits_scaling")
 
 
 def layout_of(model: PreTrainedModel, model_type: str, name: str) -> Layout:
     """The layout attnlens states for this model, or an InputError saying why there is none."""
-    if model_type in NOT_PRE_NORM:
-        raise InputError(f"no direct logit attribution for {name}: {NOT_PRE_NORM[model_type]}")
     layout = LAYOUTS.get(model_type)
     if layout is None:
         raise InputError(
@@ -126,29 +143,25 @@ def hf_attribution(
     `source`) split into its direct parts; InputError where the model is not built as stated."""
     layout = layout_of(model, model_type, info.name)
     modules = dict(model.named_modules())
-    norm_path = find(modules, layout.final_norm)
-    if norm_path is None:
+    norm_path = None if layout.final_norm is None else find(modules, layout.final_norm)
+    if layout.final_norm is not None and norm_path is None:
         raise InputError(f"no direct logit attribution for {info.name}: no …{layout.final_norm}")
     device = next(model.parameters()).device
     run = forward_heads(model, model_type, info, _inputs(info, ids, source, device), norm_path)
+    walk = Walk(layout, modules, output_weights(model, model_type, info), run, at)
     hidden = run.hidden["decoder"]  # each layer's input, then the stream before the final norm
     stream = Stream(("embeddings",), hidden[0][0, at])
-    projected = output_weights(model, model_type, info)
-    kinds: list[Kind] = [k for k in ("decoder_self", "cross") if k in run.heads]
     for layer in range(len(hidden) - 1):
-        post = _module(modules, layout.after_attention, layer)
-        written = sum(
-            _heads(stream, projected, (kind, layer), run.heads[kind][layer], at, post)
-            for kind in kinds
-        )
-        mlp = hidden[layer + 1][0, at].double() - hidden[layer][0, at].double() - written
-        stream.add([("mlp", layer)], mlp)
-    norm = model.get_submodule(norm_path)
-    y = norm(hidden[-1][0, at].unsqueeze(0))[0]  # (d_model,): the model's own final norm
-    frozen = _freeze(stream, norm, y, "final")
-    if post is not None:
+        (walk.post_norm if layout.post_norm else walk.pre_norm)(stream, layer)
+    y, frozen = hidden[-1][0, at], FROZEN_POST
+    if norm_path is not None:
+        norm = model.get_submodule(norm_path)
+        y = norm(y.unsqueeze(0))[0]  # (d_model,): the model's own final norm
+        frozen = freeze(stream, norm, y, "final")
+    if layout.after_attention is not None:
         frozen += "; each attention's output through its own norm, frozen (sandwich norms)"
     unembed, logits = _unembed(model, layout, stream, y)
+    kinds = walk.kinds
     kept = {"frozen": frozen, "position": at, **described} | _capped(model, layout, logits, token)
     shape = Shape({k: info.shape(k) for k in kinds}, len(hidden) - 1)
     bias = float(_logit_bias(model, unembed)[token])
@@ -156,6 +169,57 @@ def hf_attribution(
     logprob = float(capped[token] - torch.logsumexp(capped, 0))
     return attribution(stream, weight_of(unembed)[token], bias, (float(capped[token]), logprob),
                        shape, kept)  # fmt: skip
+
+
+FROZEN_POST = "every sublayer's LayerNorm (post-norm), each with its mean and scale frozen"
+
+
+@dataclass(frozen=True)
+class Walk:
+    """One forward pass's layers walked at one position, adding each layer's parts to a stream."""
+
+    layout: Layout
+    modules: Mapping[str, nn.Module]
+    projected: OutputWeights
+    run: Forward
+    at: int
+
+    @property
+    def kinds(self) -> list[Kind]:
+        return [k for k in ("decoder_self", "cross") if k in self.run.heads]
+
+    def pre_norm(self, stream: Stream, layer: int) -> None:
+        """A pre-norm layer: its attentions' parts (through a sandwich norm where there is
+        one), then its MLP's, what the block added besides its attentions."""
+        post = _module(self.modules, self.layout.after_attention, layer)
+        written = sum(self._attention(stream, kind, layer, post).double() for kind in self.kinds)
+        hidden, at = self.run.hidden["decoder"], self.at
+        mlp = hidden[layer + 1][0, at].double() - hidden[layer][0, at].double() - written
+        stream.add([("mlp", layer)], mlp)
+
+    def post_norm(self, stream: Stream, layer: int) -> None:
+        """A post-norm layer: each sublayer added to the stream, then carried through the norm
+        after it, frozen; its MLP by the layer's own modules, and the layer's output checked
+        against the model's own (its next hidden state)."""
+        stated = self.layout.post_norm
+        assert stated is not None, "a post-norm layout states its layers"
+        block = _module(self.modules, stated.layer, layer)
+        assert block is not None, "a stated layer path finds its layer"
+        hidden, at = self.run.hidden["decoder"], self.at
+        x = hidden[layer][0, at]  # (d_model,)
+        for kind, norm_name in zip(self.kinds, stated.norms, strict=False):
+            norm = block.get_submodule(norm_name)
+            x = norm((x + self._attention(stream, kind, layer, None)).unsqueeze(0))[0]
+            freeze(stream, norm, x, f"{kind} layer {layer}'s")
+        out = stated.mlp(block, x.unsqueeze(0))[0]
+        stream.add([("mlp", layer)], out)
+        norm = block.get_submodule(stated.norms[-1])
+        freeze(stream, norm, norm((x + out).unsqueeze(0))[0], f"layer {layer}'s last")
+        stream.check(hidden[layer + 1][0, at], f"layer {layer}'s output")
+
+    def _attention(self, stream: Stream, kind: Kind, layer: int, post: nn.Module | None) -> Any:
+        heads = self.run.heads[kind][layer]
+        return attention_parts(stream, self.projected, (kind, layer), heads, self.at, post)
 
 
 def _module(modules: Mapping[str, nn.Module], ending: str | None, layer: int) -> nn.Module | None:
@@ -212,70 +276,6 @@ def _inputs(
     src = torch.tensor([list(source)], device=device)  # (1, S)
     return {"input_ids": src, "attention_mask": torch.ones_like(src),
             "decoder_input_ids": tokens, "use_cache": False}  # fmt: skip
-
-
-def _heads(
-    stream: Stream,
-    projected: OutputWeights,
-    where: tuple[Kind, int],
-    heads_of: LayerHeads,
-    at: int,
-    post: nn.Module | None,
-) -> torch.Tensor:
-    """One attention's heads at position `at` (and W^O's bias), carried through the norm after
-    the attention where there is one (post), added to the stream; returns what the attention
-    added there, (d_model,) float64, its parts checked against W^O's own output."""
-    kind, layer = where
-    weight, bias = projected.found[where]
-    out = heads_of.output[:, at : at + 1]  # (H, 1, d_head)
-    H = out.size(0)
-    heads = head_vectors(head_slices(weight, H), out)[:, 0]  # (H, d_model)
-    mine = Stream(("head", kind, layer, 0), heads[0])
-    mine.add([("head", kind, layer, h) for h in range(1, H)], heads[1:])
-    if bias is not None:
-        mine.add([("bias", "attention output")], bias)
-    own: torch.Tensor = projected.modules[where](out[:, 0].reshape(1, -1).to(weight.dtype))
-    mine.check(own[0], f"{kind} layer {layer}'s attention output")
-    added = own[0]
-    if post is not None:
-        added = post(own)[0]
-        _freeze(mine, post, added, f"{kind} layer {layer}'s output")
-    stream.extend(mine)
-    return added.double()
-
-
-def _freeze(stream: Stream, norm: nn.Module, y: torch.Tensor, what: str) -> str:
-    """Carry the stream through a norm (`what`: the final one, or the one after an attention),
-    its statistics frozen: whichever of a LayerNorm, an RMSNorm (x · w / rms) or Gemma's
-    RMSNorm (x · (1 + w) / rms) gives the norm's own output y on this very stream; refuses when
-    none does."""
-    eps = next((float(v) for a in ("eps", "variance_epsilon", "epsilon")
-                if isinstance(v := getattr(norm, a, None), (int, float))), None)  # fmt: skip
-    weight, bias = getattr(norm, "weight", None), getattr(norm, "bias", None)
-    name = type(norm).__name__
-    if eps is None or not isinstance(weight, torch.Tensor):
-        raise InputError(f"the {what} norm ({name}) is not one attnlens can state")
-    x, want = stream.total(), y.double()
-    var, ms = x.var(unbiased=False), x.pow(2).mean()
-    as_layer = (x - x.mean()) / torch.sqrt(var + eps) * weight.double()
-    as_layer = as_layer + (0 if bias is None else bias.double())
-    said = f"the {what} norm"
-    candidates = [
-        ("LayerNorm", as_layer, lambda: stream.layer_norm(weight, bias, eps, y, said)),
-        ("RMSNorm", x / torch.sqrt(ms + eps) * weight.double(),
-         lambda: stream.rms_norm(weight, eps, y, said)),
-        ("RMSNorm (1 + w)", x / torch.sqrt(ms + eps) * (1 + weight.double()),
-         lambda: stream.rms_norm(1 + weight.double(), eps, y, said)),
-    ]  # fmt: skip
-    for kind, direct, carry in candidates:
-        if float((direct - want).abs().max()) <= MATCH * max(1.0, float(want.abs().max())):
-            carry()
-            held = "mean and scale" if kind == "LayerNorm" else "scale"
-            return f"the {what} {kind} ({name}), its {held} frozen (pre-norm)"
-    raise InputError(
-        f"the {what} norm ({name}) is neither a LayerNorm nor an RMSNorm attnlens can state: "
-        "no direct logit attribution"
-    )
 
 
 def _after(model: PreTrainedModel, layout: Layout, stream: Stream, y: torch.Tensor) -> torch.Tensor:
