@@ -29,9 +29,11 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 
+from attnlens.model.budget import check_budget
 from attnlens.model.lenses.hf.ablation import weight_of
 from attnlens.model.lenses.hf.frozen import attention_parts, freeze
 from attnlens.model.lenses.hf.heads import (
+    EAGER_VALUES,
     Forward,
     OutputWeights,
     find,
@@ -146,6 +148,8 @@ def hf_attribution(
     norm_path = None if layout.final_norm is None else find(modules, layout.final_norm)
     if layout.final_norm is not None and norm_path is None:
         raise InputError(f"no direct logit attribution for {info.name}: no …{layout.final_norm}")
+    check_budget(working_bytes(info, len(ids), len(source or ()), model_type in EAGER_VALUES),
+                 "direct logit attribution", "attribute at an earlier position")  # fmt: skip
     device = next(model.parameters()).device
     run = forward_heads(model, model_type, info, _inputs(info, ids, source, device), norm_path)
     walk = Walk(layout, modules, output_weights(model, model_type, info), run, at)
@@ -169,6 +173,14 @@ def hf_attribution(
     logprob = float(capped[token] - torch.logsumexp(capped, 0))
     return attribution(stream, weight_of(unembed)[token], bias, (float(capped[token]), logprob),
                        shape, kept)  # fmt: skip
+
+
+def working_bytes(info: ModelInfo, T: int, S: int, eager: bool) -> int:
+    """What the forward pass holds besides the model: every layer's hidden states of the
+    decoder (and encoder), and an eager-only model's weights of every head (T² each)."""
+    L, H = info.shape("decoder_self")
+    hidden = (L + 1) * (T + S) * info.d_model * (2 if S else 1)
+    return 4 * (hidden + (L * H * T * T if eager else 0))
 
 
 FROZEN_POST = "every sublayer's LayerNorm (post-norm), each with its mean and scale frozen"

@@ -185,3 +185,15 @@ def test_a_post_norm_layer_not_built_as_stated_is_refused(monkeypatch: pytest.Mo
     ids, source = _case(hf)
     with pytest.raises(InputError, match="layer 0's"):
         _attribute(hf, ids, len(ids) - 1, 3, source)
+
+
+def test_a_prefix_whose_hidden_states_pass_the_budget_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The forward pass holds every layer's hidden states (and an eager-only model's weights):
+    past the record budget, refused before it runs, naming the sizes and the setting."""
+    monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", "0.001")
+    hf = lens("llama")
+    ids, _ = _case(hf)
+    with pytest.raises(InputError, match="ATTNLENS_MAX_RECORD_MB"):
+        _attribute(hf, ids, len(ids) - 1, 3, None)
