@@ -8,15 +8,17 @@ output projection (d_model × d_head). A key can take much weight and give littl
 how much.
 
 The norms cost nothing of T²: ‖W_O^h x‖ = ‖R_h x‖ where W_O^h = Q_h R_h (Q_h's columns
-orthonormal, R_h d_head × d_head), factored once per layer in float64. Under grouped-query
-attention, query head h reads value head h // (H / H_kv), through its own W_O^h.
+orthonormal, R_h d_head × d_head), factored once per layer in float64, then applied as one
+float32 matrix product per value head (d_head² a position and head, not d_head · d_model).
+Under grouped-query attention, query head h reads value head h // (H / H_kv), through its own
+W_O^h.
 """
 
 from __future__ import annotations
 
 import torch
 
-ROWS = 2048  # positions whose norms are taken at once: H × ROWS × d_head float64 numbers
+ROWS = 2048  # positions whose norms are taken at once: H × ROWS × d_head numbers
 
 
 def head_slices(w_o: torch.Tensor, heads: int) -> torch.Tensor:
@@ -45,15 +47,20 @@ def _grouped(heads: int, x: torch.Tensor) -> int:
 
 
 def norms_through(factors: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    """(H, N) float64: ‖W_O^h x_{g(h), n}‖ for x (H_x, N, d_head), query head h reading x's
-    head g(h) = h // (H / H_x); ROWS positions at a time."""
+    """(H, N): ‖W_O^h x_{g(h), n}‖ for x (H_x, N, d_head), query head h reading x's head
+    g(h) = h // (H / H_x); one matrix product per x head (its query heads' factors side by
+    side), ROWS positions at a time, in float32 (float64 where x is), R_h itself exact."""
     H, d = factors.size(0), factors.size(-1)
     group = _grouped(H, x)
-    r_t = factors.transpose(-1, -2).reshape(x.size(0), group, d, d)  # (H_x, group, d, d)
-    out = torch.empty(H, x.size(1), dtype=torch.float64, device=x.device)
+    dtype = torch.float64 if x.dtype == torch.float64 else torch.float32
+    r_t = factors.transpose(-1, -2).to(dtype)  # (H, d, d): x @ R_hᵀ = (R_h x)ᵀ
+    side = r_t.reshape(x.size(0), group, d, d).permute(0, 2, 1, 3).reshape(x.size(0), d, -1)
+    out = torch.empty(H, x.size(1), dtype=dtype, device=x.device)
     for start in range(0, x.size(1), ROWS):
-        block = x[:, start : start + ROWS].double().unsqueeze(1)  # (H_x, 1, n, d)
-        out[:, start : start + ROWS] = (block @ r_t).norm(dim=-1).reshape(H, -1)  # (H, n)
+        block = x[:, start : start + ROWS].to(dtype)  # (H_x, n, d)
+        n = block.size(1)
+        mapped = torch.bmm(block, side).view(x.size(0), n, group, d)  # (H_x, n, group, d)
+        out[:, start : start + n] = mapped.norm(dim=-1).permute(0, 2, 1).reshape(H, n)
     return out
 
 
@@ -77,7 +84,8 @@ def layer_norms(
     w_o: torch.Tensor, values: torch.Tensor, outputs: torch.Tensor
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """One layer's (H, K) ‖f_h(xⱼ)‖ = ‖W_O^h v_{g(h),j}‖, what each key gives each head, and
-    (H, Q) ‖W_O^h o_{h,i}‖, what each head writes at each query; float64. w_o as nn.Linear
+    (H, Q) ‖W_O^h o_{h,i}‖, what each head writes at each query (float32; float64 for float64
+    inputs). w_o as nn.Linear
     stores W^O; values (H_kv, K, d_head) as the attention received them; outputs (H, Q,
     d_head) each head's output as the kernel returned it."""
     factors = head_factors(head_slices(w_o, outputs.size(0)))  # (H, d, d)

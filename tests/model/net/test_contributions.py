@@ -22,19 +22,22 @@ from helpers.tiny import tiny_transformer
 
 
 def test_the_factor_of_a_slice_keeps_every_norm() -> None:
+    """Exactly in float64; in float32 (what a trace computes) to float32's own precision."""
     torch.manual_seed(0)
     w_o = torch.randn(24, 4 * 6)  # d_model 24, 4 heads of 6
     x = torch.randn(4, 50, 6)
     direct = (c.head_slices(w_o, 4).double() @ x.double().transpose(-1, -2)).norm(dim=1)
-    got = c.norms_through(c.head_factors(c.head_slices(w_o, 4)), x)  # (4, 50)
-    assert torch.allclose(got, direct, rtol=1e-12, atol=0)
+    factors = c.head_factors(c.head_slices(w_o, 4))
+    assert torch.allclose(c.norms_through(factors, x.double()), direct, rtol=1e-12, atol=0)
+    got = c.norms_through(factors, x)  # (4, 50)
+    assert got.dtype == torch.float32 and torch.allclose(got.double(), direct, rtol=2e-6)
 
 
 def test_grouped_heads_read_their_value_head_through_their_own_slice() -> None:
     """Under grouped-query attention query head h reads value head h // (H / H_kv), but writes
     through its own W_O^h: 6 query heads on 2 value heads."""
     torch.manual_seed(1)
-    w_o, x = torch.randn(16, 6 * 4), torch.randn(2, 9, 4)
+    w_o, x = torch.randn(16, 6 * 4), torch.randn(2, 9, 4).double()
     slices = c.head_slices(w_o, 6)
     got = c.norms_through(c.head_factors(slices), x)
     vectors = c.head_vectors(slices, x)  # (6, 9, 16)
@@ -171,8 +174,8 @@ def test_the_norms_equal_what_hooks_on_w_v_and_w_o_give(sharp: bool) -> None:
             span = slice(h * mha.d_k, (h + 1) * mha.d_k)
             want_c = (v[:, h] @ w[:, span].T).norm(dim=-1)
             want_w = (o[:, h] @ w[:, span].T).norm(dim=-1)
-            assert torch.allclose(carried[h], want_c, rtol=1e-5, atol=1e-7), (name, h)
-            assert torch.allclose(written[h], want_w, rtol=1e-5, atol=1e-7), (name, h)
+            assert torch.allclose(carried[h].double(), want_c, rtol=1e-5, atol=1e-7), (name, h)
+            assert torch.allclose(written[h].double(), want_w, rtol=1e-5, atol=1e-7), (name, h)
 
 
 def test_norms_of_a_scores_record_head_weigh_its_exact_weights() -> None:
