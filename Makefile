@@ -55,12 +55,15 @@ browser-deps:
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
 	  else sudo apt-get update -qq && sudo apt-get install -y -qq chromium >/dev/null; fi; }
 
-# The Redis class store is tested against a real redis-server (tests start it themselves).
+# The Redis class store is tested against a real redis-server (tests start it themselves), and the
+# SQLite one is read and backed up by Debian's sqlite3 shell while a server writes to it.
 service-deps:
-	@command -v redis-server >/dev/null 2>&1 || { \
-	  echo "installing Debian's redis-server for the class-store tests"; \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq redis-server >/dev/null; \
-	  else sudo apt-get update -qq && sudo apt-get install -y -qq redis-server >/dev/null; fi; }
+	@missing=""; for tool in redis-server sqlite3; do \
+	  command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
+	[ -z "$$missing" ] || { \
+	  echo "installing Debian's$$missing for the class-store tests"; \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq $$missing >/dev/null; \
+	  else sudo apt-get update -qq && sudo apt-get install -y -qq $$missing >/dev/null; fi; }
 
 # One worker more than there are cores, a test file per worker at a time (a file's fixtures,
 # servers and browser stay together); each test still uses one torch thread (tests/conftest.py).

@@ -15,6 +15,7 @@ from bench import (
     app_latency,
     breakdown,
     class_capacity,
+    class_flood,
     class_follow,
     decode_speed,
     experiment_load,
@@ -90,6 +91,8 @@ def main(argv: list[str] | None = None) -> None:
     class_capacity.main(["--sizes", "5", "10"] if args.quick else [])
     section("a lecture hall (issue 37): 300 students as bare clients on one attnlens serve")
     class_follow.main(["--students", "50", "--idle", "10", "--moves", "2"] if args.quick else [])
+    section("a flood on the answer route (issue 45): another student's answer beside it")
+    class_flood.main([])
     section("memory: N sessions on minilm at 510 tokens (issue 17)")
     memory_load.main([])
     section("an experiment running on a public server: Explore keystrokes beside it (issue 39)")

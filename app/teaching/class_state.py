@@ -105,8 +105,8 @@ class ClassCopy:
     state: ClassState
     members: dict[str, Member] = field(default_factory=dict)
     removed: set[str] = field(default_factory=set)
-    # question -> student -> the option they chose
-    answers: dict[str, dict[str, int]] = field(default_factory=dict)
+    # question -> student -> (the option they chose, when: time.time()); the later one wins
+    answers: dict[str, dict[str, tuple[int, float]]] = field(default_factory=dict)
 
     def counted(self) -> int:
         return sum(len(chosen) for chosen in self.answers.values())

@@ -198,12 +198,12 @@ class ClassStore(ABC):
         if not code or not valid_student_id(student) or not isinstance(choice, int):
             return False
         self._copy_of(code)
-        qid = str(question_id)
-        done = self._run(lambda: self._answer(code, student, qid, choice, time.time()), True)
+        qid, now = str(question_id), time.time()
+        done = self._run(lambda: self._answer(code, student, qid, choice, now), True)
         if done:
             with self._copy_lock:
                 if code in self._copies:
-                    self._copies[code].answers.setdefault(qid, {})[student] = choice
+                    self._copies[code].answers.setdefault(qid, {})[student] = (choice, now)
         return done
 
     def counts(self, code: str, question_id: str, options: int) -> list[int]:
@@ -371,9 +371,15 @@ class ClassStore(ABC):
     @abstractmethod
     def _roster(self, code: str) -> Roster: ...
 
-    @abstractmethod
     def close(self) -> None:
-        """Let go of the file or connection."""
+        """Let go of the file or connection; the next open_store of its URL opens it anew."""
+        with _OPEN_LOCK:
+            for key in [k for k, store in _OPEN.items() if store is self]:
+                del _OPEN[key]
+        self._close()
+
+    @abstractmethod
+    def _close(self) -> None: ...
 
 
 def _none(value: object) -> bool:
@@ -391,12 +397,38 @@ def store_url() -> str:
     return os.environ.get(ENV, "").strip() or default_url()
 
 
-def open_store(url: str) -> ClassStore:
-    """The store a URL names: sqlite:///PATH (or a plain path) or redis://HOST:PORT[/DB]."""
-    if url.startswith(("redis://", "rediss://", "unix://")):
-        from attnlens.app.teaching.redis_store import RedisStore
+_OPEN: dict[str, ClassStore] = {}  # the stores of this process, by where they keep classes
+_OPEN_LOCK = threading.Lock()
 
-        return RedisStore(url)
+
+def open_store(url: str) -> ClassStore:
+    """The store a URL names, sqlite:///PATH (or a plain path) or redis://HOST:PORT[/DB]: one
+    object per store and process, opened at the first call and shared by every later one (the
+    pages, the routes and the board). A second SQLite store on the same file in one process
+    would be a second set of descriptors: closing any of them drops every POSIX lock the process
+    holds on the file, SQLite's among them, and another process closing its connection would
+    then checkpoint and delete the log this one still writes to (issue 45)."""
+    key, path = _where(url)
+    with _OPEN_LOCK:
+        store = _OPEN.get(key)
+        if store is None:
+            if path is None:
+                from attnlens.app.teaching.redis_store import RedisStore
+
+                store = RedisStore(url)
+            else:
+                from attnlens.app.teaching.sqlite_store import SQLiteStore
+
+                store = SQLiteStore(path)
+            _OPEN[key] = store
+        return store
+
+
+def _where(url: str) -> tuple[str, Path | None]:
+    """The store's key in this process (a SQLite file's resolved path), and the file (None for
+    Redis)."""
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        return url, None
     if url.startswith("sqlite:///"):
         path = "/" + url[len("sqlite:///") :].lstrip("/")  # sqlite:////abs is /abs too
     elif "://" in url:
@@ -405,6 +437,5 @@ def open_store(url: str) -> ClassStore:
         )
     else:
         path = url
-    from attnlens.app.teaching.sqlite_store import SQLiteStore
-
-    return SQLiteStore(Path(path).expanduser())
+    file = Path(path).expanduser()
+    return f"sqlite:///{file.resolve()}", file

@@ -27,19 +27,21 @@ import re
 from collections.abc import Awaitable, Callable
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from attnlens.app.teaching.board import FOLLOW_PATH, HOLD_SECONDS, TooManyWaitingError, VersionBoard
-from attnlens.app.teaching.class_limits import MAX_STUDENTS
 from attnlens.app.teaching.names import CODE, valid_student_id
+from attnlens.app.teaching.route_parts import (
+    NOT_STORED,
+    PER_ADDRESS,
+    address_of,
+    busy,
+    prefix,
+    reply,
+)
 
 VERSION = re.compile(r"-1|0|[1-9][0-9]{0,15}")  # a class's version, as a page holds it
-NOT_STORED = {"Cache-Control": "no-store"}
-RETRY_AFTER_SECONDS = 5
-# Requests one network address may hold at once: a class behind one school's NAT fits (a class
-# is MAX_STUDENTS at most), and a script on one address cannot take every place (MAX_WAITERS).
-PER_ADDRESS = MAX_STUDENTS
 # The slide of a class's version (board, code, version, projector size): its payload, or None
 Slide = Callable[[VersionBoard, str, int, bool], Awaitable[bytes | None]]
 
@@ -61,46 +63,34 @@ def follow_route(
         code = request.path_params["code"]
         after = request.query_params.get("after", "")
         if not CODE.fullmatch(code):
-            return _answer(400, {"error": f"class code {code[:40]!r}: not a join code "
+            return reply(400, {"error": f"class code {code[:40]!r}: not a join code "
                                  "(6 capital letters and digits)"})  # fmt: skip
         if not VERSION.fullmatch(after):
-            return _answer(400, {"error": f"after={after[:40]!r}: not a class version"})
+            return reply(400, {"error": f"after={after[:40]!r}: not a class version"})
         known, me, followed = int(after), request.query_params.get("me"), board()
         if me is not None and valid_student_id(me) and followed.due(code, me):
             await asyncio.to_thread(followed.seen, code, me)
-        address = request.client.host if request.client else ""
+        address = address_of(request)
         if holding.get(address, 0) >= per_address:
-            return _busy(f"{per_address} requests from one address wait here already")
+            return busy(f"{per_address} requests from one address wait here already")
         holding[address] = holding.get(address, 0) + 1
         try:
             version = await followed.wait(code, known, hold_seconds)
         except TooManyWaitingError as err:
-            return _busy(str(err))
+            return busy(str(err))
         finally:
             holding[address] -= 1
             if not holding[address]:
                 del holding[address]
         if version == -1:
-            return _answer(404, {"error": f"no class {code}"})
+            return reply(404, {"error": f"no class {code}"})
         if version is None:
-            return _answer(200, {"version": known, "changed": False})
+            return reply(200, {"version": known, "changed": False})
         if slide is not None and request.query_params.get("slide") == "1":
             present = request.query_params.get("present") == "1"
             body = await slide(followed, code, version, present)
             if body is not None:  # the new slide itself: no second request for it
                 return Response(body, media_type="application/json", headers=NOT_STORED)
-        return _answer(200, {"version": version, "changed": True})
+        return reply(200, {"version": version, "changed": True})
 
-    prefix = f"/{base.strip('/')}" if base.strip("/") else ""
-    return Route(f"{prefix}/{FOLLOW_PATH}/{{code}}", follow, methods=["GET"])
-
-
-def _busy(why: str) -> JSONResponse:
-    return _answer(503, {"error": f"the server is busy ({why}): ask again"},
-                   {"Retry-After": str(RETRY_AFTER_SECONDS)})  # fmt: skip
-
-
-def _answer(
-    status: int, body: dict[str, object], more: dict[str, str] | None = None
-) -> JSONResponse:
-    return JSONResponse(body, status_code=status, headers={**NOT_STORED, **(more or {})})
+    return Route(f"{prefix(base)}/{FOLLOW_PATH}/{{code}}", follow, methods=["GET"])

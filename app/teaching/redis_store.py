@@ -92,7 +92,7 @@ class RedisStore(ClassStore):
         # later one finds a Redis that came back without its data, and writes it back
         self._recover()
 
-    def close(self) -> None:
+    def _close(self) -> None:
         self._r.close()
 
     # -- noticing a Redis that lost its data ---------------------------------------------------
@@ -158,7 +158,7 @@ class RedisStore(ClassStore):
         copy.removed = {s.decode() for s in self._call("smembers", base + ":removed")}
         for question in self._call("smembers", base + ":questions"):
             chosen = self._call("hgetall", f"{base}:answers:{question.decode()}")
-            copy.answers[question.decode()] = {s.decode(): int(c) for s, c in chosen.items()}
+            copy.answers[question.decode()] = {s.decode(): (int(c), 0.0) for s, c in chosen.items()}
         return copy
 
     def _put_back(self, code: str, copy: ClassCopy) -> None:
@@ -188,7 +188,7 @@ class RedisStore(ClassStore):
                     pipe.sadd(base + ":removed", *copy.removed)
                 for question, chosen in copy.answers.items():
                     pipe.sadd(base + ":questions", question)
-                    for student, choice in chosen.items():
+                    for student, (choice, _) in chosen.items():
                         pipe.hsetnx(f"{base}:answers:{question}", student, choice)
                 pipe.hincrby(STORE, "writes", 1)
                 pipe.execute()

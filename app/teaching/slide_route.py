@@ -24,14 +24,23 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
 from attnlens.app.teaching.board import VersionBoard
 from attnlens.app.teaching.class_limits import ClassError
 from attnlens.app.teaching.class_state import ClassState
-from attnlens.app.teaching.follow_route import NOT_STORED, PER_ADDRESS, RETRY_AFTER_SECONDS, VERSION
+from attnlens.app.teaching.follow_route import VERSION
 from attnlens.app.teaching.names import CODE
+from attnlens.app.teaching.route_parts import (
+    NOT_STORED,
+    PER_ADDRESS,
+    RETRY_AFTER_SECONDS,
+    Limit,
+    busy,
+    prefix,
+    reply,
+)
 
 SLIDE_PATH = "_attnlens/slide"
 MAX_PAYLOADS = 32  # payloads kept per process: a few classes, each a few versions and two sizes
@@ -44,28 +53,6 @@ Build = Callable[[str, ClassState, bool], bytes]
 class SlideUnavailableError(Exception):
     """The slide cannot be built now (its model cannot load, its deck is not here); the
     message says why, in words fit for a student."""
-
-
-class Limit:
-    """Requests one network address has in flight on this route (one event loop), at most
-    `most`: a class behind one school's network fits, a script cannot take every place."""
-
-    def __init__(self, most: int = PER_ADDRESS) -> None:
-        self.most = most
-        self.held: dict[str, int] = {}
-
-    def take(self, request: Request) -> str | None:
-        """The address, counted in; None (nothing counted) when it holds `most` already."""
-        address = request.client.host if request.client else ""
-        if self.held.get(address, 0) >= self.most:
-            return None
-        self.held[address] = self.held.get(address, 0) + 1
-        return address
-
-    def give(self, address: str) -> None:
-        self.held[address] -= 1
-        if not self.held[address]:
-            del self.held[address]
 
 
 class Payloads:
@@ -141,16 +128,16 @@ class Slides:
         if known is None:
             return busy("the class store does not answer")
         if known == -1:
-            return answer(404, {"error": f"no class {code}"})
+            return reply(404, {"error": f"no class {code}"})
         try:
             body = await self.body(followed, code, known, present)
         except SlideUnavailableError as err:
-            return answer(503, {"error": str(err)}, {"Retry-After": str(RETRY_AFTER_SECONDS)})
+            return reply(503, {"error": str(err)}, {"Retry-After": str(RETRY_AFTER_SECONDS)})
         except ClassError as err:  # the store does not answer: in words for students
-            return answer(503, {"error": err.for_students},
+            return reply(503, {"error": err.for_students},
                           {"Retry-After": str(RETRY_AFTER_SECONDS)})  # fmt: skip
         if body is None:
-            return answer(404, {"error": f"no class {code}"})
+            return reply(404, {"error": f"no class {code}"})
         return Response(body, media_type="application/json", headers=NOT_STORED)
 
     def _made(self, followed: VersionBoard, code: str, present: bool) -> bytes | None:
@@ -181,10 +168,10 @@ def slide_route(
         given = request.query_params.get("v", "")
         present = request.query_params.get("present", "") in ("1", "true")
         if not CODE.fullmatch(code):
-            return answer(400, {"error": f"class code {code[:40]!r}: not a join code "
+            return reply(400, {"error": f"class code {code[:40]!r}: not a join code "
                                 "(6 capital letters and digits)"})  # fmt: skip
         if not VERSION.fullmatch(given):
-            return answer(400, {"error": f"v={given[:40]!r}: not a class version"})
+            return reply(400, {"error": f"v={given[:40]!r}: not a class version"})
         address = limit.take(request)
         if address is None:
             return busy(f"{limit.most} requests from one address are asked here already")
@@ -194,19 +181,3 @@ def slide_route(
             limit.give(address)
 
     return Route(f"{prefix(base)}/{SLIDE_PATH}/{{code}}", slide, methods=["GET"])
-
-
-def prefix(base: str) -> str:
-    """The server's base path (Streamlit's server.baseUrlPath) as a route's prefix."""
-    return f"/{base.strip('/')}" if base.strip("/") else ""
-
-
-def busy(why: str) -> JSONResponse:
-    return answer(503, {"error": f"the server is busy ({why}): ask again"},
-                  {"Retry-After": str(RETRY_AFTER_SECONDS)})  # fmt: skip
-
-
-def answer(
-    status: int, body: dict[str, object], more: dict[str, str] | None = None
-) -> JSONResponse:
-    return JSONResponse(body, status_code=status, headers={**NOT_STORED, **(more or {})})

@@ -26,7 +26,7 @@ def read_class(db: sqlite3.Connection, code: str) -> ClassCopy | None:
         (code,),
     ).fetchall()
     answers = db.execute(
-        "SELECT question, student, choice FROM answers WHERE code = ?", (code,)
+        "SELECT question, student, choice, at FROM answers WHERE code = ?", (code,)
     ).fetchall()
     copy = ClassCopy(str(row[0]), ClassState.from_json(row[1], int(row[2])))
     for sid, name, address, browser, joined, removed in people:
@@ -34,8 +34,8 @@ def read_class(db: sqlite3.Connection, code: str) -> ClassCopy | None:
             copy.removed.add(sid)
         else:
             copy.members[sid] = Member(sid, name, address, browser, joined)
-    for question, student, choice in answers:
-        copy.answers.setdefault(question, {})[student] = int(choice)
+    for question, student, choice, at in answers:
+        copy.answers.setdefault(question, {})[student] = (int(choice), float(at))
     return copy
 
 
@@ -49,14 +49,32 @@ def identity(path: Path, held: int) -> tuple[int, int, bytes]:
     return info.st_dev, info.st_ino, os.pread(held, len(MAGIC), 0)
 
 
+Journal = tuple[tuple[int, int] | None, tuple[int, int] | None]
+
+
+def journal(path: Path) -> Journal:
+    """The device and inode of the file's write-ahead log (-wal) and its index (-shm), None for
+    one that is not there: while a connection is open in WAL mode SQLite keeps both, so another
+    pair is a log deleted under it (the connection would go on writing into a file no one else
+    reads)."""
+    found: list[tuple[int, int] | None] = []
+    for suffix in ("-wal", "-shm"):
+        try:
+            info = os.stat(path.with_name(path.name + suffix))
+        except FileNotFoundError:
+            found.append(None)
+        else:
+            found.append((info.st_dev, info.st_ino))
+    return found[0], found[1]
+
+
 def unreadable(path: Path) -> str:
-    """Why an existing file is not a usable SQLite database ("" when it is, or is absent)."""
+    """Why an existing file is not a usable SQLite database ("" when it is, or is absent).
+    Read through SQLite only: it keeps a file's descriptors open while another connection of
+    this process holds locks on it, where a plain open() and close() would drop them."""
     if not path.exists() or path.stat().st_size == 0:
         return ""
     try:
-        with path.open("rb") as f:
-            if f.read(len(MAGIC)) != MAGIC:
-                return "it does not start as a SQLite database"
         db = sqlite3.connect(path, isolation_level=None)
         try:
             result = db.execute("PRAGMA quick_check").fetchone()[0]

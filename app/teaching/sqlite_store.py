@@ -24,7 +24,9 @@ from attnlens.app.teaching.class_store import ACTIVE_SECONDS, KEEP_SECONDS, NOTI
 from attnlens.app.teaching.names import nickname
 from attnlens.app.teaching.sqlite_file import (
     MAGIC,
+    Journal,
     identity,
+    journal,
     move_aside,
     read_class,
     remove_file,
@@ -66,6 +68,7 @@ class SQLiteStore(ClassStore):
             self._db = self._connect()
             self._file = os.open(path, os.O_RDONLY)  # closed only with the connection
             self._identity = identity(path, self._file)
+            self._journal = self._journal_now()
             self._notices = [
                 (float(a), str(t))
                 for a, t in self._db.execute(
@@ -140,10 +143,16 @@ class SQLiteStore(ClassStore):
         with self._locked():
             self._db.execute("SELECT 1")
 
-    def close(self) -> None:
+    def _close(self) -> None:
         with self._locked():
             self._db.close()
             os.close(self._file)
+
+    def _journal_now(self) -> Journal | None:
+        """The log and index the connection writes to; None when it is not in WAL mode (a
+        file system without shared memory), which has neither."""
+        mode = self._db.execute("PRAGMA journal_mode").fetchone()[0]
+        return journal(self.path) if str(mode).lower() == "wal" else None
 
     def notice(self, text: str) -> None:
         super().notice(text)
@@ -163,6 +172,11 @@ class SQLiteStore(ClassStore):
             return f"The class store's file {self.path} was replaced by another file"
         if found[2] != MAGIC:
             return f"The class store's file {self.path} was overwritten (it is not a database)"
+        if self._journal is not None and journal(self.path) != self._journal:
+            return (
+                f"The class store's write-ahead log ({self.path.name}-wal and -shm) was "
+                "deleted or replaced under the server"
+            )
         return None
 
     def _reset(self, why: str) -> str:
@@ -190,10 +204,14 @@ class SQLiteStore(ClassStore):
         """What the old connection still reads, and where a damaged file at the path went."""
         with self._lock:
             salvaged = self._salvage()
-            with contextlib.suppress(sqlite3.Error):
-                # the log's pages into the old file and the log emptied: left at the path, they
-                # would be read into whatever file is there now
-                self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            if not self._same_file():
+                with contextlib.suppress(sqlite3.Error):
+                    # the log's pages into the old file and the log emptied: left at the path,
+                    # they would be read into whatever file is there now
+                    self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            # else only the log was lost: its pages are not written into a file that other
+            # connections may have written to since (closing checkpoints them only when no
+            # other connection has the file open); what they hold is in `salvaged`
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
             with contextlib.suppress(OSError):
@@ -207,7 +225,15 @@ class SQLiteStore(ClassStore):
             self._db = self._connect()
             self._file = os.open(self.path, os.O_RDONLY)
             self._identity = identity(self.path, self._file)
+            self._journal = self._journal_now()
         return salvaged, aside
+
+    def _same_file(self) -> bool:
+        """Whether the path still names the file the connection has open."""
+        try:
+            return identity(self.path, self._file)[:2] == self._identity[:2]
+        except OSError:
+            return False
 
     def _salvage(self) -> dict[str, ClassCopy]:
         """Every class the open connection can still read, if what it reads is sound."""
@@ -225,10 +251,15 @@ class SQLiteStore(ClassStore):
             return read_class(self._db, code)
 
     def _put_back(self, code: str, copy: ClassCopy) -> None:
+        """What the file lacks of `copy`, and what it holds older: the teacher's later move, a
+        student's later answer, a removal (a log lost after part of it reached the file, a
+        backup put back)."""
         now = time.time()
         with self._transaction():
             self._db.execute(
-                "INSERT OR IGNORE INTO classes VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO classes VALUES (?, ?, ?, ?, ?) ON CONFLICT (code) DO UPDATE SET "
+                "state = excluded.state, version = MAX(version + 1, excluded.version) WHERE "
+                "json_extract(excluded.state, '$.updated') > json_extract(state, '$.updated')",
                 (code, copy.teacher, now, copy.state.to_json(), copy.state.version + 1),
             )
             self._db.executemany(
@@ -239,16 +270,23 @@ class SQLiteStore(ClassStore):
                 ],
             )
             self._db.executemany(
-                "INSERT OR IGNORE INTO students VALUES (?, ?, '', ?, ?, '', '', 1)",
+                "INSERT INTO students VALUES (?, ?, '', ?, ?, '', '', 1) "
+                "ON CONFLICT (code, id) DO UPDATE SET removed = 1",
                 [(code, sid, now, now) for sid in copy.removed],
             )
             self._db.executemany(
-                "INSERT OR IGNORE INTO answers VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO answers VALUES (?, ?, ?, ?, ?) ON CONFLICT (code, question, student) "
+                "DO UPDATE SET choice = excluded.choice, at = excluded.at WHERE excluded.at > at",
                 [
-                    (code, q, s, c, now)
+                    (code, q, s, c, at)
                     for q, chosen in copy.answers.items()
-                    for s, c in chosen.items()
+                    for s, (c, at) in chosen.items()
+                    if s not in copy.removed
                 ],
+            )
+            self._db.executemany(
+                "DELETE FROM answers WHERE code = ? AND student = ?",
+                [(code, sid) for sid in copy.removed],
             )
 
     # -- the class --------------------------------------------------------------------------------

@@ -4,17 +4,23 @@ the slide route (slide_route.py) sends the slide as one payload built once for t
 follow route sends it too, with the version that brought it), the
 answer route (answer_route.py) takes the student's answer; the page draws the slide itself.
 `streamlit run` finds `app` below and serves it with uvicorn, as it serves main.py alone: same
-options, pages, components, static files and XSRF protection, three more routes."""
+options, pages, components, static files and XSRF protection, three more routes; and a
+connection that sends no request within a few seconds is closed (app/server/connections.py)."""
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import streamlit as st
 
+from attnlens.app.server.connections import close_idle_connections
 from attnlens.app.teaching.answer_route import answer_route
 from attnlens.app.teaching.board import VersionBoard, shared_board
-from attnlens.app.teaching.class_store import store_url
+from attnlens.app.teaching.class_limits import ClassError
+from attnlens.app.teaching.class_store import open_store, store_url
 from attnlens.app.teaching.follow_route import follow_route
 from attnlens.app.teaching.slide_route import Slides, slide_route
 from attnlens.app.web.lecture.resources import this_store
@@ -25,10 +31,22 @@ def board() -> VersionBoard:
     return shared_board(store_url())
 
 
+@contextlib.asynccontextmanager
+async def store_opened(_: object) -> AsyncIterator[None]:
+    """The class store opened as the server starts, not at the first request: a file deleted
+    before then would take its classes with it (no process holding them), after it the open
+    connection still reads every class the file held, and writes them back (docs/teaching.md)."""
+    with contextlib.suppress(ClassError):  # not reachable now: the first request tries again
+        await asyncio.to_thread(open_store, store_url())
+    yield
+
+
+close_idle_connections()
 base = st.get_option("server.baseUrlPath")
 slides = Slides(slide_payload)  # one cache of payloads for both routes that send them
 app = st.App(
     Path(__file__).with_name("main.py"),
+    lifespan=store_opened,
     routes=[
         follow_route(board, base, slide=slides.quietly),
         slide_route(board, slides, base),

@@ -157,7 +157,7 @@ def test_one_browser_opening_tab_after_tab_joins_three_students(
     require_bundled("translate")
     server = Server(store_url)
     with server.run():
-        teacher, code = start_class(browser, server.url, 2)
+        _, code = start_class(browser, server.url, 2)
         one = browser.new_context(viewport={"width": 412, "height": 915})
         tabs = [one.new_page() for _ in range(PER_BROWSER + 1)]
         for tab in tabs:
@@ -168,15 +168,6 @@ def test_one_browser_opening_tab_after_tab_joins_three_students(
             False
         ] * PER_BROWSER + [True]
         open_student(browser, server.url, code, 2)  # another browser, the same address
-        # the count as the server reads it from its store, on the teacher's class bar (read
-        # from the file by this process instead, it came back 0 in two full-suite runs on CI's
-        # machine though the server had counted three, and the class was in no file of the run:
-        # not yet explained; the durability of joins is checked by the restart test above and
-        # tests/app/teaching/)
-        teacher.reload()
-        joined = f"{PER_BROWSER + 1} joined"
-        teacher.wait_for_function(
-            "() => document.querySelector('.st-key-lec_class_bar')?.innerText"
-            f".includes('{joined}')",
-            timeout=120_000,
-        )
+        # read from the file by this process, as any reader may (issue 45: the server's second
+        # store on the file had dropped its locks, and this read deleted the log it wrote to)
+        assert open_store(store_url).roster(code).joined == PER_BROWSER + 1

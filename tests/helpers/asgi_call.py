@@ -3,6 +3,7 @@ routes students' pages call (app/teaching/*_route.py)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -15,9 +16,12 @@ async def call(
     headers: dict[str, str] | None = None,
     address: str = "127.0.0.1",
     chunk: int = 0,
+    ends: str = "whole",
 ) -> tuple[int, Any, dict[str, str]]:
     """Status, the body (JSON when it is, else bytes) and the headers of one request; `chunk`:
-    send the body in pieces of this many bytes (0: at once), as a client streaming it."""
+    send the body in pieces of this many bytes (0: at once), as a client streaming it; `ends`:
+    "whole" (the body complete), "stalls" (what was given, then nothing ever again) or
+    "leaves" (what was given, then the client disconnects)."""
     target, _, query = path.partition("?")
     sent_headers = [(b"host", b"test")] + [
         (k.lower().encode(), v.encode()) for k, v in (headers or {}).items()
@@ -33,7 +37,10 @@ async def call(
     async def receive() -> dict[str, Any]:
         if pieces:
             piece = pieces.pop(0)
-            return {"type": "http.request", "body": piece, "more_body": bool(pieces)}
+            more = bool(pieces) or ends != "whole"
+            return {"type": "http.request", "body": piece, "more_body": more}
+        if ends == "stalls":
+            await asyncio.Event().wait()  # never set: a client that sends no more
         return {"type": "http.disconnect"}
 
     async def send(message: dict[str, Any]) -> None:

@@ -31,9 +31,9 @@ def library() -> Library:
     return read_library()
 
 
-@st.cache_resource(show_spinner=False)
 def class_store(url: str) -> ClassStore:
-    """The store of this process, opened once (its connection is thread-safe)."""
+    """The store of this process (one per URL, shared with the routes and the board; its
+    connection is thread-safe)."""
     return open_store(url)
 
 

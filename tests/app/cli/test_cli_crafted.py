@@ -5,6 +5,7 @@ nothing."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from attnlens.app.cli.main import main
 from helpers import crafted
 from helpers.hf_models import tiny_hf
 from helpers.memory import own_peak, reset_own_peak
+from helpers.tiny import save_tiny_model
 
 MB = 2**20
 LIMIT_MB = 256  # ATTNLENS_MAX_MODEL_MB for these tests; the tiny models take well under 1 MB
@@ -80,3 +82,37 @@ def test_a_deep_hugging_face_config_is_refused_before_it_is_built(
 ) -> None:
     folder = crafted.build_hf("hf num_hidden_layers=100000", tmp_path, tiny_hf("bert"))
     assert "has 100000 layers; attnlens loads models of at most 1024" in refuse(folder, capsys)
+
+
+@pytest.mark.parametrize("server", [False, True])
+def test_a_name_with_a_null_byte_is_one_line_through_the_command_line(
+    server: bool, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 39's `reverse\\x00` passed the server's check, then failed with a raw ValueError
+    (embedded null byte); issue 45 asked for it again through the command line."""
+    if server:
+        monkeypatch.setenv("ATTNLENS_SERVER_MODE", "1")
+    capsys.readouterr()
+    assert main(["trace", "reverse\x00", "abc"]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    assert "holds no control characters" in err and "'reverse\\x00'" in err
+
+
+def test_a_folder_through_dot_dot_traces_under_its_own_name_on_a_server(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 39's `/allowed/m1/sub/..` loaded under the name `..`."""
+    folder = save_tiny_model(tmp_path / "m1")
+    meta = json.loads((folder / "config.json").read_text())
+    del meta["name"]  # a folder without a name of its own is named after the folder
+    (folder / "config.json").write_text(json.dumps(meta))
+    (folder / "sub").mkdir()
+    monkeypatch.setenv("ATTNLENS_SERVER_MODE", "1")
+    monkeypatch.setenv("ATTNLENS_ALLOWED_MODELS", str(folder))
+    capsys.readouterr()
+    assert main(["trace", str(folder / "sub" / ".."), "abc"]) == 0
+    out, _ = capsys.readouterr()
+    assert json.loads(out)["model"]["name"] == "m1"
+    assert main(["trace", str(tmp_path), "abc"]) == 2  # the folder above: not allowed
+    assert "not allowed on this server" in capsys.readouterr().err

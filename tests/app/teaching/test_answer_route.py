@@ -201,3 +201,74 @@ def test_a_store_that_is_away_is_said_in_the_students_words(tmp_path: Path) -> N
     )
     assert (status, said) == (503, {"error": AWAY})
     assert str(tmp_path) not in json.dumps(said)
+
+
+def posts(
+    app: Any, code: str, sent: list[tuple[str, int]], address: str = "127.0.0.1"
+) -> list[tuple[int, Any, dict[str, str]]]:
+    """Each (student, choice) posted in turn to one app (its rates held between them)."""
+
+    async def each() -> list[tuple[int, Any, dict[str, str]]]:
+        done = []
+        for me, choice in sent:
+            raw = json.dumps({"me": me, "question": QUESTION.id, "choice": choice}).encode()
+            headers = {**JSON, "Content-Length": str(len(raw))}
+            path = f"/_attnlens/answer/{code}"
+            done.append(await call(app, path, "POST", raw, headers, address=address))
+        return done
+
+    return asyncio.run(each())
+
+
+def test_a_student_past_their_rate_is_refused_with_429_and_another_is_not(
+    store: ClassStore, board: VersionBoard, made: Created
+) -> None:
+    """The issue's flood (one student's id, 9,180 answers in 15 s, all 200): a burst of five,
+    then one a second; the rest is refused with a message and when to try again."""
+    flood, other = store.join(made.code).id, store.join(made.code).id
+    app = Starlette(routes=[answer_route(lambda: board.store, student_rate=(0.01, 5))])
+    got = posts(app, made.code, [(flood, i % 4) for i in range(40)] + [(other, 2)])
+    assert [g[0] for g in got] == [200] * 5 + [429] * 35 + [200]
+    _, said, headers = got[5]
+    assert "faster than the class takes answers" in said["error"]
+    assert int(headers["retry-after"]) >= 1
+    assert store.answer_of(made.code, flood, QUESTION.id) == 4 % 4  # the fifth, counted last
+    assert store.answer_of(made.code, other, QUESTION.id) == 2
+
+
+def test_new_students_from_one_address_share_its_rate(
+    store: ClassStore, board: VersionBoard, made: Created
+) -> None:
+    """Students made up one after another (a new browser cookie for each join) each get a
+    student's rate, and together no more than their address's: another address is answered."""
+    many = [store.join(made.code).id for _ in range(12)]
+    app = Starlette(routes=[answer_route(lambda: board.store, address_rate=(0.01, 10))])
+    got = posts(app, made.code, [(me, 1) for me in many], address="10.0.0.7")
+    assert [g[0] for g in got] == [200] * 10 + [429] * 2
+    assert "from your network address" in got[-1][1]["error"]
+    assert posts(app, made.code, [(many[-1], 1)], address="10.0.0.8")[0][0] == 200
+
+
+def test_a_body_that_does_not_arrive_is_refused_in_time_and_the_connection_closed(
+    board: VersionBoard, made: Created
+) -> None:
+    app = Starlette(routes=[answer_route(lambda: board.store, body_seconds=0.5)])
+    headers = {**JSON, "Content-Length": "60"}
+    for body in (b"", b'{"me": '):  # headers only; half a body
+        status, said, got = asyncio.run(
+            call(app, f"/_attnlens/answer/{made.code}", "POST", body, headers, ends="stalls")
+        )
+        assert status == 408 and "did not arrive within 0.5 s" in said["error"]
+        assert got["connection"] == "close"
+
+
+def test_a_client_that_leaves_mid_body_ends_its_request_without_an_error(
+    board: VersionBoard, made: Created
+) -> None:
+    """It was a ClientDisconnect traceback of 55 lines in the server's log per client."""
+    app = Starlette(routes=[answer_route(lambda: board.store)])
+    headers = {**JSON, "Content-Length": "60"}
+    status, _, _ = asyncio.run(
+        call(app, f"/_attnlens/answer/{made.code}", "POST", b'{"me": ', headers, ends="leaves")
+    )
+    assert status == 499  # answered to no one; raised nothing

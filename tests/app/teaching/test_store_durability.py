@@ -114,6 +114,25 @@ def test_a_sqlite_file_replaced_by_another_store_gets_the_class_written_into_it(
     assert not list(tmp_path.glob("*.damaged-*"))
 
 
+def test_a_backup_put_back_under_the_server_keeps_the_answers_given_since(
+    tmp_path: Path,
+) -> None:
+    """An older copy of the file moved over it (a backup put back by hand): the store keeps it
+    and writes into it what it holds newer: every student's later answer, not the backup's.
+    Writing back only what the file lacked, it counted the backup's [4, 0, 0]."""
+    path = tmp_path / "classes.sqlite3"
+    lesson = Lesson(open_store(f"sqlite:///{path}"))
+    students = lesson.join(4)
+    lesson.answer(students, 0)
+    with sqlite3.connect(path) as db, sqlite3.connect(tmp_path / "backup.sqlite3") as backup:
+        db.backup(backup)
+    lesson.answer(students, 2)  # they change their minds after the backup
+    os.replace(tmp_path / "backup.sqlite3", path)
+    assert lesson.store.counts(lesson.made.code, "q1", 3) == [0, 0, 4]
+    lesson.store.close()
+    assert open_store(f"sqlite:///{path}").counts(lesson.made.code, "q1", 3) == [0, 0, 4]
+
+
 def test_a_damaged_file_at_start_up_is_moved_aside_with_a_message(tmp_path: Path) -> None:
     path = tmp_path / "classes.sqlite3"
     path.write_bytes(b"not a database at all\n" * 200)

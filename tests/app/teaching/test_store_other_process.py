@@ -13,12 +13,16 @@ no file (SQLite's "How To Corrupt An SQLite Database File", 2.2.1).
 
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+
+import pytest
 
 from attnlens.app.teaching.class_state import ClassState
 from attnlens.app.teaching.class_store import open_store
@@ -92,3 +96,67 @@ def test_a_store_opened_while_another_adds_its_columns_opens(tmp_path: Path) -> 
     first.execute("COMMIT")
     opening.join(60)
     assert not failed, failed
+
+
+def test_two_stores_of_one_process_on_one_file_keep_every_join_after_an_outside_read(
+    tmp_path: Path,
+) -> None:
+    """Issue 45's first finding: the pages' store and the follow route's board each opened the
+    file; the second one's opening closed a descriptor of it and dropped the first's locks, so
+    another process's read checkpointed and deleted the log the server still wrote to. 5 joins
+    acknowledged, 0 in the file for a fresh process."""
+    path = tmp_path / "classes.sqlite3"
+    url = f"sqlite:///{path}"
+    pages = open_store(url)
+    made = pages.create(ClassState("section3", 0))
+    board = open_store(url)  # the board's, opened later in the same process
+    count = f"SELECT COUNT(*) FROM students WHERE code = '{made.code}'"
+    assert read_elsewhere(path, count) == 0  # an outside read (a shell, a backup, a test)
+    for _ in range(5):
+        pages.join(made.code)
+    assert board.roster(made.code).joined == 5  # what the server counts
+    assert read_elsewhere(path, count) == 5  # what a fresh process finds in the file
+
+
+def test_a_log_deleted_under_the_server_is_noticed_and_every_later_join_reaches_the_file(
+    tmp_path: Path,
+) -> None:
+    """The file's identity covers its write-ahead log and the log's index: a log deleted under
+    the store (here as the bug above did it: a descriptor of the file opened and closed in the
+    server's process, then another process's read) is noticed at the next call, and what the
+    server writes from then on reaches the file. Checking the main file only, nothing noticed:
+    0 of the 5 joins were in the file."""
+    path = tmp_path / "classes.sqlite3"
+    store = open_store(f"sqlite:///{path}")
+    made = store.create(ClassState("section3", 0))
+    os.close(os.open(path, os.O_RDONLY))  # every POSIX lock of this process on the file dropped
+    count = f"SELECT COUNT(*) FROM students WHERE code = '{made.code}'"
+    assert read_elsewhere(path, count) == 0  # the last user, it thought: log checkpointed, deleted
+    assert not path.with_name(path.name + "-wal").exists()
+    for _ in range(5):
+        store.join(made.code)
+    assert read_elsewhere(path, count) == 5
+    (notice,) = store.notices()
+    assert "write-ahead log" in notice and "nothing it had acknowledged is lost" in notice
+    store.close()
+
+
+@pytest.mark.skipif(shutil.which("sqlite3") is None, reason="the sqlite3 shell is not installed")
+def test_a_backup_taken_as_deploying_says_holds_the_class_and_every_later_join_reaches_the_file(
+    tmp_path: Path,
+) -> None:
+    """docs/deploying.md's backup of a class database while its server runs, word for word."""
+    path, backup = tmp_path / "classes.sqlite3", tmp_path / "backup.sqlite3"
+    store = open_store(f"sqlite:///{path}")
+    made = store.create(ClassState("section3", 0))
+    for _ in range(3):
+        store.join(made.code)
+    done = subprocess.run(["sqlite3", str(path), f".backup {backup}"], capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    count = f"SELECT COUNT(*) FROM students WHERE code = '{made.code}'"
+    assert read_elsewhere(backup, count) == 3
+    store.join(made.code)
+    store.join(made.code)
+    assert read_elsewhere(path, count) == 5
+    store.close()
