@@ -30,28 +30,17 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
-from attnlens.app.teaching.class_state import ClassState
-from attnlens.app.teaching.class_store import ClassStore, open_store
+from attnlens.app.classroom.state import ClassState
+from attnlens.app.classroom.store import ClassStore
+from attnlens.app.classroom.stores import open_store
+from attnlens.app.teaching.questions import Question
 from bench.threads import seconds_all_done
 from tests.helpers.lecture_page import FOREGROUND, WATCH, open_student, start_class
 from tests.helpers.redis_server import REDIS_SERVER, redis_server
 from tests.helpers.server import CHROMIUM_ARGS, free_port, running, serve_command
 
 LIMIT_S = 2.0
-QUESTION = {
-    "ask": "where",
-    "prompt": "?",
-    "options": ["a", "b", "c", "d"],
-    "answer": 0,
-    "why": "",
-    "kind": None,
-    "layer": None,
-    "head": None,
-    "query": None,
-    "key": None,
-    "step": None,
-    "scores": [],
-}
+QUESTION = Question("where", "?", ("a", "b", "c", "d"), 0, "").to_dict()
 
 
 def in_threads(n_threads: int, work: list[Any], one: Callable[[Any], object]) -> float:

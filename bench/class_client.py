@@ -25,7 +25,7 @@ from urllib.parse import urlparse
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from attnlens.app.teaching.follow_page import ANSWER_PATH, FOLLOW_PATH, SLIDE_PATH
+from attnlens.app.classroom.follow_page import ANSWER_PATH, FOLLOW_PATH, SLIDE_PATH
 from bench.session import Session
 
 FOLLOW_COMPONENT = "attnlens_follow"

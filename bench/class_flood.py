@@ -13,29 +13,21 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import json
 import statistics
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-from attnlens.app.teaching.class_state import ClassState
-from attnlens.app.teaching.class_store import open_store
-from attnlens.app.teaching.questions import Question
 from bench.targets import Target, table
+from tests.helpers.classroom import class_asking, post_answer
 from tests.helpers.server import free_port, running, serve_command
 
-QUESTION = Question("where", "Which key?", ("a", "b", "c", "d"), 2, "why")
 LIMIT_S = 0.1  # an answer during a flood, p95
 
 
 def post(conn: http.client.HTTPConnection, code: str, me: str, choice: int) -> int:
-    body = json.dumps({"me": me, "question": QUESTION.id, "choice": choice})
-    conn.request("POST", f"/_attnlens/answer/{code}", body, {"Content-Type": "application/json"})
-    reply = conn.getresponse()
-    reply.read()
-    return reply.status
+    return post_answer(conn, code, me, choice)[0]
 
 
 def timed(port: int, code: str, students: list[str]) -> list[float]:
@@ -80,14 +72,7 @@ def main(argv: list[str] | None = None) -> list[Target]:
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="attnlens-flood-") as folder:
         url = f"sqlite:///{Path(folder) / 'classes.sqlite3'}"
-        store = open_store(url)
-        made = store.create(ClassState("section3", 3))
-        state = store.state(made.code)
-        assert state is not None
-        store.update(made.code, made.key, state.moved(question=QUESTION.to_dict(),
-                                                       question_id=QUESTION.id))  # fmt: skip
-        ids = [store.join(made.code).id for _ in range(2 * args.answers + 2)]
-        store.close()
+        made, ids = class_asking(url, 2 * args.answers + 2)
         port = free_port()
         command = [*serve_command("reverse", port), "--host", "127.0.0.1", "--class-store", url]
         with running(command, port):

@@ -37,8 +37,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from attnlens.app.teaching.class_state import ClassState
-from attnlens.app.teaching.class_store import open_store
+from attnlens.app.classroom.state import ClassState
+from attnlens.app.classroom.stores import open_store
 from bench.class_client import Page, Student
 from bench.servers import Server, started
 from tests.helpers.redis_server import redis_server

@@ -31,10 +31,12 @@ FORBIDDEN = {  # per folder: top-level packages and parts of attnlens it may not
 }
 APP_PARTS = {  # per folder of app/: what it may not import (streamlit, or another part of app)
     "cli": {"streamlit", "app.web"},
-    "server": {"streamlit", "app.web", "app.cli", "app.teaching"},
-    "teaching": {"streamlit", "app.web", "app.cli"},
+    "server": {"streamlit", "app.web", "app.cli", "app.teaching", "app.classroom"},
+    "teaching": {"streamlit", "app.web", "app.cli", "app.classroom"},  # the lecture, alone
+    "classroom": {"streamlit", "app.web", "app.cli", "app.teaching"},  # the live class, alone
     "web": {"app.cli"},
 }
+ACYCLIC = ("app/classroom", "app/teaching")  # folders whose modules import one another one way
 MODEL_ORDER = ("net", "decoding", "training", "lenses")  # inside model/, each imports those before
 LENS_PARTS = ("net", "tokenizer", "meta", "model", "runner")  # what a lens keeps to itself
 CONCRETE_LENSES = {"OwnLens", "Seq2SeqLens", "CausalLens", "HFLens"}
@@ -130,6 +132,45 @@ def test_tests_of_a_part_import_nothing_after_it(part: str) -> None:
     assert not _bad(files, later)
 
 
+def _cycle(graph: dict[str, set[str]]) -> list[str]:
+    """One cycle of the graph (module -> modules it imports), [] when there is none."""
+    done: set[str] = set()
+
+    def visit(node: str, path: list[str]) -> list[str]:
+        if node in path:
+            return path[path.index(node) :] + [node]
+        if node in done:
+            return []
+        for nxt in sorted(graph.get(node, ())):
+            found = visit(nxt, [*path, node])
+            if found:
+                return found
+        done.add(node)
+        return []
+
+    for node in sorted(graph):
+        found = visit(node, [])
+        if found:
+            return found
+    return []
+
+
+@pytest.mark.parametrize("folder", ACYCLIC)
+def test_the_modules_of_a_folder_import_one_another_one_way(folder: str) -> None:
+    """No cycle, not even through an import inside a function (the class store imported its two
+    stores, which imported it back)."""
+    package = "attnlens." + folder.replace("/", ".")
+    files = sorted((ROOT / folder).glob("*.py"))
+    graph = {
+        f"{package}.{f.stem}": {
+            m for m in _modules(f) if m.startswith(package + ".") and m.count(".") == 3
+        }
+        for f in files
+    }
+    assert graph and not _cycle(graph), " -> ".join(_cycle(graph))
+    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
+
+
 def test_only_the_adapter_imports_transformers() -> None:
     users = [f for f in (ROOT / "model").rglob("*.py") if "transformers" in imported(f)]
     assert users and all(f.is_relative_to(ROOT / "model" / "lenses" / "hf") for f in users)
@@ -142,6 +183,7 @@ def test_the_guard_catches_the_arrows_it_names(tmp_path: Path) -> None:
         "model": ("from attnlens.analysis import head_statistics", FORBIDDEN["model"], imported),
         "viz": ("import torch", FORBIDDEN["viz"], imported),
         "teaching": ("import streamlit as st", APP_PARTS["teaching"], None),
+        "classroom": ("from attnlens.app.teaching import deck", APP_PARTS["classroom"], None),
         "net": ("from attnlens.model.lenses.budget import x", {"model.lenses"}, None),
     }
     for name, (line, forbidden, of) in cases.items():

@@ -65,6 +65,7 @@ def test_the_wheel_holds_only_attnlens_top_level_names(wheel: Path) -> None:
         assert f"attnlens/{part}/__init__.py" in names
     assert "attnlens/app/web/explore/page.py" in names
     assert "attnlens/app/teaching/decks/section3.deck" in names  # the bundled lecture
+    assert "attnlens/app/classroom/static/follow.js" in names  # the page a student follows in
     assert "attnlens/model/bundled/reverse/model.safetensors" in names
     assert not [n for n in names if n.startswith("attnlens/tests") or "/helpers/" in n]
 

@@ -125,7 +125,7 @@ def listen_address(host: str) -> str:
 def prepare_teaching(args: argparse.Namespace) -> None:
     """Check the class store answers and read the decks before the app starts: a store that
     cannot be reached stops here with its reason; a bad deck is named, and the rest serve."""
-    from attnlens.app.teaching.class_store import ENV, open_store, store_url
+    from attnlens.app.classroom.stores import ENV, open_store, store_url
     from attnlens.app.teaching.deck import DECKS_ENV, read_library
 
     for folder in args.decks or ():

@@ -2,7 +2,7 @@
 closes a connection left idle after a response (its keep-alive timeout, 5 s), but one that
 opens and never sends a request it keeps for ever: a script could hold every descriptor of the
 server that way. A request's body has its own time limit in the routes that read one
-(app/teaching/route_parts.py, read_body)."""
+(app/classroom/route_parts.py, read_body)."""
 
 from __future__ import annotations
 

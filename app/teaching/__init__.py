@@ -1,2 +1,3 @@
-"""Teaching without Streamlit: decks, slides built on live records, sharp questions, and the live
-class (its state, its stores in SQLite or Redis, join codes and nicknames, the QR code)."""
+"""The lecture without Streamlit: decks, slides built on live records, sharp questions, and the
+slides' sizes on a projector and on a student's screen. The live class that follows a lecture is
+its own part, app/classroom."""

@@ -1,5 +1,5 @@
 """What `attnlens serve` runs: the app (main.py) as an ASGI app, with the routes students' pages
-use beside it: the follow route (app/teaching/follow_route.py) tells a page the class moved,
+use beside it: the follow route (app/classroom/follow_route.py) tells a page the class moved,
 the slide route (slide_route.py) sends the slide as one payload built once for the class (the
 follow route sends it too, with the version that brought it), the
 answer route (answer_route.py) takes the student's answer; the page draws the slide itself.
@@ -16,13 +16,13 @@ from pathlib import Path
 
 import streamlit as st
 
+from attnlens.app.classroom.answer_route import answer_route
+from attnlens.app.classroom.board import VersionBoard, shared_board
+from attnlens.app.classroom.follow_route import follow_route
+from attnlens.app.classroom.limits import ClassError
+from attnlens.app.classroom.slide_route import Slides, slide_route
+from attnlens.app.classroom.stores import open_store, store_url
 from attnlens.app.server.connections import close_idle_connections
-from attnlens.app.teaching.answer_route import answer_route
-from attnlens.app.teaching.board import VersionBoard, shared_board
-from attnlens.app.teaching.class_limits import ClassError
-from attnlens.app.teaching.class_store import open_store, store_url
-from attnlens.app.teaching.follow_route import follow_route
-from attnlens.app.teaching.slide_route import Slides, slide_route
 from attnlens.app.web.lecture.resources import this_store
 from attnlens.app.web.lecture.slide_payload import slide_payload
 

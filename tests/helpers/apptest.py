@@ -82,3 +82,22 @@ def lines_views(at: AppTest) -> list[dict[str, Any]]:
 def step_views(at: AppTest) -> list[dict[str, Any]]:
     """The payload of every step-through drawn by the browser (app/web/decode/step_view.py)."""
     return drawn_by_browser(at, "attnlens_steps")
+
+
+def open_lecture(**params: str) -> AppTest:
+    """The lecture page run once (translate, the deck's model, must be bundled)."""
+    require_bundled("translate")
+    at = AppTest.from_file(APP_SCRIPT, default_timeout=120)
+    at.query_params.update({"page": "lecture", **params})
+    return at.run()
+
+
+def no_errors(at: AppTest) -> None:
+    """The page ran without an exception or an error message."""
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+
+
+def slide_counter(at: AppTest) -> str:
+    """The lecture's "4 / 14" in the corner."""
+    return next(m.value for m in at.markdown if " / " in m.value and m.value[0].isdigit())

@@ -1,5 +1,5 @@
 """One HTTP request through an ASGI app, as uvicorn would send it, without a server: for the
-routes students' pages call (app/teaching/*_route.py)."""
+routes students' pages call (app/classroom/*_route.py)."""
 
 from __future__ import annotations
 

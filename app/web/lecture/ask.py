@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from attnlens.app.teaching.class_limits import ClassError
-from attnlens.app.teaching.class_store import ClassStore
+from attnlens.app.classroom.limits import ClassError
+from attnlens.app.classroom.store import ClassStore
 from attnlens.app.teaching.questions import NoQuestion, Question
 from attnlens.app.teaching.slide_sizes import projected
 from attnlens.app.web.safe_text import md

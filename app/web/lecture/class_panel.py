@@ -12,13 +12,13 @@ from typing import Any, ParamSpec
 
 import streamlit as st
 
-from attnlens.app.teaching.board import VersionBoard
-from attnlens.app.teaching.class_limits import MAX_STUDENTS, ClassError, StoreUnavailableError
-from attnlens.app.teaching.class_state import ClassState, Client, Student
-from attnlens.app.teaching.class_store import ClassStore
-from attnlens.app.teaching.join_link import PUBLIC_URL_ENV, JoinBase, join_base
-from attnlens.app.teaching.names import client_key
-from attnlens.app.teaching.qr import qr_png
+from attnlens.app.classroom.board import VersionBoard
+from attnlens.app.classroom.join_link import PUBLIC_URL_ENV, JoinBase, join_base
+from attnlens.app.classroom.limits import MAX_STUDENTS, ClassError, StoreUnavailableError
+from attnlens.app.classroom.names import client_key
+from attnlens.app.classroom.qr import qr_png
+from attnlens.app.classroom.state import ClassState, Client, Student
+from attnlens.app.classroom.store import ClassStore
 from attnlens.app.web.safe_text import md
 
 P = ParamSpec("P")

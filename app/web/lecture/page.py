@@ -10,11 +10,12 @@ from pathlib import Path
 
 import streamlit as st
 
-from attnlens.app.teaching.class_limits import ClassError, NotIssuedError
-from attnlens.app.teaching.class_state import ClassState
-from attnlens.app.teaching.class_store import ClassStore, store_url
+from attnlens.app.classroom.limits import ClassError, NotIssuedError
+from attnlens.app.classroom.names import normal_code
+from attnlens.app.classroom.state import ClassState
+from attnlens.app.classroom.store import ClassStore
+from attnlens.app.classroom.stores import store_url
 from attnlens.app.teaching.deck import Deck, Library, Slide
-from attnlens.app.teaching.names import normal_code
 from attnlens.app.teaching.questions import Question
 from attnlens.app.teaching.slides import Built
 from attnlens.app.teaching.view import View, input_text, model_name

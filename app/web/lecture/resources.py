@@ -13,8 +13,9 @@ import plotly.graph_objects as go
 import streamlit as st
 import streamlit.components.v1 as components
 
-from attnlens.app.teaching.board import VersionBoard, shared_board
-from attnlens.app.teaching.class_store import ClassStore, open_store, store_url
+from attnlens.app.classroom.board import VersionBoard, shared_board
+from attnlens.app.classroom.store import ClassStore
+from attnlens.app.classroom.stores import open_store, store_url
 from attnlens.app.teaching.deck import Deck, Library, read_library
 from attnlens.app.teaching.deck_questions import build_in_deck
 from attnlens.app.teaching.live import LiveInput
@@ -31,14 +32,10 @@ def library() -> Library:
     return read_library()
 
 
-def class_store(url: str) -> ClassStore:
-    """The store of this process (one per URL, shared with the routes and the board; its
-    connection is thread-safe)."""
-    return open_store(url)
-
-
 def this_store() -> ClassStore:
-    return class_store(store_url())
+    """The class store of this process (one per URL, shared with the routes and the board; its
+    connection is thread-safe)."""
+    return open_store(store_url())
 
 
 def version_board(url: str) -> VersionBoard:

@@ -1,4 +1,4 @@
-"""A class's slide as the payload its students' browsers draw (app/teaching/slide_route.py
+"""A class's slide as the payload its students' browsers draw (app/classroom/slide_route.py
 serves it; board.py's FOLLOW_HTML draws it): built once per class version and screen size, from
 the same shared slide build the pages draw (resources.built_slide), never once per student.
 
@@ -16,10 +16,10 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from markdown_it import MarkdownIt
 
-from attnlens.app.teaching.class_state import ClassState
+from attnlens.app.classroom.slide_route import SlideUnavailableError
+from attnlens.app.classroom.state import ClassState
 from attnlens.app.teaching.deck import Deck, Slide
 from attnlens.app.teaching.questions import NoQuestion, Question
-from attnlens.app.teaching.slide_route import SlideUnavailableError
 from attnlens.app.teaching.slides import Built
 from attnlens.app.teaching.view import View, input_text, model_name
 from attnlens.app.web.lecture.ask import HISTOGRAM_HEIGHT, LETTERS
