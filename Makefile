@@ -6,7 +6,7 @@ STAMP := $(VENV)/.install-stamp
 TORCH := torch==2.13.0
 PORT ?= 8501
 
-.PHONY: install run test lint typecheck unit browser-deps service-deps bench models clean
+.PHONY: install run test lint typecheck unit browser-deps service-deps bench gpu-check models clean
 
 install: $(STAMP)
 
@@ -84,6 +84,12 @@ test: install browser-deps service-deps
 
 bench: install
 	$(BIN)/python -m bench
+
+# On a machine with CUDA: the tests that need it and the long-input bench at real widths on the
+# GPU, one table, within 8 minutes (keep its output in docs/speed.md). Without CUDA it says so
+# and succeeds.
+gpu-check: install
+	$(BIN)/python -m bench.gpu_check
 
 # every recipe of model/training/recipes.py, each into its bundled folder. One thread: the sums
 # of a matrix product depend on how many threads share it (and on the device: CPU, as the

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 
 from attnlens.record.picking import END_TOKENS, attention_of, earlier_matches, true_source_hits
-from attnlens.record.scores import Summary
+from attnlens.record.summary import Summary
 from attnlens.record.trace import Kind, Trace
 
 SHARES = ("self", "previous", "first", "end", "induction")

@@ -4,6 +4,7 @@
     lens = attnlens.load("reverse")          # a bundled model, a folder, or a hub id
     tr = lens.trace("hello world")           # a Trace record: numpy arrays
     fig = attnlens.head_heatmap(tr, "cross", layer=1, head=0)
+    lens.capabilities                        # what else it can do: each part, or None and why
     lens = attnlens.wrap(hf_model, tokenizer)    # a Hugging Face model already in memory
     tr = attnlens.from_hf(outputs, tokens)       # attention a notebook already computed
 

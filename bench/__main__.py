@@ -22,6 +22,7 @@ from bench import (
     experiments_speed,
     explore_long,
     exports,
+    first_visits,
     load_check,
     long_inputs,
     memory_load,
@@ -106,6 +107,9 @@ def main(argv: list[str] | None = None) -> None:
     token_sets.main(["--quick"] if args.quick else [])
     section("Explore at 1,024 and 8,192 tokens: Enter, another head, a zoom (issue 36)")
     explore_long.main(["--repeats", "2", "--case", "gpt2"] if args.quick else [])
+    if not args.quick:
+        section("work a page needs once: Heads on a new model, a long link reopened (issue 49)")
+        first_visits.main([])
     section(f"targets of issue 20 (make bench, {time.perf_counter() - started:.0f} s)")
     held = load_check.largest_held(swept)
     targets = [

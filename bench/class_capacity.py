@@ -28,14 +28,19 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlparse
 
 from attnlens.app.classroom.state import ClassState
 from attnlens.app.classroom.store import ClassStore
 from attnlens.app.classroom.stores import open_store
 from attnlens.app.teaching.questions import Question
 from bench.threads import seconds_all_done
-from tests.helpers.lecture_page import FOREGROUND, WATCH, open_student, start_class
+from tests.helpers.lecture_page import (
+    FOREGROUND,
+    WATCH,
+    open_student,
+    start_class,
+    teacher_pass,
+)
 from tests.helpers.redis_server import REDIS_SERVER, redis_server
 from tests.helpers.server import CHROMIUM_ARGS, free_port, running, serve_command
 
@@ -147,8 +152,8 @@ class Class:
         self.browser, self.url = browser, url
         self.teacher, self.code = start_class(browser, url, 1, timeout=120_000)
         # every student's page comes from this machine's one address: the class takes them all
-        key = parse_qs(urlparse(self.teacher.url).query)["key"][0]
-        open_store(store).configure(self.code, key, size=1000, per_address=1000, locked=False)
+        held = teacher_pass(self.teacher, self.code)  # the browser's pass: moves it as the key
+        open_store(store).configure(self.code, held, size=1000, per_address=1000, locked=False)
         self.slide = 1
         self.students: list[Any] = []
 

@@ -2,8 +2,8 @@
 shape: Enter → the first head's overview drawn, a box of 192 × 192 positions dragged on it →
 its exact cells drawn, and what the session added to the server's memory, against the targets:
 
-- Enter → first overview ≤ the CLI's trace of the same input (`attnlens trace … --format npz
-  --out FILE`, wall time, measured in the same run) + 2 s;
+- Enter → first overview ≤ 1.1 × the CLI's trace of the same input (`attnlens trace …
+  --format npz --out FILE`, wall time, measured in the same run; issue 48);
 - zoom → exact cells ≤ 0.3 s (the median of ZOOMS boxes, each on another window, "Whole head"
   between them; every one is printed: the first is often the slowest);
 - server RSS added by the session ≤ 1.2 × the stored record + 100 MB.
@@ -168,7 +168,7 @@ def main() -> None:
     print(f"{'measure (Enter and RSS once)':<40} {'attnlens':>10} {'reference':>10} {'target':>12}")
     rows = [
         ("Enter → the first overview drawn", f"{found['enter']:.1f} s", f"{cli_s:.1f} s",
-         f"≤ {cli_s + 2:.1f} s", found["enter"] <= cli_s + 2),
+         f"≤ {1.1 * cli_s:.1f} s", found["enter"] <= 1.1 * cli_s),
         ("  bytes sent for it", f"{found['enter_kb']:.0f} KB", "-", "-", None),
         ("  the rest of the page, after it", f"{found['rest']:.1f} s", "-", "-", None),
         (f"Zoom 192 × 192 → exact cells, median {ZOOMS}", f"{found['zoom'] * 1000:.0f} ms", "-",

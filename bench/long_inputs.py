@@ -1,19 +1,22 @@
-"""Every head at long inputs (issue 35): attnlens' trace against the plain sdpa forward pass of
-the same Hugging Face model, in the same run, each in a process of its own (its peak RSS).
+"""Every head at long inputs (issues 35 and 48): attnlens' trace against the plain sdpa forward
+pass of the same Hugging Face model, in the same run, each in a process of its own (its peak
+RSS), with one torch thread and with two: the trace-to-forward table.
 
-    .venv/bin/python -m bench.long_inputs [--quick]
+    .venv/bin/python -m bench.long_inputs [--quick] [--real-width with|only|without]
 
 The models are built here with random weights and a local tokenizer (one token a word): the
 real layers, heads, key/value heads, positions and windows, the hidden size and vocabulary
-shrunk for the CPU (printed with each shape). One torch thread for every measurement. Both
-processes import the same libraries (transformers, attnlens), so the peak RSS compared is what
-the forward pass and the trace add to them.
+shrunk for the CPU (printed with each shape), and at the real widths (the vocabulary still
+shrunk). Both processes import the same libraries (transformers, attnlens), so the peak RSS
+compared is what the forward pass and the trace add to them. The load average is printed with
+every row: on a shared machine compare the ratios, measured back to back.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import subprocess
 import sys
@@ -90,11 +93,11 @@ def text_of(n: int) -> str:
     return " ".join(f"w{(i * 7919) % (VOCAB - 2)}" for i in range(n))
 
 
-def measure(kind: str, folder: str, n: int) -> dict[str, float]:
+def measure(kind: str, folder: str, n: int, threads: int = 1) -> dict[str, float]:
     """One measurement in this process: the sdpa forward, or attnlens' trace."""
     import torch
 
-    torch.set_num_threads(1)
+    torch.set_num_threads(threads)
     if kind == "sdpa":
         import transformers as T
 
@@ -138,93 +141,50 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def run(kind: str, folder: Path, n: int) -> dict[str, float]:
-    """measure() in a fresh process, so its peak RSS is its own."""
-    done = subprocess.run(
-        [sys.executable, "-m", "bench.long_inputs", "--measure", kind, str(folder), str(n)],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+def run(kind: str, folder: Path, n: int, threads: int = 1) -> dict[str, float]:
+    """measure() in a fresh process, so its peak RSS is its own; the load average as it ends."""
+    command = [sys.executable, "-m", "bench.long_inputs", "--measure", kind, str(folder), str(n),
+               str(threads)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode:
         return {"error": 1.0, "why": done.stderr.strip().splitlines()[-1]}  # type: ignore[dict-item]
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    return dict(json.loads(done.stdout.strip().splitlines()[-1])) | {"load": os.getloadavg()[0]}
 
 
 CASES = ((GPT2, 1024), (LLAMA, 2048), (LLAMA, 8192), (MISTRAL, 4096))
 # The shrunk width makes attention most of the forward pass, so the trace's summaries (every
 # head's weights rebuilt once: about one attention's cost) weigh more than in the real model;
 # these cases measure the same lengths at the real widths (Llama's: 4 GB of weights a process)
-REAL_CASES = ((GPT2_REAL, 1024), (LLAMA_REAL, 2048))
+REAL_CASES = ((GPT2_REAL, 1024), (LLAMA_REAL, 2048), (LLAMA_REAL, 8192))
 
 
 def main(argv: list[str] | None = None) -> list[Target]:
+    from bench import trace_cost
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="the shorter cases only")
     parser.add_argument(
         "--real-width", choices=("with", "only", "without"), default="with",
         help="also (with), or only, the cases at the real models' hidden and MLP widths",
     )  # fmt: skip
+    parser.add_argument("--threads", type=int, nargs="+", default=list(trace_cost.THREADS))
     parser.add_argument(
-        "--measure", nargs=3, metavar=("KIND", "FOLDER", "N"), help=argparse.SUPPRESS
+        "--measure", nargs=4, metavar=("KIND", "FOLDER", "N", "THREADS"), help=argparse.SUPPRESS
     )
     args = parser.parse_args(argv)
     if args.measure:
-        kind, folder, n = args.measure
-        print(json.dumps(measure(kind, folder, int(n))))
+        kind, folder, n, threads = args.measure
+        print(json.dumps(measure(kind, folder, int(n), int(threads))))
         return []
     cases = {"with": CASES + REAL_CASES, "only": REAL_CASES, "without": CASES}[args.real_width]
     if args.quick:
         cases = tuple(c for c in cases if c[0] is not LLAMA or c[1] < 8192)[:2]
     print(
         f"vocabulary shrunk for the CPU ({VOCAB} words), hidden size too but where a row says "
-        f"real width; {load_average()}"
+        f"real width; {load_average()}",
+        flush=True,
     )
-    rows, targets = [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        for shape, n in cases:
-            folder = build(shape, n + 64, Path(tmp) / f"{shape.family}-{shape.hidden}-{n}")
-            sdpa, ours = run("sdpa", folder, n), run("trace", folder, n)
-            rows.append((shape, n, sdpa, ours))
-            targets += case_targets(shape, n, sdpa, ours)
-    print(rows_table(rows))
-    return targets
-
-
-def case_targets(
-    shape: Shape, n: int, sdpa: dict[str, float], ours: dict[str, float]
-) -> list[Target]:
-    if "error" in sdpa or "error" in ours:
-        return [Target(f"{shape.family} × {n}: ran", 1.0, 0.0, unit="n")]
-    cpu_limit = {1024: 1.3, 2048: 1.5, 4096: 2.0, 8192: 2.0}[n]
-    wide = ", real width" if shape.intermediate else ""
-    name = f"{shape.family} × {n:,}{wide}"
-    out = [Target(f"{name}: trace CPU vs sdpa forward", ours["cpu"], cpu_limit, sdpa["cpu"])]
-    rss_limit = (sdpa["rss"] + 1.2 * ours["stored"]) / sdpa["rss"]
-    if shape.family == "gpt2":
-        rss_limit = 1.5
-    out.append(
-        Target(f"{name}: peak RSS vs sdpa's (MB)", ours["rss"], rss_limit, sdpa["rss"], unit="n")
-    )
-    if n == 8192:
-        out += [Target(f"{name}: one head's exact map", ours["head"], 1.0),
-                Target(f"{name}: an exact 256 × 256 tile", ours["tile"], 0.05)]  # fmt: skip
-    out.append(Target(f"{name}: NPZ export vs trace", ours["npz"], 0.5, ours["cpu"]))
-    return out
-
-
-def rows_table(rows: list[tuple[Shape, int, dict[str, float], dict[str, float]]]) -> str:
-    lines = [f"{'shape × tokens':<52} {'sdpa CPU':>9} {'sdpa RSS':>9} {'trace CPU':>10} "
-             f"{'trace RSS':>10} {'stored':>9} {'record':>7} {'NPZ':>8}"]  # fmt: skip
-    for shape, n, sdpa, ours in rows:
-        label = f"{shape.name} × {n:,} (hidden {shape.hidden}, real {shape.real_hidden})"
-        if "error" in sdpa or "error" in ours:
-            lines.append(f"{label:<52} failed: {sdpa.get('why') or ours.get('why')}")
-            continue
-        kept = "scores" if ours["scores"] else "weights"
-        lines.append(
-            f"{label:<52} {sdpa['cpu']:>8.1f}s {sdpa['rss']:>7.0f}MB {ours['cpu']:>9.1f}s "
-            f"{ours['rss']:>8.0f}MB {ours['stored']:>7.0f}MB {kept:>7} {ours['npz_mb']:>6.0f}MB"
-        )
-    return "\n".join(lines)
+    return trace_cost.run_cases(cases, tuple(args.threads))
 
 
 if __name__ == "__main__":

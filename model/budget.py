@@ -1,9 +1,17 @@
 """How much memory a request may take, checked before anything is allocated.
 
 Two limits, read from the environment on every call so a deployment (or a test) can set them:
-  ATTNLENS_MAX_RECORD_MB  one record, and one exported file of it (default 512)
+  ATTNLENS_MAX_RECORD_MB  one record, and one exported file of it (default 512; a long input's
+                          record of scores, which grows with T only: a quarter of the memory
+                          available when it is made, at least 512)
   ATTNLENS_MAX_MODEL_MB   one model's weights and tables (default: half the machine's memory)
 A value that is not a positive, finite number of megabytes is refused with one line.
+
+Why a quarter of what is available for a record of scores: the trace that makes it also holds
+the forward pass's activations, which grow with T as the record does (at Llama-3.2-1B's widths
+and a vocabulary of 4,096, 8,192 tokens peaked at the forward's peak + 1.2 × a record of 1.3 GB:
+docs/speed.md), and every record made takes from what the next one may have, so records made
+one after another (a server's sessions) never ask for more than the machine has.
 """
 
 from __future__ import annotations
@@ -11,6 +19,8 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 
 from attnlens.record.errors import InputError
 
@@ -51,6 +61,53 @@ def budget_bytes(env: Mapping[str, str] | None = None) -> int:
     return int(_megabytes(env, RECORD_VAR, DEFAULT_MB) * 2**20)
 
 
+SCORES_SHARE = 4  # a record of scores may take 1 / this of the memory available
+
+
+@dataclass(frozen=True)
+class Limit:
+    """A budget in bytes and where it comes from, as a refusal names it."""
+
+    bytes: int
+    source: str
+
+
+def scores_limit(env: Mapping[str, str] | None = None) -> Limit:
+    """The budget of a record of scores: ATTNLENS_MAX_RECORD_MB where it is set; otherwise a
+    quarter of the memory available now (at least the record default, 512 MB)."""
+    env = os.environ if env is None else env
+    if env.get(RECORD_VAR, "").strip():
+        return Limit(budget_bytes(env), RECORD_VAR)
+    free = available_bytes()
+    floor = int(DEFAULT_MB * 2**20)
+    if free is None or free // SCORES_SHARE <= floor:
+        return Limit(floor, f"{RECORD_VAR}'s default")
+    return Limit(
+        free // SCORES_SHARE,
+        f"a quarter of the {_size(free)} this machine has available; {RECORD_VAR} sets another",
+    )
+
+
+def available_bytes(root: Path = Path("/")) -> int | None:
+    """The memory this process may still take: Linux's MemAvailable, less where a cgroup (a
+    container) allows less; None where neither can be read."""
+    found = []
+    try:
+        for line in (root / "proc/meminfo").read_text().splitlines():
+            if line.startswith("MemAvailable:"):
+                found.append(int(line.split()[1]) * 1024)
+    except (OSError, ValueError, IndexError):
+        pass
+    group = root / "sys/fs/cgroup"
+    try:
+        ceiling = (group / "memory.max").read_text().strip()
+        if ceiling.isdigit():
+            found.append(int(ceiling) - int((group / "memory.current").read_text().strip()))
+    except (OSError, ValueError):
+        pass
+    return max(0, min(found)) if found else None
+
+
 def default_model_mb() -> float:
     """Half of the machine's physical memory, in MB (4096 where the size cannot be read)."""
     try:
@@ -83,14 +140,19 @@ def decode_bytes(n_layers: int, n_heads: int, S: int, steps: int, beams: int) ->
 
 
 def check_budget(
-    needed: int, what: str, hint: str = "use shorter input", env: Mapping[str, str] | None = None
+    needed: int,
+    what: str,
+    hint: str = "use shorter input",
+    env: Mapping[str, str] | None = None,
+    limit: Limit | None = None,
 ) -> None:
-    """Refuse, naming the sizes, when a record would exceed the budget."""
-    limit = budget_bytes(env)
-    if needed > limit:
+    """Refuse, naming the sizes and where the limit comes from, when a record would exceed
+    the budget (ATTNLENS_MAX_RECORD_MB unless another limit is given)."""
+    limit = limit or Limit(budget_bytes(env), RECORD_VAR)
+    if needed > limit.bytes:
         raise RecordTooLargeError(
             f"the {what} record would take {needed / 2**20:.3g} MB, above the limit of "
-            f"{limit / 2**20:.3g} MB ({RECORD_VAR}); {hint}"
+            f"{limit.bytes / 2**20:.3g} MB ({limit.source}); {hint}"
         )
 
 

@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 
 from attnlens.record.export import json_chunks, plain
+from attnlens.record.html import HTML_ITEMS, html_table, model_line, token_line
+from attnlens.record.kinds import ModelInfo
 from attnlens.record.schema import check_schema
-from attnlens.record.trace import HTML_ITEMS, ModelInfo, html_table, model_line, token_line
 
 SCHEMA = "attnlens.decode/2"
 READABLE = ("attnlens.decode/1", SCHEMA)

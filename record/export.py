@@ -92,8 +92,8 @@ def _formatted(a: np.ndarray) -> list[str]:
         return ["true" if v else "false" for v in a.tolist()]
     if np.issubdtype(a.dtype, np.integer):
         return [str(v) for v in a.tolist()]
-    if a.dtype == np.float32:
-        text: list[str] = a.astype(str).tolist()  # shortest float32 round trip, in C
+    if a.dtype in (np.float32, np.float16, np.float64):
+        text: list[str] = a.astype(str).tolist()  # the shortest round trip of its type, in C
         if not np.isfinite(a).all():
             text = [NON_FINITE.get(t, t) for t in text]
         return text

@@ -14,6 +14,11 @@ relative positions) is kept as one number per head and distance, O(T). What a mo
 beyond this (ALiBi inside a model's own attention code, learned sink logits) is not expressible
 here: such a model is recorded with its eager weights instead, and its record says so
 (docs/python.md).
+
+Queries and keys are kept at the dtype the kernel read them (a bfloat16 model's in bfloat16:
+exact, and half the size), bfloat16 as its raw 16-bit words, since numpy has no such type.
+Weights are rebuilt in float64 from them and from each row's log-sum-exp, which the trace
+keeps exact to float64: a head equals a float64 softmax of the record's own q · k.
 """
 
 from __future__ import annotations
@@ -24,7 +29,18 @@ from typing import Any
 import numpy as np
 
 Index = slice | np.ndarray  # a range of positions, or an array of them
-CELLS_PER_BLOCK = 1 << 22  # scores a block of rows holds when a whole head is rebuilt: 16 MB
+CELLS_PER_BLOCK = 1 << 21  # scores a block of rows holds when a whole head is rebuilt: 16 MB
+# the dtypes queries and keys are kept at, and the numpy type that holds each
+KEPT_DTYPES = {"float32": np.dtype(np.float32), "float16": np.dtype(np.float16),
+               "bfloat16": np.dtype(np.uint16), "float64": np.dtype(np.float64)}  # fmt: skip
+
+
+def widened(a: np.ndarray, dtype: str) -> np.ndarray:
+    """A kept array of queries or keys as float64, exactly (bfloat16 words: the high half of a
+    float32)."""
+    if dtype == "bfloat16":
+        return (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return a.astype(np.float64)
 
 
 @dataclass(frozen=True)
@@ -80,14 +96,28 @@ class MaskRule:
 class LayerScores:
     """One layer of one kind of attention, as its kernel computed it (see the module doc)."""
 
-    q: np.ndarray  # (H, Q, d) float32: queries after any rotation, as the kernel read them
-    k: np.ndarray  # (H_kv, K, d) float32: keys at the kernel's width
-    lse: np.ndarray  # (H, Q) float32: log Σⱼ exp(score(i, j)) over the allowed keys
+    q: np.ndarray  # (H, Q, d) at `dtype`: queries after any rotation, as the kernel read them
+    k: np.ndarray  # (H_kv, K, d) at `dtype`: keys at the kernel's width
+    # (H, Q) float64 (float32 in records written before it was exact): log Σⱼ exp(score(i, j))
+    # over the allowed keys, the scores summed in float64
+    lse: np.ndarray
     scale: float
     mask: MaskRule = field(default_factory=MaskRule)
     softcap: float | None = None
     # (H, Q + K − 1) float32: added to score(i, j) at [h, j − i + Q − 1]; None: no bias
     bias: np.ndarray | None = None
+    dtype: str = "float32"  # q and k's: float32, float16, float64, or bfloat16 (uint16 words)
+
+    def __post_init__(self) -> None:
+        held = KEPT_DTYPES.get(self.dtype)
+        if held is None:
+            raise ValueError(f"dtype must be one of {', '.join(KEPT_DTYPES)}, got {self.dtype!r}")
+        for name in ("q", "k"):
+            if getattr(self, name).dtype != held:
+                raise ValueError(
+                    f"{name} is {getattr(self, name).dtype}, but a layer kept as {self.dtype} "
+                    f"holds {held} (bfloat16 as its raw 16-bit words)"
+                )
 
     @property
     def n_heads(self) -> int:
@@ -105,24 +135,28 @@ class LayerScores:
     def weights(
         self, head: int, rows: Index = slice(None), cols: Index = slice(None)
     ) -> np.ndarray:
-        """(r, c) float32: the exact weights of one head's tile, exactly 0 where masked; rows
-        or cols (not both) may be an array of positions."""
+        """(r, c) float32: the exact weights of one head's tile, exactly 0 where masked, each
+        computed in float64 (then rounded once); rows or cols (not both) may be an array of
+        positions."""
         _, Q, K = self.shape
         r, c = np.arange(Q)[rows], np.arange(K)[cols]
         if _span(rows, Q) and _span(cols, K) and len(r) * len(c) > CELLS_PER_BLOCK:
             return self._by_blocks(head, r, c)  # a large tile: never its whole T² at once
-        s = (self.q[head, rows] @ self.k[self.key_head(head), cols].T) * np.float32(self.scale)
+        q = widened(self.q[head, rows], self.dtype)  # (r, d) float64
+        k = widened(self.k[self.key_head(head), cols], self.dtype)  # (c, d)
+        s = q @ k.T
+        s *= self.scale
         if self.softcap is not None:
-            s = np.float32(self.softcap) * np.tanh(s / np.float32(self.softcap))
+            s = self.softcap * np.tanh(s / self.softcap)
         if self.bias is not None:
             s += self.bias[head][c[None, :] - r[:, None] + (Q - 1)]
         s -= self.lse[head, rows][:, None]
-        np.minimum(s, np.float32(1e-3), out=s)  # a masked key's score may be any size: no inf
-        out: np.ndarray = np.exp(s, out=s)  # (r, c)
+        np.minimum(s, 1e-3, out=s)  # a masked key's score may be any size: no inf
+        np.exp(s, out=s)  # (r, c)
         ok = self.mask.allowed(r, c)
         if ok is not None:
-            np.multiply(out, ok, out=out)  # masked: exactly 0
-        return out
+            np.multiply(s, ok, out=s)  # masked: exactly 0
+        return np.asarray(s, dtype=np.float32)
 
     def head(self, head: int) -> np.ndarray:
         """(Q, K) float32: one head's whole map, built a block of rows at a time, each over
@@ -157,6 +191,20 @@ class LayerScores:
         extra = 0 if self.bias is None else self.bias.nbytes
         return int(self.q.nbytes + self.k.nbytes + self.lse.nbytes + extra)
 
+    def same(self, other: LayerScores) -> bool:
+        """Exact equality of every field, the arrays' numbers included."""
+        arrays = ("q", "k", "lse", "bias")
+        return all(_same_array(getattr(self, a), getattr(other, a)) for a in arrays) and (
+            (self.scale, self.mask, self.softcap, self.dtype)
+            == (other.scale, other.mask, other.softcap, other.dtype)
+        )
+
+
+def _same_array(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return np.array_equal(a, b)
+
 
 def _span(index: Index, n: int) -> bool:
     """Whether index picks a run of consecutive positions out of n (a slice of step 1)."""
@@ -189,41 +237,54 @@ def npz_arrays(stacks: Stacks) -> dict[str, np.ndarray]:
 
 
 def tree(stacks: Stacks, with_arrays: bool = True) -> dict[str, list[dict[str, Any]]]:
-    """The record's "scores" object: per kind, each layer's scale, mask rule, soft cap and
-    (with_arrays; an NPZ keeps them as entries of their own) its q, k and lse."""
+    """The record's "scores" object: per kind, each layer's scale, mask rule, soft cap, the
+    dtype of its q and k where not float32, and (with_arrays; an NPZ keeps them as entries of
+    their own) its q, k and lse."""
     return {
-        kind: [
-            {"scale": lay.scale, "mask": lay.mask.to_dict(), "softcap": lay.softcap}
-            | {"has_bias": lay.bias is not None}
-            | ({"q": lay.q, "k": lay.k, "lse": lay.lse} if with_arrays else {})
-            | ({"bias": lay.bias} if with_arrays and lay.bias is not None else {})
-            for lay in layers
-        ]
-        for kind, layers in stacks.items()
+        kind: [_described(lay, with_arrays) for lay in layers] for kind, layers in stacks.items()
     }
+
+
+def _described(lay: LayerScores, with_arrays: bool) -> dict[str, Any]:
+    out: dict[str, Any] = {"scale": lay.scale, "mask": lay.mask.to_dict(), "softcap": lay.softcap}
+    out["has_bias"] = lay.bias is not None
+    if lay.dtype != "float32":  # absent: float32, as every record before dtypes were kept
+        out["dtype"] = lay.dtype
+    if with_arrays:
+        out |= {"q": lay.q, "k": lay.k, "lse": lay.lse}
+        out |= {"bias": lay.bias} if lay.bias is not None else {}
+    return out
 
 
 def from_parts(described: dict[str, list[dict[str, Any]]], arrays: Any = None) -> Stacks:
     """Stacks back from tree(...): its arrays inline (JSON), or in `arrays`, a mapping of
-    npz_arrays(...)'s entries (NPZ)."""
+    npz_arrays(...)'s entries (NPZ). Records written before lse was exact keep it in float32:
+    it reads back as the same numbers in float64."""
 
-    def part(kind: str, i: int, d: dict[str, Any], name: str) -> np.ndarray:
+    def part(kind: str, i: int, d: dict[str, Any], name: str, dtype: Any) -> np.ndarray:
         value = d[name] if name in d else arrays[f"scores.{kind}.{i}.{name}"]
-        return np.asarray(value, dtype=np.float32)
+        return np.asarray(value, dtype=dtype)
+
+    def layer(kind: str, i: int, d: dict[str, Any]) -> LayerScores:
+        dtype = d.get("dtype", "float32")
+        held = KEPT_DTYPES.get(dtype)
+        if held is None:
+            raise ValueError(
+                f"scores.{kind}[{i}]: dtype {dtype!r} is none of {', '.join(KEPT_DTYPES)}"
+            )
+        return LayerScores(
+            q=part(kind, i, d, "q", held),
+            k=part(kind, i, d, "k", held),
+            lse=part(kind, i, d, "lse", np.float64),
+            scale=float(d["scale"]),
+            mask=MaskRule(**d["mask"]),
+            softcap=d.get("softcap"),
+            bias=part(kind, i, d, "bias", np.float32) if d.get("has_bias") else None,
+            dtype=dtype,
+        )
 
     return {
-        kind: tuple(
-            LayerScores(
-                q=part(kind, i, d, "q"),
-                k=part(kind, i, d, "k"),
-                lse=part(kind, i, d, "lse"),
-                scale=float(d["scale"]),
-                mask=MaskRule(**d["mask"]),
-                softcap=d.get("softcap"),
-                bias=part(kind, i, d, "bias") if d.get("has_bias") else None,
-            )
-            for i, d in enumerate(layers)
-        )
+        kind: tuple(layer(kind, i, d) for i, d in enumerate(layers))
         for kind, layers in described.items()
     }
 
@@ -237,62 +298,3 @@ def union_mask(layers: tuple[LayerScores, ...]) -> np.ndarray:
         ok = layer.mask.allowed(rows, cols)
         out |= True if ok is None else ok
     return out
-
-
-@dataclass(frozen=True, eq=False)
-class Summary:
-    """One kind's heads at a glance, computed at trace time from the exact weights a block of
-    rows at a time (no step holds more than one block of rows of every head of one layer):
-    a pooled overview of each head and the statistics the pages and experiments read first.
-    Row i of the overview covers queries row_edges[i] to row_edges[i + 1] − 1 (likewise keys)."""
-
-    overview_max: np.ndarray  # (L, H, B_q, B_k) float16: each block's largest weight
-    overview_mean: np.ndarray  # (L, H, B_q, B_k) float16: each block's mean weight
-    row_edges: np.ndarray  # (B_q + 1,) int64
-    col_edges: np.ndarray  # (B_k + 1,) int64
-    entropy: np.ndarray  # (L, H) float32: mean over queries of −Σ p log p, in nats
-    previous: np.ndarray  # (L, H) float32: mean weight on the key just before the query's own
-    first: np.ndarray  # (L, H) float32: mean weight on key 0 (a first-token sink)
-    induction: np.ndarray  # (L, H) float32: mean weight on the key after the latest earlier
-    # occurrence of the query's own token, over the queries that have one; NaN without any
-    # the rest of the Heads page's statistics (None in records written before they were kept)
-    own: np.ndarray | None = None  # (L, H) float32: mean weight on the query's own position
-    distance: np.ndarray | None = None  # (L, H) float32: mean over queries of Σⱼ pᵢⱼ |i − j|
-    end: np.ndarray | None = None  # (L, H) float32: mean weight on end tokens; NaN without any
-
-    def arrays(self) -> dict[str, np.ndarray]:
-        fields = {name: getattr(self, name) for name in SUMMARY_FIELDS}
-        return {name: value for name, value in fields.items() if value is not None}
-
-
-SUMMARY_FIELDS = ("overview_max", "overview_mean", "row_edges", "col_edges", "entropy",
-                  "previous", "first", "induction", "own", "distance", "end")  # fmt: skip
-LATER_FIELDS = frozenset({"own", "distance", "end"})  # absent from older records
-
-
-def edges(n: int, blocks: int) -> np.ndarray:
-    """Boundaries of at most `blocks` blocks of one width covering 0..n (the last may be
-    shorter): every block the same size, so pooling is a reshape."""
-    width = max(1, -(-n // blocks))
-    return np.append(np.arange(0, n, width), n).astype(np.int64)
-
-
-def summary_tree(summaries: dict[str, Summary]) -> dict[str, dict[str, np.ndarray]]:
-    """The record's "summaries" object: per kind, each field's array."""
-    return {kind: s.arrays() for kind, s in summaries.items()}
-
-
-def summaries_from(tree: dict[str, Any]) -> dict[str, Summary]:
-    """Summaries back from summary_tree(...) (JSON lists or arrays alike)."""
-    types = {"overview_max": np.float16, "overview_mean": np.float16, "row_edges": np.int64,
-             "col_edges": np.int64}  # fmt: skip
-    return {
-        kind: Summary(
-            **{
-                f: np.asarray(fields[f], dtype=types.get(f, np.float32))
-                for f in SUMMARY_FIELDS
-                if f in fields or f not in LATER_FIELDS
-            }
-        )
-        for kind, fields in tree.items()
-    }

@@ -13,13 +13,17 @@ from attnlens.model.lenses.causal import CausalLens
 from attnlens.model.lenses.lens import Lens
 from attnlens.model.lenses.registry import load
 from helpers.handbuilt import previous_token_lm, silent_head_task_model
+from helpers.long_gpt2 import long_gpt2
 from helpers.redis_server import MISSING, REDIS_SERVER, redis_server
 from helpers.server import LOG_FOLDER, SERVER_LOGS
-from helpers.tiny import save_tiny_lm, save_tiny_model
+from helpers.tiny import save_long_lm, save_tiny_lm, save_tiny_model
 
 # One intra-op thread: on tiny models torch's pool only thrashes (2 cores: the six slowest
 # tests took 2 min 41 s with the default threads and 22 s with one).
 torch.set_num_threads(1)
+# and the app's traces too (app/server/trace_threads.py would give a trace every core): the
+# tests compare its records with their own, to the byte, and the sums' order follows the threads
+os.environ.setdefault("ATTNLENS_TRACE_THREADS", "1")
 
 
 @pytest.fixture(scope="session")
@@ -32,6 +36,20 @@ def tiny_model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def tiny_lm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A random 2-layer decoder-only model saved like the bundled lm."""
     return save_tiny_lm(tmp_path_factory.mktemp("lm"))
+
+
+@pytest.fixture(scope="session")
+def long_lm_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A random decoder-only model of ours reading 600 characters (helpers/tiny.py): a large
+    record without transformers."""
+    return save_long_lm(tmp_path_factory.mktemp("long-lm"))
+
+
+@pytest.fixture(scope="session")
+def long_gpt2_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A GPT-2-shaped model with random weights reading 600 positions and one token a word
+    (tests/helpers/long_gpt2.py), saved once for every test of the process."""
+    return long_gpt2(tmp_path_factory.mktemp("long_gpt2"))
 
 
 @pytest.fixture(scope="session")

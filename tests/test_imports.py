@@ -5,9 +5,12 @@ analysis measures records and models and draws nothing; viz draws records (and w
 measured on them) and never sees a model or torch; app is the front ends. Inside app, only the
 Streamlit front end (app/web) imports streamlit; the command line, the server runtime and the
 teaching logic do not, and none of them imports the web front end. The public package
-(attnlens/) imports no front end. Inside model, net → decoding → training → lenses. Tests mirror
-the code: a test of one part imports no part that comes after it. Outside the lens package no
-code tests a lens' concrete class or reaches inside one.
+(attnlens/) imports no front end, and no part before app imports it (`import attnlens` loads
+model, analysis and viz). Inside model, net → decoding → training → lenses; inside viz, shared
+(the palette, labels, style) is below every figure, heads below the rest, and no folder imports
+the package itself. Tests mirror the code: a test of one part imports no part that comes after
+it, and sits in the folder that mirrors its part's. Outside the lens package no code tests a
+lens' concrete class or reaches inside one.
 """
 
 from __future__ import annotations
@@ -22,13 +25,15 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 ORDER = ("record", "model", "analysis", "viz", "app")  # each may import only those before it
 THIRD_PARTY = {"torch", "transformers", "plotly", "streamlit", "numpy", "pandas"}
+PUBLIC = "attnlens"  # `import attnlens` brings in the public package: model, analysis and viz
 FORBIDDEN = {  # per folder: top-level packages and parts of attnlens it may not import
-    "record": {"torch", "transformers", "plotly", "streamlit", "model", "analysis", "viz", "app"},
-    "model": {"streamlit", "plotly", "analysis", "viz", "app"},
-    "analysis": {"streamlit", "plotly", "viz", "app"},
-    "viz": {"torch", "streamlit", "transformers", "model", "app"},
+    "record": {"torch", "transformers", "plotly", "streamlit", "model", "analysis", "viz", "app",
+               PUBLIC},
+    "model": {"streamlit", "plotly", "analysis", "viz", "app", PUBLIC},
+    "analysis": {"streamlit", "plotly", "viz", "app", PUBLIC},
+    "viz": {"torch", "streamlit", "transformers", "model", "app", PUBLIC},
     "attnlens": {"streamlit", "app"},  # the public package: no front end
-}
+}  # fmt: skip
 APP_PARTS = {  # per folder of app/: what it may not import (streamlit, or another part of app)
     "cli": {"streamlit", "app.web"},
     "server": {"streamlit", "app.web", "app.cli", "app.teaching", "app.classroom"},
@@ -38,6 +43,15 @@ APP_PARTS = {  # per folder of app/: what it may not import (streamlit, or anoth
 }
 ACYCLIC = ("app/classroom", "app/teaching")  # folders whose modules import one another one way
 MODEL_ORDER = ("net", "decoding", "training", "lenses")  # inside model/, each imports those before
+VIZ_PARTS = {  # per folder of viz/: the folders it may import (viz/__init__.py gathers them all)
+    "shared": set(),  # the palette, labels, margins, style: below every figure
+    "heads": {"shared"},
+    "lines": {"shared", "heads"},
+    "decoding": {"shared", "heads"},
+    "experiments": {"shared", "heads"},
+    "measures": {"shared", "heads"},
+    "lecture": {"shared", "heads", "decoding"},
+}
 LENS_PARTS = ("net", "tokenizer", "meta", "model", "runner")  # what a lens keeps to itself
 CONCRETE_LENSES = {"OwnLens", "Seq2SeqLens", "CausalLens", "HFLens"}
 
@@ -60,7 +74,7 @@ def imported(path: Path) -> set[str]:
     for name in _modules(path):
         parts = name.split(".")
         roots.add(parts[1] if parts[0] == "attnlens" and len(parts) > 1 else parts[0])
-    return roots & (set(ORDER) | THIRD_PARTY)
+    return roots & (set(ORDER) | THIRD_PARTY | {PUBLIC})
 
 
 def parts_imported(path: Path, depth: int) -> set[str]:
@@ -99,6 +113,37 @@ def test_only_the_web_front_end_imports_streamlit(part: str) -> None:
     assert not _bad(files, APP_PARTS[part], lambda f: parts_imported(f, 2))
     loose = [f.name for f in (ROOT / "app").glob("*.py") if f.name != "__init__.py"]
     assert not loose, "every file of app/ belongs to one of its parts"
+
+
+def viz_parts(path: Path) -> set[str]:
+    """The folders of viz/ a file imports (viz.heads, …), and `viz` for the package itself
+    (`from attnlens.viz import …`, which loads every figure)."""
+    package = {"viz"} if "attnlens.viz" in _modules(path) else set()
+    return {p for p in parts_imported(path, 2) if p.startswith("viz.")} | package
+
+
+@pytest.mark.parametrize("part", sorted(VIZ_PARTS))
+def test_viz_folders_import_only_the_folders_below_them(part: str) -> None:
+    files = sorted((ROOT / "viz" / part).rglob("*.py"))
+    assert files
+    others = {f"viz.{p}" for p in VIZ_PARTS if p != part and p not in VIZ_PARTS[part]}
+    assert not _bad(files, others | {"viz"}, viz_parts)
+    folders = {f.name for f in (ROOT / "viz").iterdir() if f.is_dir() and f.name != "__pycache__"}
+    loose = [f.name for f in (ROOT / "viz").glob("*.py") if f.name != "__init__.py"]
+    assert folders == set(VIZ_PARTS) and not loose, "every figure belongs to one folder of viz/"
+
+
+def _folders(path: Path) -> set[str]:
+    return {f.name for f in path.iterdir() if f.is_dir() and f.name != "__pycache__"}
+
+
+def test_tests_mirror_the_folders_they_test() -> None:
+    """tests/viz/X/ for viz/X/, tests/app/X/ for app/X/ (Chromium's tests of the web front end
+    in tests/app/web/browser/), and every figure's test in its folder's."""
+    for part in ("viz", "app", "app/web"):
+        extra = {"browser"} if part == "app/web" else set()
+        assert _folders(ROOT / "tests" / part) - extra <= _folders(ROOT / part), part
+    assert not list((ROOT / "tests/viz").glob("test_*.py")), "each in its folder of tests/viz/"
 
 
 def test_what_viz_takes_from_analysis_needs_no_model() -> None:
@@ -185,6 +230,10 @@ def test_the_guard_catches_the_arrows_it_names(tmp_path: Path) -> None:
         "teaching": ("import streamlit as st", APP_PARTS["teaching"], None),
         "classroom": ("from attnlens.app.teaching import deck", APP_PARTS["classroom"], None),
         "net": ("from attnlens.model.lenses.budget import x", {"model.lenses"}, None),
+        "record": ("import attnlens", FORBIDDEN["record"], imported),
+        "analysis": ("from attnlens import head_statistics", FORBIDDEN["analysis"], imported),
+        "heads": ("from attnlens.viz.lecture.reveal import x", {"viz.lecture"}, viz_parts),
+        "lines": ("from attnlens.viz import head_heatmap", {"viz"}, viz_parts),
     }
     for name, (line, forbidden, of) in cases.items():
         f = tmp_path / f"{name}.py"

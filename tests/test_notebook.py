@@ -126,7 +126,7 @@ def test_plotly_js_is_in_the_notebook_once_and_nothing_comes_from_the_network(
 
 
 def test_long_work_shows_a_notebook_progress_bar(executed: Any) -> None:
-    evaluation = cell(executed, "report = lens.evaluate(")
+    evaluation = cell(executed, "report = lens.capabilities.evaluation.evaluate(")
     assert data(evaluation, WIDGET), "tqdm's notebook bar (an ipywidgets view)"
     printed = "".join(o.get("text", "") for o in evaluation.outputs)
     assert "exact match" in printed and "evaluate" not in printed  # no text bar besides it

@@ -14,9 +14,11 @@ import numpy as np
 from attnlens.analysis.experiments.common import (
     Progress,
     all_heads,
+    applies,
     check_n,
     chunks,
     head_table,
+    needed,
     no_progress,
 )
 from attnlens.model.lenses.lens import Lens
@@ -46,14 +48,16 @@ def true_source_hits(cross: np.ndarray, alignments: Sequence[Sequence[int]]) -> 
 def alignment_accuracy(lens: Lens, examples: Sequence[Example]) -> tuple[np.ndarray, int]:
     """(L, H): the share of reference target tokens whose cross-attention argmax (teacher-forced
     on the reference) is their true source token; and how many target tokens were scored."""
-    space = lens.token_space()
+    can = lens.capabilities
+    runs = needed(can.token_runs, can, "token_runs")
+    space = runs.token_space()
     assert space.start is not None, "a task model is an encoder-decoder"
     hits, total = None, sum(len(e.alignment) for e in examples)
     if total == 0:
         raise InputError("none of the examples has an output token to align")
     for part in chunks(examples, 128):
-        tokens = [(space.start, *lens.token_ids(e.target)) for e in part]
-        run = lens.run_tokens(TokenBatch(tokens, [lens.token_ids(e.source) for e in part]))
+        tokens = [(space.start, *runs.token_ids(e.target)) for e in part]
+        run = runs.run_tokens(TokenBatch(tokens, [runs.token_ids(e.source) for e in part]))
         assert run.cross is not None
         found = true_source_hits(run.cross, [e.alignment for e in part])
         hits = found if hits is None else hits + found
@@ -61,15 +65,23 @@ def alignment_accuracy(lens: Lens, examples: Sequence[Example]) -> tuple[np.ndar
     return hits / total, total
 
 
+def why_not(lens: Lens) -> str | None:
+    """None where the model's alignment is known (a model of our tasks); else why not."""
+    can = lens.capabilities
+    if can.task is not None and can.takes_target:
+        return None
+    return (
+        f"{lens.name} has no known alignment: it is known on models of our tasks (reverse, "
+        "sort, dates, translate), whose examples say where each output token comes from"
+    )
+
+
 def check_alignable(lens: Lens) -> str:
     """The model's task, or an InputError saying why its alignment is unknown."""
-    task = lens.task_name
-    if task is None or lens.info.architecture != "encoder-decoder":
-        raise InputError(
-            f"{lens.name} has no known alignment: it is known on models of our tasks (reverse, "
-            "sort, dates, translate), whose examples say where each output token comes from"
-        )
-    return task
+    applies(why_not(lens))
+    task = lens.capabilities.task
+    assert task is not None, "why_not said the model has a task"
+    return task.name
 
 
 def measure_alignment(

@@ -18,6 +18,7 @@ from attnlens.analysis.agreement import (
     head_correlations,
     with_current,
 )
+from attnlens.analysis.experiments import alignment as alignment_part
 from attnlens.analysis.experiments import explanation as explanation_part
 from attnlens.analysis.experiments import importance as importance_part
 from attnlens.analysis.experiments import induction as induction_part
@@ -50,21 +51,17 @@ class Outcome:
     cached: bool
 
 
-APPLIES: dict[str, Callable[[Lens], object]] = {
-    "induction": induction_part.check_applies,
-    "importance": importance_part.check_applies,
-    "explanation": explanation_part.check_applies,
-    "alignment": check_alignable,
+WHY_NOT: dict[str, Callable[[Lens], str | None]] = {  # each experiment's reason it does not apply
+    "induction": induction_part.why_not,
+    "importance": importance_part.why_not,
+    "explanation": explanation_part.why_not,
+    "alignment": alignment_part.why_not,
 }
 
 
 def why_not(lens: Lens, name: str) -> str | None:
     """Why the experiment does not apply to this model (a message fit to show), or None."""
-    try:
-        APPLIES[check_name(name)](lens)
-    except InputError as err:
-        return str(err)
-    return None
+    return WHY_NOT[check_name(name)](lens)
 
 
 def check_name(name: str) -> str:
@@ -73,11 +70,26 @@ def check_name(name: str) -> str:
     return name
 
 
-def peek(lens: Lens, name: str, n: int | None = None, seed: int = 0) -> Outcome | None:
-    """The cached result of the experiment, without computing anything; None if not cached."""
+def peek(
+    lens: Lens, name: str, n: int | None = None, seed: int = 0, scores_only: bool = False
+) -> Outcome | None:
+    """The cached result of the experiment, without computing anything; None if not cached.
+    scores_only: for induction, the scores without each head ablated (run_experiment's) will
+    do, the whole result first when the cache holds it."""
     n = check_n(DEFAULT_N[check_name(name)] if n is None else n)
-    found = ResultCache.default().get(cache_key(name, lens.fingerprint(), {"n": n, "seed": seed}))
-    return None if found is None else Outcome(found, True)
+    cache = ResultCache.default()
+    for params in _keys(name, n, seed, scores_only):
+        found = cache.get(cache_key(name, lens.fingerprint(), params))
+        if found is not None:
+            return Outcome(found, True)
+    return None
+
+
+def _keys(name: str, n: int, seed: int, scores_only: bool) -> list[dict[str, object]]:
+    """The cache's parameters of a result that answers, the whole one first."""
+    whole: dict[str, object] = {"n": n, "seed": seed}
+    light = scores_only and name == "induction"
+    return [whole, {**whole, "ablation": False}] if light else [whole]
 
 
 def run_experiment(
@@ -87,17 +99,21 @@ def run_experiment(
     seed: int = 0,
     progress: Progress = no_progress,
     cache: ResultCache | None = None,
+    scores_only: bool = False,
 ) -> Outcome:
     """The experiment on the lens's model and n inputs drawn with seed, from the cache when
-    it holds them."""
+    it holds them. scores_only: induction's scores without each head ablated (the Heads
+    page's: a second where the whole takes minutes), unless the whole is cached."""
     n = check_n(DEFAULT_N[check_name(name)] if n is None else n)
     cache = ResultCache.default() if cache is None else cache
-    key = cache_key(name, lens.fingerprint(), {"n": n, "seed": seed})
-    found = cache.get(key)
-    if found is not None:
-        return Outcome(found, True)
+    keys = [cache_key(name, lens.fingerprint(), p) for p in _keys(name, n, seed, scores_only)]
+    for key in keys:
+        found = cache.get(key)
+        if found is not None:
+            return Outcome(found, True)
+    key = keys[-1]
     if name == "induction":
-        result = measure_induction(lens, n, seed, progress)
+        result = measure_induction(lens, n, seed, progress, ablation=not scores_only)
     elif name == "importance":
         result = measure_importance(lens, n, seed, progress)
     elif name == "explanation":

@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from attnlens.model.decoding.heads import HeadRef
+from attnlens.model.lenses.lens import Capabilities
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Kind, ModelInfo
 
@@ -54,6 +55,21 @@ def head_table(heads: Sequence[HeadRef], **scores: Sequence[float] | np.ndarray)
     for name, values in scores.items():
         frame[name] = np.asarray(values, dtype=np.float64)
     return frame
+
+
+def applies(reason: str | None) -> None:
+    """An InputError with the reason an experiment does not apply to a model, where one is
+    given (each experiment's `why_not`)."""
+    if reason is not None:
+        raise InputError(reason)
+
+
+def needed(part: T | None, can: Capabilities, name: str) -> T:
+    """A part of the model's capabilities an experiment runs on, or an InputError with the
+    reason the model lacks it (what a front end shows before offering the experiment)."""
+    if part is None:
+        raise InputError(can.reason(name))
+    return part
 
 
 def check_n(n: int, what: str = "--n") -> int:

@@ -14,8 +14,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from attnlens.analysis.experiments.common import Progress, check_n, no_progress
+from attnlens.analysis.experiments.common import Progress, applies, check_n, needed, no_progress
 from attnlens.model.lenses.lens import Lens
+from attnlens.model.lenses.parts import TokenRuns
 from attnlens.model.lenses.token_runs import TokenBatch, TokenSpace
 from attnlens.record.erasure import ErasureCase
 from attnlens.record.errors import InputError
@@ -33,16 +34,16 @@ def _text_positions(n: int, space: TokenSpace) -> list[int]:
     return list(range(len(space.prefix), n - len(space.suffix)))
 
 
-def decoder_case(lens: Lens, ids: Sequence[int]) -> ErasureCase:
+def decoder_case(runs: TokenRuns, ids: Sequence[int]) -> ErasureCase:
     """The token a decoder-only model predicts after ids (its prefix first), explained by
     erasure."""
-    space, T = lens.token_space(), len(ids)
-    first = lens.run_tokens(TokenBatch([ids]))
+    space, T = runs.token_space(), len(ids)
+    first = runs.run_tokens(TokenBatch([ids]))
     assert first.top is not None, "a decoder predicts"
     out = int(first.top[0, T - 1])
     full = (*ids, out)  # appended so that each run scores this token at position T - 1
     positions = _text_positions(T, space)
-    run = lens.run_tokens(TokenBatch([full, *erased(full, positions, space.erase)]))
+    run = runs.run_tokens(TokenBatch([full, *erased(full, positions, space.erase)]))
     assert run.logprobs is not None and run.decoder_self is not None
     scores = run.logprobs[:, T - 1]  # (1 + K',)
     erasure = np.full(T, np.nan)
@@ -62,7 +63,8 @@ def decoder_case(lens: Lens, ids: Sequence[int]) -> ErasureCase:
 def seq2seq_case(lens: Lens, text: str, output: int | None = None, seed: int = 0) -> ErasureCase:
     """One token of an encoder-decoder's greedy output (the output-th, default one drawn with
     seed), explained by erasing each source token."""
-    space, src = lens.token_space(), lens.token_ids(text)
+    runs = needed(lens.capabilities.token_runs, lens.capabilities, "token_runs")
+    space, src = runs.token_space(), runs.token_ids(text)
     assert space.start is not None, "an encoder-decoder names its start token"
     index = {name: i for i, name in reversed(list(enumerate(space.names)))}
     produced = [index[t] for t in lens.decode(text).output_tokens]
@@ -74,7 +76,7 @@ def seq2seq_case(lens: Lens, text: str, output: int | None = None, seed: int = 0
     if not 0 <= t <= last:
         raise InputError(f"output token {t} does not exist: the output has tokens 0-{last}")
     positions = _text_positions(len(src), space)
-    run = lens.run_tokens(
+    run = runs.run_tokens(
         TokenBatch([tokens] * (1 + len(positions)), [src, *erased(src, positions, space.erase)])
     )
     assert run.logprobs is not None and run.cross is not None
@@ -93,22 +95,25 @@ def seq2seq_case(lens: Lens, text: str, output: int | None = None, seed: int = 0
     )
 
 
-def check_applies(lens: Lens) -> None:
-    """An InputError unless the model outputs tokens (a decoder or an encoder-decoder)."""
-    if lens.info.architecture == "encoder":
-        raise InputError(
-            f"{lens.name} is encoder-only: it outputs no token whose probability erasure could "
-            "lower (the experiment needs a decoder or an encoder-decoder)"
-        )
+def why_not(lens: Lens) -> str | None:
+    """None where the model outputs tokens (a decoder or an encoder-decoder); else why not."""
+    if lens.capabilities.decodes:
+        return None
+    return (
+        f"{lens.name} is encoder-only: it outputs no token whose probability erasure could "
+        "lower (the experiment needs a decoder or an encoder-decoder)"
+    )
 
 
 def erasure_case(lens: Lens, text: str, output: int | None = None, seed: int = 0) -> ErasureCase:
     """text's output token explained by erasure, whatever the model's architecture."""
-    check_applies(lens)
-    if lens.info.architecture == "decoder":
+    applies(why_not(lens))
+    can = lens.capabilities
+    if not can.takes_target:  # one sequence: the text, then the token it predicts
         if output is not None:
             raise InputError("a decoder-only model explains the token after the text")
-        return decoder_case(lens, lens.token_ids(text))
+        runs = needed(can.token_runs, can, "token_runs")
+        return decoder_case(runs, runs.token_ids(text))
     return seq2seq_case(lens, text, output, seed)
 
 
@@ -118,12 +123,14 @@ def erasure_cases(
     """Cases for n held-out inputs of the model's kind (one output token each); a decoder
     reads the first HELD_OUT_POSITIONS tokens of each text, as Abnar & Zuidema read short
     sentences (erasure and flow grow with the square of the length)."""
-    check_applies(lens)
-    texts = lens.sample_texts(check_n(n), seed)
+    applies(why_not(lens))
+    can = lens.capabilities
+    texts = needed(can.samples, can, "samples").sample_texts(check_n(n), seed)
+    runs = needed(can.token_runs, can, "token_runs")
     cases = []
     for i, text in enumerate(texts):
-        if lens.info.architecture == "decoder":
-            cases.append(decoder_case(lens, lens.token_ids(text)[:HELD_OUT_POSITIONS]))
+        if not can.takes_target:
+            cases.append(decoder_case(runs, runs.token_ids(text)[:HELD_OUT_POSITIONS]))
         else:
             cases.append(erasure_case(lens, text, seed=seed + i))
         progress(i + 1, len(texts), "erasing input tokens")

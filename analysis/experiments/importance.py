@@ -23,17 +23,19 @@ import pandas as pd
 from attnlens.analysis.experiments.common import (
     Progress,
     all_heads,
+    applies,
     check_n,
     chunks,
     head_table,
     kinds_of,
+    needed,
     no_progress,
 )
 from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.lenses.lens import Lens
+from attnlens.model.lenses.parts import Ablation, TaskModel, TokenRuns
 from attnlens.model.lenses.token_runs import Search, TokenBatch, TokenRun, TokenSpace
 from attnlens.model.training.tasks import get_task
-from attnlens.record.errors import InputError
 from attnlens.record.example import Example
 from attnlens.record.experiment import ExperimentResult
 from attnlens.record.trace import Kind
@@ -55,30 +57,32 @@ Scorer = Callable[[Sequence[Sequence[HeadRef]], Search], list[Score]]  # one per
 GROUP = 12  # sets of ablated heads scored side by side between two progress reports
 
 
-def task_scorer(lens: Lens, examples: Sequence[Example], batched: bool = True) -> Scorer:
+def task_scorer(task: TaskModel, examples: Sequence[Example], batched: bool = True) -> Scorer:
     """Exact match and log-likelihood per reference token of a task model's examples."""
 
     def score(ablations: Sequence[Sequence[HeadRef]], search: Search) -> list[Score]:
         if batched:
-            many = lens.task_scores_many(examples, ablations, search)
+            many = task.task_scores_many(examples, ablations, search)
         else:
-            many = [lens.task_scores(examples, ablate, search) for ablate in ablations]
+            many = [task.task_scores(examples, ablate, search) for ablate in ablations]
         return [Score(float(s.exact.mean()), float(s.loglik.sum() / s.tokens.sum())) for s in many]
 
     return score
 
 
-def output_scorer(lens: Lens, texts: Sequence[str], batched: bool = True) -> Scorer:
+Batches = Sequence[Sequence[tuple[int, ...]]]  # the texts' ids, a batch at a time
+
+
+def output_scorer(ablation: Ablation, parts: Batches, batched: bool = True) -> Scorer:
     """An encoder-only model's output kept: the mean over tokens of the cosine similarity of
     each token's last hidden state to the whole model's on the same text."""
-    parts = _parts(lens, texts, batched)
-    whole = [_hidden(r) for r in _runs(lens, parts, [()], batched)[0]]
+    whole = [_hidden(r) for r in _runs(ablation, parts, [()], batched)[0]]
 
     def score(ablations: Sequence[Sequence[HeadRef]], search: Search) -> list[Score]:
         out = []
-        for runs in _runs(lens, parts, ablations, batched):
+        for ran in _runs(ablation, parts, ablations, batched):
             total, count = 0.0, 0
-            for run, reference in zip(runs, whole, strict=True):
+            for run, reference in zip(ran, whole, strict=True):
                 similarity = cosine(_hidden(run), reference)  # (B, T)
                 total += float(np.nansum(similarity))
                 count += int(np.isfinite(similarity).sum())
@@ -88,15 +92,14 @@ def output_scorer(lens: Lens, texts: Sequence[str], batched: bool = True) -> Sco
     return score
 
 
-def text_scorer(lens: Lens, texts: Sequence[str], batched: bool = True) -> Scorer:
+def text_scorer(ablation: Ablation, parts: Batches, batched: bool = True) -> Scorer:
     """Log-likelihood per token of texts, each read as one sequence."""
-    parts = _parts(lens, texts, batched)
 
     def score(ablations: Sequence[Sequence[HeadRef]], search: Search) -> list[Score]:
         out = []
-        for runs in _runs(lens, parts, ablations, batched):
+        for ran in _runs(ablation, parts, ablations, batched):
             total, count = 0.0, 0
-            for run in runs:
+            for run in ran:
                 lp = run.logprobs
                 assert lp is not None, "a decoder gives log-probabilities"
                 total, count = total + float(np.nansum(lp)), count + int(np.isfinite(lp).sum())
@@ -106,30 +109,30 @@ def text_scorer(lens: Lens, texts: Sequence[str], batched: bool = True) -> Score
     return score
 
 
-def _parts(lens: Lens, texts: Sequence[str], batched: bool) -> list[list[tuple[int, ...]]]:
+def _parts(runs: TokenRuns, texts: Sequence[str], batched: bool) -> list[list[tuple[int, ...]]]:
     """The texts' ids in batches; batched, shortest first in batches of SORTED_BATCH, so that
     a batch pads little (a score sums over every token, so the order does not change it)."""
-    ids = [lens.token_ids(t) for t in texts]
+    ids = [runs.token_ids(t) for t in texts]
     if not batched:
         return [list(part) for part in chunks(ids, BATCH)]
     return [list(part) for part in chunks(sorted(ids, key=len), SORTED_BATCH)]
 
 
 def _runs(
-    lens: Lens,
-    parts: Sequence[Sequence[tuple[int, ...]]],
+    ablation: Ablation,
+    parts: Batches,
     ablations: Sequence[Sequence[HeadRef]],
     batched: bool,
 ) -> list[list[TokenRun]]:
-    """For each set of ablated heads, its run of each part: the sets side by side (the lens'
-    `run_ablations`), or one set per forward pass (the reference the bench measures)."""
+    """For each set of ablated heads, its run of each part: the sets side by side
+    (`run_ablations`), or one set per forward pass (the reference the bench measures)."""
     out: list[list[TokenRun]] = [[] for _ in ablations]
     for part in parts:
         batch = TokenBatch(part)
         if batched:
-            runs = lens.run_ablations(batch, ablations)
+            runs = ablation.run_ablations(batch, ablations)
         else:
-            runs = [lens.run_tokens(batch, ablate) for ablate in ablations]
+            runs = [ablation.run_tokens(batch, ablate) for ablate in ablations]
         for mine, run in zip(out, runs, strict=True):
             mine.append(run)
     return out
@@ -158,20 +161,22 @@ def confidence(runs: Sequence[TokenRun], heads: Sequence[HeadRef]) -> np.ndarray
     return np.array(out)
 
 
-def check_applies(lens: Lens) -> None:
-    """An InputError unless the model has a score a head could lower, or is an encoder."""
-    if lens.task_name is None and lens.info.architecture == "encoder-decoder":
-        raise InputError(
-            f"{lens.name} has no score to lose: importance is measured on our task models "
-            "(exact match, log-likelihood), on decoders (log-likelihood of text), and on "
-            "encoders (how much of their output they keep)"
-        )
+def why_not(lens: Lens) -> str | None:
+    """None where the model has a score a head could lower, or is an encoder; else why not."""
+    can = lens.capabilities
+    if can.task is not None or not can.takes_target:
+        return None
+    return (
+        f"{lens.name} has no score to lose: importance is measured on our task models "
+        "(exact match, log-likelihood), on decoders (log-likelihood of text), and on "
+        "encoders (how much of their output they keep)"
+    )
 
 
 def score_column(lens: Lens) -> str:
     """The name of the score a head's ablation lowers: an encoder's output similarity, else
     the log-likelihood per token."""
-    return "similarity" if lens.info.architecture == "encoder" else "loglik"
+    return "loglik" if lens.capabilities.decodes else "similarity"
 
 
 ENCODER_NOTE = (
@@ -192,30 +197,33 @@ def measure_importance(
 ) -> ExperimentResult:
     """Every head's importance and confidence, and (with pruning) the pruning curves.
 
-    batched: the sets of ablated heads side by side (the lens' `run_ablations` and
+    batched: the sets of ablated heads side by side (`run_ablations` and
     `task_scores_many`); False scores one set per forward pass and each beam search alone,
     the path before them, kept as the reference bench/experiments_speed.py measures."""
     started = time.perf_counter()
-    n, heads, task = check_n(n), all_heads(lens.info), lens.task_name
-    check_applies(lens)
-    examples = get_task(task).examples(n, seed) if task is not None else None
-    texts = [e.source for e in examples] if examples else lens.sample_texts(n, seed)
-    conf = confidence(_attention_runs(lens, examples, texts), heads)
+    n, heads, can = check_n(n), all_heads(lens.info), lens.capabilities
+    applies(why_not(lens))
+    runs = needed(can.token_runs, can, "token_runs")
+    examples = get_task(can.task.name).examples(n, seed) if can.task is not None else None
+    if examples is not None:
+        texts = [e.source for e in examples]
+    else:
+        texts = needed(can.samples, can, "samples").sample_texts(n, seed)
+    conf = confidence(_attention_runs(runs, examples, texts), heads)
     params = {"n": len(texts), "seed": seed, "beam": beam, "pruning": pruning,
               "fingerprint": lens.fingerprint()}  # fmt: skip
-    reason = lens.why_no_ablation()
-    if reason is not None:
+    if can.ablation is None:
         nan = np.full(len(heads), np.nan)
         table = head_table(heads, importance=nan, exact_drop=nan, confidence=conf)
-        note = f"only Voita's confidence is measured on {lens.name}: {reason}"
+        note = f"only Voita's confidence is measured on {lens.name}: {can.reason('ablation')}"
         return ExperimentResult("importance", lens.name, params, table, {}, {}, (note,),
                                 time.perf_counter() - started)  # fmt: skip
-    if examples:
-        scorer = task_scorer(lens, examples, batched)
-    elif lens.info.architecture == "encoder":
-        scorer = output_scorer(lens, texts, batched)
+    if examples and can.task is not None:
+        scorer = task_scorer(can.task, examples, batched)
+    elif not can.decodes:
+        scorer = output_scorer(can.ablation, _parts(runs, texts, batched), batched)
     else:
-        scorer = text_scorer(lens, texts, batched)
+        scorer = text_scorer(can.ablation, _parts(runs, texts, batched), batched)
     beam = beam and pruning and examples is not None
     plan = _Plan(len(heads), beam, len(kinds_of(lens.info)) if pruning else 0, progress, pruning)
     table, summary, tables = _measured(scorer, heads, conf, plan, beam, score_column(lens))
@@ -289,28 +297,27 @@ class _Plan:
 
 
 def _attention_runs(
-    lens: Lens, examples: Sequence[Example] | None, texts: Sequence[str]
+    runs: TokenRuns, examples: Sequence[Example] | None, texts: Sequence[str]
 ) -> list[TokenRun]:
     """The model's attention on the input set. Task models: teacher-forced on the start token
     and the reference, the positions that predict a token (as a trace of source and reference
     holds them; the end token is the last prediction, not a query)."""
-    runs = []
+    out = []
     if examples is not None:
-        space = lens.token_space()
+        space = runs.token_space()
         assert space.start is not None, "a task model is an encoder-decoder"
         for part in chunks(examples, 128):
-            tokens = [(space.start, *_reference(lens, space, e.target)) for e in part]
-            runs.append(
-                lens.run_tokens(TokenBatch(tokens, [lens.token_ids(e.source) for e in part]))
-            )
-        return runs
-    ids = [lens.token_ids(t) for t in texts]
-    return [lens.run_tokens(TokenBatch(list(part))) for part in chunks(ids, BATCH)]
+            tokens = [(space.start, *_reference(runs, space, e.target)) for e in part]
+            sources = [runs.token_ids(e.source) for e in part]
+            out.append(runs.run_tokens(TokenBatch(tokens, sources)))
+        return out
+    ids = [runs.token_ids(t) for t in texts]
+    return [runs.run_tokens(TokenBatch(list(part))) for part in chunks(ids, BATCH)]
 
 
-def _reference(lens: Lens, space: TokenSpace, target: str) -> tuple[int, ...]:
+def _reference(runs: TokenRuns, space: TokenSpace, target: str) -> tuple[int, ...]:
     """The ids of a reference target, without the markers the model puts around a text."""
-    ids = lens.token_ids(target)
+    ids = runs.token_ids(target)
     return ids[len(space.prefix) : len(ids) - len(space.suffix)]
 
 

@@ -170,6 +170,14 @@ class VersionBoard:
         with contextlib.suppress(ClassError):
             self.store.seen(code, student)
 
+    def left(self, code: str, student: str) -> None:
+        """This student's page closed: the store no longer counts them here, and the next
+        request of theirs (a reload, the tab back) tells it they are, at once."""
+        with self._lock:
+            self._seen.pop((code, student), None)
+        with contextlib.suppress(ClassError):
+            self.store.left(code, student)
+
     def _drop(self, code: str) -> None:
         """Stop reading a class no page follows (unless a request waits on it)."""
         with self._lock:

@@ -12,7 +12,8 @@ off. 404 from the follow or slide route (the class ended, or the store lost it) 
 for a rerun once per RETRY_MS, so that it says what became of the class; so does an answer
 refused because the student is no longer in the class (403). 503 and a lost connection try
 again after a while. A hidden tab holds no request (a browser opens at most 6 connections to
-one server): it asks again once shown.
+one server): it asks again once shown. A page that closes says so (a beacon to the follow
+route's /left), so the teacher's count of students here drops at once.
 """
 
 from __future__ import annotations
@@ -20,10 +21,14 @@ from __future__ import annotations
 from pathlib import Path
 
 RETRY_MS = 2000  # a request that failed is tried again after about this long
+PHONE_BELOW_PX = 640  # a page narrower than this asks for a phone's slide (&size=phone)
 FOLLOW_PATH = "_attnlens/follow"  # the routes, under the server's base path
 SLIDE_PATH = "_attnlens/slide"
 ANSWER_PATH = "_attnlens/answer"
 PLOTLY_FILE = "plotly.min.js"  # beside the component's page (board.py copies it there)
+# the app's own font beside it too (app/web/lecture/resources.py copies Streamlit's files): the
+# component is a page of its own, which the app's @font-face does not reach
+FONT_FILES = ("source-sans.woff2", "source-sans-italic.woff2")
 
 STATIC = Path(__file__).with_name("static")
 SETTINGS = {  # written into the script where it names them
@@ -32,6 +37,7 @@ SETTINGS = {  # written into the script where it names them
     "%SLIDE_PATH%": SLIDE_PATH,
     "%ANSWER_PATH%": ANSWER_PATH,
     "%PLOTLY_FILE%": PLOTLY_FILE,
+    "%PHONE_BELOW_PX%": str(PHONE_BELOW_PX),
 }
 
 

@@ -11,13 +11,20 @@ app/web/served.py (`attnlens serve`).
     503 the process holds MAX_WAITERS requests already, or PER_ADDRESS from the caller's
         network address (Retry-After says when to ask again)
 
-    GET /_attnlens/follow/CODE?after=VERSION&slide=1[&present=1]   as above, but a change is
-                                          answered with the new slide's payload itself
-                                          (slide_route.py), which names its version
+    GET /_attnlens/follow/CODE?after=VERSION&slide=1[&present=1|&size=phone]   as above, but
+                                          a change is answered with the new slide's payload
+                                          itself (slide_route.py) for that screen, which names
+                                          its version
 
 `me`, the student's id (their join link's), tells the store the student's page is open, at
 most once per SEEN_SECONDS: the teacher's count of students there, which a page's timer used
 to tell every few seconds with a rerun of its own. An id that is not one is ignored.
+
+    POST /_attnlens/follow/CODE/left?me=STUDENT   the page is closing (its beacon): the
+                                          student no longer counts as here; 204, always
+                                          (429 past LEFT_RATE from one network address)
+
+Without it a closed tab counted as there until ACTIVE_SECONDS after its last request.
 """
 
 from __future__ import annotations
@@ -36,19 +43,24 @@ from attnlens.app.classroom.board import (
     TooManyWaitingError,
     VersionBoard,
 )
+from attnlens.app.classroom.limits import MAX_STUDENTS
 from attnlens.app.classroom.names import CODE, valid_student_id
 from attnlens.app.classroom.route_parts import (
     NOT_STORED,
     PER_ADDRESS,
+    Rate,
     address_of,
     busy,
     prefix,
     reply,
+    screen_of,
 )
 
+LEFT_RATE = (100.0, MAX_STUDENTS)  # (per second, burst) from one address: a class leaving at once
 VERSION = re.compile(r"-1|0|[1-9][0-9]{0,15}")  # a class's version, as a page holds it
-# The slide of a class's version (board, code, version, projector size): its payload, or None
-Slide = Callable[[VersionBoard, str, int, bool], Awaitable[bytes | None]]
+# The slide of a class's version (board, code, version, screen: route_parts.screen_of): its
+# payload, or None
+Slide = Callable[[VersionBoard, str, int, str], Awaitable[bytes | None]]
 
 
 def follow_route(
@@ -92,10 +104,24 @@ def follow_route(
         if version is None:
             return reply(200, {"version": known, "changed": False})
         if slide is not None and request.query_params.get("slide") == "1":
-            present = request.query_params.get("present") == "1"
-            body = await slide(followed, code, version, present)
+            body = await slide(followed, code, version, screen_of(request.query_params))
             if body is not None:  # the new slide itself: no second request for it
                 return Response(body, media_type="application/json", headers=NOT_STORED)
         return reply(200, {"version": version, "changed": True})
 
     return Route(f"{prefix(base)}/{FOLLOW_PATH}/{{code}}", follow, methods=["GET"])
+
+
+def left_route(board: Callable[[], VersionBoard], base: str = "") -> Route:
+    """The route a closing page's beacon calls (navigator.sendBeacon on pagehide)."""
+    rate = Rate(*LEFT_RATE)
+
+    async def left(request: Request) -> Response:
+        code, me = request.path_params["code"], request.query_params.get("me", "")
+        if rate.wait(address_of(request)):
+            return busy("too many pages closing from one address", status=429)
+        if CODE.fullmatch(code) and valid_student_id(me):
+            await asyncio.to_thread(board().left, code, me)
+        return Response(status_code=204, headers=NOT_STORED)
+
+    return Route(f"{prefix(base)}/{FOLLOW_PATH}/{{code}}/left", left, methods=["POST"])

@@ -2,7 +2,9 @@
 
 A student id is issued by the server and signed for its class (docs/teaching.md, "What a class
 promises"): a made-up `me=` in the right shape is refused, and an id the server gave out is
-recognised even by a store that lost it (it is put back from the server's copy).
+recognised even by a store that lost it (it is put back from the server's copy). A teacher pass
+is signed the same way: what a browser that took the class over with a one-time code holds in
+its cookie in place of the key.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ CODE_LENGTH = 6
 CODE = re.compile(f"^[{CODE_ALPHABET}]{{{CODE_LENGTH}}}$")
 STUDENT = re.compile(r"^[A-Za-z0-9_-]{16}$|^[A-Za-z0-9_-]{23}$")  # unsigned (before) or signed
 TOKEN_CHARS = 12  # the random part of a signed id; the 11 after it are its signature
+ONCE_LENGTH = 8  # a one-time code handing the class to another device: 31**8, about 8.5e11
 ADJECTIVES = (
     "Amber",
     "Brave",
@@ -111,6 +114,45 @@ def key_hash(key: str) -> str:
 
 def key_matches(key: str | None, stored_hash: str) -> bool:
     return bool(key) and hmac.compare_digest(key_hash(key or ""), stored_hash)
+
+
+def new_once() -> str:
+    """A one-time code the teacher types on another device (no 0/O, 1/I/L to misread)."""
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(ONCE_LENGTH))
+
+
+def normal_once(text: object) -> str:
+    """A one-time code as typed (any case, spaces, dashes) in its stored form; '' if it
+    cannot be one."""
+    if not isinstance(text, str) or len(text) > 40:
+        return ""
+    once = re.sub(r"[\s-]", "", text).upper()
+    return once if len(once) == ONCE_LENGTH and all(c in CODE_ALPHABET for c in once) else ""
+
+
+def once_digest(code: str, once: str) -> str:
+    """What the store keeps of a one-time code (never the code itself)."""
+    return hashlib.sha256(f"hand-over:{code}:{once}".encode()).hexdigest()
+
+
+def _pass_signature(code: str, token: str, teacher_hash: str) -> str:
+    mac = hmac.new(teacher_hash.encode(), f"teacher:{code}:{token}".encode(), hashlib.sha256)
+    return base64.urlsafe_b64encode(mac.digest()[:16]).decode().rstrip("=")
+
+
+def teacher_pass(code: str, teacher_hash: str) -> str:
+    """A pass that moves class `code` as its key does, signed by the server (a token, a dot,
+    128 bits of signature): only a server holding the class's teacher hash makes one."""
+    token = secrets.token_urlsafe(12)
+    return f"{token}.{_pass_signature(code, token, teacher_hash)}"
+
+
+def pass_matches(given: str | None, code: str, teacher_hash: str) -> bool:
+    """Whether `given` is a pass this server signed for class `code`."""
+    token, dot, signature = (given or "")[:80].partition(".")
+    if not dot or not token or not signature:
+        return False
+    return hmac.compare_digest(signature, _pass_signature(code, token, teacher_hash))
 
 
 def _signature(code: str, token: str, teacher_hash: str) -> str:

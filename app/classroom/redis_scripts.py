@@ -93,3 +93,17 @@ redis.call('EXPIRE', KEYS[5], ARGV[6])
 return {1, wrote()}
 """
 )
+# KEYS: the class's one-time code (a hash: digest, expires, wrong, used); ARGV: the digest
+# tried, now, wrong tries that void the code. 1: it was the code (now used up), 0: it was not.
+CLAIM = """
+local open = redis.call('HMGET', KEYS[1], 'digest', 'expires')
+if not open[1] or open[1] == '' then return 0 end
+if open[1] == ARGV[1] and tonumber(ARGV[2]) <= tonumber(open[2]) then
+  redis.call('HSET', KEYS[1], 'digest', '', 'used', ARGV[2])
+  return 1
+end
+if redis.call('HINCRBY', KEYS[1], 'wrong', 1) >= tonumber(ARGV[3]) then
+  redis.call('HSET', KEYS[1], 'digest', '')
+end
+return 0
+"""

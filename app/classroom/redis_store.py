@@ -24,13 +24,22 @@ from attnlens.app.classroom.limits import (
     limit_error,
 )
 from attnlens.app.classroom.names import nickname
-from attnlens.app.classroom.redis_scripts import ANSWER, INSERT, JOIN, LOST, REMOVE, UPDATE
+from attnlens.app.classroom.redis_scripts import (
+    ANSWER,
+    CLAIM,
+    INSERT,
+    JOIN,
+    LOST,
+    REMOVE,
+    UPDATE,
+)
 from attnlens.app.classroom.state import ClassCopy, ClassState, Member, Roster
 from attnlens.app.classroom.store import ACTIVE_SECONDS, KEEP_SECONDS, ClassStore
 
 PREFIX = "attnlens:class:"
 STORE = "attnlens:store"  # {token, writes}: which data this is, and how many writes it holds
 CHECK_SECONDS = 0.5  # reads look at the token at most this often (every write looks)
+ONCE_KEEP_SECONDS = 3600  # a one-time code's record (when it was used) is kept this long
 
 
 class RedisStore(ClassStore):
@@ -60,6 +69,7 @@ class RedisStore(ClassStore):
                 ("join", JOIN),
                 ("remove", REMOVE),
                 ("answer", ANSWER),
+                ("claim", CLAIM),
             )
         }
         self._token: str | None = None  # the store's token as this server last knew it
@@ -316,6 +326,33 @@ class RedisStore(ClassStore):
             (int(n) for k, n in clients.items() if k.startswith(b"a:") and k != b"a:"), default=0
         )
         return Roster(int(joined), int(active), most)
+
+    # -- one-time codes for another device of the teacher's (not counted writes: a code lost
+    # with the store is made again) ---------------------------------------------------------------
+
+    def _offer(self, code: str, digest: str, expires: float) -> None:
+        key = PREFIX + code + ":handover"
+        try:
+            with self._r.pipeline() as pipe:  # MULTI: the new code whole, or nothing
+                pipe.delete(key)
+                pipe.hset(key, mapping={"digest": digest, "expires": expires, "wrong": 0})
+                pipe.expire(key, ONCE_KEEP_SECONDS)
+                pipe.execute()
+        except self._errors as err:
+            raise StoreUnavailableError(f"class store {self.url}: {err}") from None
+
+    def _claim(self, code: str, digest: str, now: float, most_wrong: int) -> bool:
+        try:
+            taken = self._scripts["claim"](
+                keys=[PREFIX + code + ":handover"], args=[digest, repr(now), most_wrong]
+            )
+        except self._errors as err:
+            raise StoreUnavailableError(f"class store {self.url}: {err}") from None
+        return int(taken) == 1
+
+    def _claimed(self, code: str) -> float | None:
+        used = self._call("hget", PREFIX + code + ":handover", "used")
+        return None if used is None else float(used)
 
     # -- answers -----------------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import math
 import time
+from collections.abc import Mapping
 
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse
@@ -21,6 +22,9 @@ RETRY_AFTER_SECONDS = 5
 PER_ADDRESS = MAX_STUDENTS
 BODY_SECONDS = 5.0  # a request's body arrives within this, or the request is refused (408)
 RATE_KEYS = 20_000  # callers a Rate remembers at most (students and addresses of every class)
+# The screens a slide is built for: a projector (presentation mode, &present=1), a student's
+# screen, a phone's (&size=phone: the page is narrower than the follow page's PHONE_BELOW_PX)
+PROJECTOR, SCREEN, PHONE = "projector", "screen", "phone"
 
 
 class BodyError(Exception):
@@ -29,6 +33,13 @@ class BodyError(Exception):
     def __init__(self, status: int, why: str) -> None:
         super().__init__(why)
         self.status = status
+
+
+def screen_of(query: Mapping[str, str]) -> str:
+    """The screen a request's slide is for, from its query (&present=1, &size=phone)."""
+    if query.get("present", "") in ("1", "true"):
+        return PROJECTOR
+    return PHONE if query.get("size", "") == PHONE else SCREEN
 
 
 def prefix(base: str) -> str:

@@ -1,9 +1,10 @@
 """The slide route: the class's current slide as one payload, built once per class version and
-screen size and sent as the same bytes to every student (a Streamlit rerun per student cost
-~35 ms of server CPU each: 300 students took 11 s to redraw). The student's browser draws it
-(board.py's FOLLOW_HTML). Served beside the app by app/web/served.py (`attnlens serve`).
+screen (a projector, a student's screen, a phone's) and sent as the same bytes to every student
+(a Streamlit rerun per student cost ~35 ms of server CPU each: 300 students took 11 s to
+redraw). The student's browser draws it (board.py's FOLLOW_HTML). Served beside the app by
+app/web/served.py (`attnlens serve`).
 
-    GET /_attnlens/slide/CODE?v=VERSION[&present=1]
+    GET /_attnlens/slide/CODE?v=VERSION[&present=1|&size=phone]
     200 the payload (JSON): the slide as of the class's current version (VERSION is the one the
         page was told of; a newer one is what it gets, which says its own version)
     400 a code that is not a join code, or a VERSION not a number
@@ -40,14 +41,15 @@ from attnlens.app.classroom.route_parts import (
     busy,
     prefix,
     reply,
+    screen_of,
 )
 from attnlens.app.classroom.state import ClassState
 
-MAX_PAYLOADS = 32  # payloads kept per process: a few classes, each a few versions and two sizes
+MAX_PAYLOADS = 48  # payloads kept per process: a few classes, each a few versions, three screens
 BUILDERS = 2  # threads building payloads (each built once: a class's moves are seconds apart)
-Key = tuple[str, int, bool]  # (class code, version, presentation size)
-# The page's side: the payload of a class's state for a projector (True) or a screen (False).
-Build = Callable[[str, ClassState, bool], bytes]
+Key = tuple[str, int, str]  # (class code, version, screen: route_parts.screen_of)
+# The page's side: the payload of a class's state for a screen (PROJECTOR, SCREEN or PHONE).
+Build = Callable[[str, ClassState, str], bytes]
 
 
 class SlideUnavailableError(Exception):
@@ -103,24 +105,25 @@ class Slides:
         self.payloads = payloads if payloads is not None else Payloads()
 
     async def body(
-        self, followed: VersionBoard, code: str, version: int, present: bool
+        self, followed: VersionBoard, code: str, version: int, screen: str
     ) -> bytes | None:
-        """The payload of the class at `version` (or newer); raises SlideUnavailableError, or
-        ClassError when the store does not answer; None: no such class."""
-        key = (code, version, present)
-        return await self.payloads.get(key, lambda: self._made(followed, code, present))
+        """The payload of the class at `version` (or newer) for `screen`; raises
+        SlideUnavailableError, or ClassError when the store does not answer; None: no such
+        class."""
+        key = (code, version, screen)
+        return await self.payloads.get(key, lambda: self._made(followed, code, screen))
 
     async def quietly(
-        self, followed: VersionBoard, code: str, version: int, present: bool
+        self, followed: VersionBoard, code: str, version: int, screen: str
     ) -> bytes | None:
         """`body`, or None where it raises (the page then asks the slide route, which says
         why)."""
         try:
-            return await self.body(followed, code, version, present)
+            return await self.body(followed, code, version, screen)
         except (SlideUnavailableError, ClassError):
             return None
 
-    async def response(self, followed: VersionBoard, code: str, present: bool) -> Response:
+    async def response(self, followed: VersionBoard, code: str, screen: str) -> Response:
         """The slide route's answer: the payload of the class's version as read here."""
         known = followed.version(code)
         if known is None:  # no page of this process follows it yet: read it once
@@ -130,7 +133,7 @@ class Slides:
         if known == -1:
             return reply(404, {"error": f"no class {code}"})
         try:
-            body = await self.body(followed, code, known, present)
+            body = await self.body(followed, code, known, screen)
         except SlideUnavailableError as err:
             return reply(503, {"error": str(err)}, {"Retry-After": str(RETRY_AFTER_SECONDS)})
         except ClassError as err:  # the store does not answer: in words for students
@@ -140,12 +143,12 @@ class Slides:
             return reply(404, {"error": f"no class {code}"})
         return Response(body, media_type="application/json", headers=NOT_STORED)
 
-    def _made(self, followed: VersionBoard, code: str, present: bool) -> bytes | None:
+    def _made(self, followed: VersionBoard, code: str, screen: str) -> bytes | None:
         state = followed.store.state(code)
         if state is None:
             return None
         try:
-            return self.build(code, state, present)
+            return self.build(code, state, screen)
         except (SlideUnavailableError, ClassError):
             raise
         except Exception as err:  # a bug in a slide: a message for the student, the rest
@@ -166,7 +169,6 @@ def slide_route(
     async def slide(request: Request) -> Response:
         code = request.path_params["code"]
         given = request.query_params.get("v", "")
-        present = request.query_params.get("present", "") in ("1", "true")
         if not CODE.fullmatch(code):
             return reply(400, {"error": f"class code {code[:40]!r}: not a join code "
                                 "(6 capital letters and digits)"})  # fmt: skip
@@ -176,7 +178,7 @@ def slide_route(
         if address is None:
             return busy(f"{limit.most} requests from one address are asked here already")
         try:
-            return await slides.response(board(), code, present)
+            return await slides.response(board(), code, screen_of(request.query_params))
         finally:
             limit.give(address)
 

@@ -23,6 +23,9 @@ CREATE TABLE IF NOT EXISTS answers (
     code TEXT NOT NULL, question TEXT NOT NULL, student TEXT NOT NULL, choice INTEGER NOT NULL,
     at REAL NOT NULL, PRIMARY KEY (code, question, student));
 CREATE TABLE IF NOT EXISTS notices (at REAL NOT NULL, text TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS handovers (
+    code TEXT PRIMARY KEY, digest TEXT NOT NULL, expires REAL NOT NULL,
+    wrong INTEGER NOT NULL, used REAL);
 """
 # columns added since the first files were written (a file of then opens and gains them)
 ADDED = {

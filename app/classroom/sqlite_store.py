@@ -11,6 +11,7 @@ database when the server starts is moved aside with a message, and a new one sta
 from __future__ import annotations
 
 import contextlib
+import hmac
 import os
 import sqlite3
 import threading
@@ -101,7 +102,7 @@ class SQLiteStore(ClassStore):
                 (now - KEEP_SECONDS,),
             )
         ]
-        for table in ("answers", "students", "classes"):
+        for table in ("answers", "students", "handovers", "classes"):
             self._db.executemany(f"DELETE FROM {table} WHERE code = ?", [(c,) for c in old])
         self._db.execute("DELETE FROM notices WHERE at < ?", (now - KEEP_SECONDS,))
 
@@ -323,6 +324,35 @@ class SQLiteStore(ClassStore):
                 (code,),
             ).fetchone()[0]
         return Roster(int(joined), int(active), int(most))
+
+    # -- one-time codes for another device of the teacher's --------------------------------------
+
+    def _offer(self, code: str, digest: str, expires: float) -> None:
+        with self._locked():
+            row = (code, digest, expires)
+            self._db.execute("INSERT OR REPLACE INTO handovers VALUES (?, ?, ?, 0, NULL)", row)
+
+    def _claim(self, code: str, digest: str, now: float, most_wrong: int) -> bool:
+        with self._transaction():
+            row = self._db.execute(
+                "SELECT digest, expires FROM handovers WHERE code = ? AND digest != ''", (code,)
+            ).fetchone()
+            if row is not None and hmac.compare_digest(row[0], digest) and now <= row[1]:
+                self._db.execute(
+                    "UPDATE handovers SET digest = '', used = ? WHERE code = ?", (now, code)
+                )
+                return True
+            self._db.execute(
+                "UPDATE handovers SET wrong = wrong + 1, digest = CASE WHEN wrong + 1 >= ? "
+                "THEN '' ELSE digest END WHERE code = ? AND digest != ''",
+                (most_wrong, code),
+            )
+        return False
+
+    def _claimed(self, code: str) -> float | None:
+        with self._locked():
+            row = self._db.execute("SELECT used FROM handovers WHERE code = ?", (code,)).fetchone()
+        return None if row is None or row[0] is None else float(row[0])
 
     # -- answers ----------------------------------------------------------------------------------
 

@@ -54,6 +54,15 @@ class Created:
 
 
 @dataclass(frozen=True)
+class HandOver:
+    """A one-time code that hands the class to another device of the teacher's: it works once,
+    until `expires` (time.time())."""
+
+    once: str
+    expires: float
+
+
+@dataclass(frozen=True)
 class Student:
     """A student of one class: a random id kept in their link, and a random nickname."""
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -30,9 +29,14 @@ from attnlens.app.classroom.names import (
     key_matches,
     new_code,
     new_key,
+    new_once,
     new_student_id,
     normal_code,
+    normal_once,
+    once_digest,
+    pass_matches,
     signed_for,
+    teacher_pass,
     valid_student_id,
 )
 from attnlens.app.classroom.state import (
@@ -40,18 +44,22 @@ from attnlens.app.classroom.state import (
     ClassState,
     Client,
     Created,
+    HandOver,
     Member,
     Roster,
     Student,
 )
+from attnlens.app.classroom.store_backend import StoreBackend
 
 T = TypeVar("T")
 ACTIVE_SECONDS = 30.0  # a student seen this recently counts as present
 KEEP_SECONDS = 7 * 24 * 3600  # a class is forgotten a week after its teacher last moved it
 NOTICES = 20  # the store's latest notices kept for teachers
+ONCE_SECONDS = 180.0  # a one-time code for another device works this long after it was made
+ONCE_WRONG = 100  # wrong tries at a class's one-time code, from any address, void it
 
 
-class ClassStore(ABC):
+class ClassStore(StoreBackend):
     """One store of classes, shared by every session of a process (thread-safe)."""
 
     url: str
@@ -83,9 +91,38 @@ class ClassStore(ABC):
         return self._run(lambda: self._state(code), absent=_none) if code else None
 
     def is_teacher(self, code: str, key: str | None) -> bool:
+        """Whether `key` moves the class: its teacher key, or a pass this server signed for it
+        (a device the class was handed to)."""
         code = normal_code(code)
         stored = self._run(lambda: self._teacher_hash(code), absent=_none) if code else None
-        return stored is not None and key_matches(key, stored)
+        return stored is not None and (key_matches(key, stored) or pass_matches(key, code, stored))
+
+    def hand_over(self, code: str, key: str | None) -> HandOver:
+        """A one-time code (teacher only) that gives another device a pass for the class
+        (take_over): it works once, for ONCE_SECONDS, and replaces the class's earlier one."""
+        if not self.is_teacher(code, key):
+            raise NotTeacherError("only the teacher can hand the class to another device")
+        code, once = normal_code(code), new_once()
+        made = HandOver(once, time.time() + ONCE_SECONDS)
+        self._run(lambda: self._offer(code, once_digest(code, once), made.expires))
+        return made
+
+    def take_over(self, code: str, once: str) -> str | None:
+        """A teacher pass for the class if `once` is its open one-time code (used up by this);
+        None otherwise: a wrong code counts against the open one, void after ONCE_WRONG."""
+        code, once = normal_code(code), normal_once(once)
+        teacher = self._run(lambda: self._teacher_hash(code), absent=_none) if code else None
+        if teacher is None:
+            return None
+        digest = once_digest(code, once or "-")
+        if not self._run(lambda: self._claim(code, digest, time.time(), ONCE_WRONG)):
+            return None
+        return teacher_pass(code, teacher)
+
+    def handed_over(self, code: str) -> float | None:
+        """When the class's last one-time code was used (time.time()), if it was."""
+        code = normal_code(code)
+        return self._run(lambda: self._claimed(code)) if code else None
 
     def update(self, code: str, key: str | None, state: ClassState) -> ClassState:
         """Move the class to `state` (teacher only); the stored state with its new version."""
@@ -186,6 +223,11 @@ class ClassStore(ABC):
         """The student is still here (their screen asked for the class state)."""
         if valid_student_id(student) and normal_code(code):
             self._run(lambda: self._seen(normal_code(code), student, time.time()))
+
+    def left(self, code: str, student: str) -> None:
+        """The student's page closed: they no longer count as here (until it asks again)."""
+        if valid_student_id(student) and normal_code(code):
+            self._run(lambda: self._seen(normal_code(code), student, 0.0))
 
     def answer(self, code: str, student: str, question_id: str, choice: int) -> bool:
         """Record a student's answer to the question on screen; True only once the store has
@@ -293,88 +335,6 @@ class ClassStore(ABC):
         """Tell the teachers (their pages show the store's notices) and the server's log."""
         self._notices = [*self._notices, (time.time(), text)][-NOTICES:]
         print(f"attnlens: class store {self.url}: {text}", flush=True, file=sys.stderr)
-
-    # -- what each store implements ------------------------------------------------------------
-
-    @abstractmethod
-    def ping(self) -> None:
-        """Raise StoreUnavailableError unless the store answers."""
-
-    def _check(self, now: bool = False) -> str | None:
-        """Why the store is not the one this server wrote to (plain words), or None; a check
-        that costs a round trip may be skipped for a moment, unless `now`."""
-        return None
-
-    def _written(self) -> str | None:
-        """_check after a write, before it is acknowledged."""
-        return self._check(now=True)
-
-    def _reset(self, why: str) -> str:
-        """Make the store usable after a loss; words on what was kept aside (may be "")."""
-        return ""
-
-    @abstractmethod
-    def _dump(self, code: str) -> ClassCopy | None:
-        """The whole class as the store holds it."""
-
-    @abstractmethod
-    def _put_back(self, code: str, copy: ClassCopy) -> None:
-        """Write what the store lacks of `copy`; what it holds stays."""
-
-    @abstractmethod
-    def _insert(self, code: str, teacher: str, state: ClassState) -> bool: ...
-
-    @abstractmethod
-    def _state(self, code: str) -> ClassState | None: ...
-
-    @abstractmethod
-    def _teacher_hash(self, code: str) -> str | None: ...
-
-    @abstractmethod
-    def _update(self, code: str, state: ClassState) -> ClassState: ...
-
-    @abstractmethod
-    def _member(self, code: str, student: str) -> Member | None: ...
-
-    @abstractmethod
-    def _removed(self, code: str, student: str) -> bool: ...
-
-    @abstractmethod
-    def _join(self, code: str, member: Member, state: ClassState, limited: bool) -> Member:
-        """Atomically: add `member` with a nickname unique in the class, unless the class holds
-        state.size students, or (when `limited`) state.per_address joined from its address or
-        PER_BROWSER from its browser: then a ClassError saying which."""
-
-    @abstractmethod
-    def _remove(self, code: str, student: str) -> bool: ...
-
-    @abstractmethod
-    def _members(self, code: str) -> list[Member]: ...
-
-    @abstractmethod
-    def _seen(self, code: str, student: str, now: float) -> None: ...
-
-    @abstractmethod
-    def _answer(self, code: str, student: str, question_id: str, choice: int, now: float) -> bool:
-        """Atomically: store the choice only if question_id is the class's current question,
-        not revealed, and 0 ≤ choice < its options; a student's later answer replaces theirs."""
-
-    @abstractmethod
-    def _choices(self, code: str, question_id: str) -> list[int]: ...
-
-    @abstractmethod
-    def _answer_of(self, code: str, student: str, question_id: str) -> int | None: ...
-
-    @abstractmethod
-    def _roster(self, code: str) -> Roster: ...
-
-    def close(self) -> None:
-        """Let go of the file or connection (the next open_store of its URL opens it anew)."""
-        self.closed = True
-        self._close()
-
-    @abstractmethod
-    def _close(self) -> None: ...
 
 
 def _none(value: object) -> bool:

@@ -11,6 +11,7 @@ from typing import Any
 
 import attnlens
 from attnlens.model.training.evaluate import SUITES, PerplexityReport, Report, TaskReport
+from attnlens.record.errors import InputError
 
 DEFAULT_SEED = 20_000  # training's held-out set uses 10_000 + its seed; these differ
 
@@ -112,5 +113,8 @@ def add_eval_parser(sub: Any) -> None:
 
 def cmd_eval(args: argparse.Namespace) -> None:
     seed = DEFAULT_SEED if args.seed is None else args.seed
-    report = attnlens.load(args.model, device=args.device).evaluate(args.n, seed, args.suite)
+    can = attnlens.load(args.model, device=args.device).capabilities
+    if can.evaluation is None:
+        raise InputError(can.reason("evaluation"))
+    report = can.evaluation.evaluate(args.n, seed, args.suite)
     print(report_text(report, args.json))

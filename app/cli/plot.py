@@ -17,6 +17,8 @@ from attnlens.app.cli.trace_args import add_trace_inputs, trace_of
 from attnlens.model.decoding.heads import OLD_KINDS
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heads.segments import pair_heatmap
+from attnlens.viz.shared.html_file import standalone_html
+from attnlens.viz.shared.vector_cells import VECTOR_CELLS, heatmap_cells, vector_cells
 
 # --kind takes the records' names; the older encoder and decoder are still read
 KINDS: dict[str, Kind] = {
@@ -77,7 +79,7 @@ def write_figure(fig: go.Figure, out: Path | None) -> None:
         return
     suffix = out.suffix.lower()
     if suffix == ".html":
-        write_text(str(fig.to_html(include_plotlyjs=True, full_html=True)), out)
+        write_text(standalone_html(fig), out)  # opens offline, plotly.js gzipped inside
     elif suffix == ".json":
         write_text(str(fig.to_json()), out)
     else:
@@ -89,6 +91,8 @@ def _image(fig: go.Figure, fmt: str, out: Path) -> bytes:
         import kaleido  # noqa: F401  (only to say clearly when it is missing)
     except ImportError:
         raise ValueError(f"cannot write {out.name}: kaleido is not installed; use .html") from None
+    if fmt == "svg" and heatmap_cells(fig) <= VECTOR_CELLS:
+        fig = vector_cells(fig)  # the cells as vectors, as the app's SVG downloads
     try:
         image: bytes = fig.to_image(format=fmt)
     except Exception as err:  # kaleido fails in many ways without a browser; say so in one line

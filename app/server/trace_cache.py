@@ -8,6 +8,9 @@ Memory is bounded: least recently used traces go first once their arrays exceed 
 Beyond that budget a trace is still shared while any session holds it (a weak reference), and
 goes when the last session holding it lets go: a closed tab gives its memory back.
 
+A trace that took long to make is also kept on disk (trace_shelf.py), so a long input reopened
+from its link after every session let it go is read back, not traced again.
+
 A trace of a long input leaves the process holding far more than its record: what the forward
 pass freed stays with the allocator (app/server/memory.py). Once a trace of at least
 TRIM_FROM_BYTES is made, that memory is handed back; a class's short traces never pay for it.
@@ -17,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+import time
 import weakref
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Mapping
@@ -26,7 +30,9 @@ from types import MappingProxyType
 import numpy as np
 
 from attnlens.app.server.memory import give_back_memory
-from attnlens.record.scores import LayerScores, Summary
+from attnlens.app.server.trace_shelf import TraceShelf
+from attnlens.record.scores import LayerScores
+from attnlens.record.summary import Summary
 from attnlens.record.trace import Trace
 
 Key = tuple[Hashable, ...]
@@ -79,7 +85,8 @@ def size_of(trace: Trace) -> int:
 
 class SharedTraces:
     """A bounded, thread-safe cache of traces, computed once however many sessions ask.
-    give_back runs after a trace of at least trim_from bytes was computed."""
+    give_back runs after a trace of at least trim_from bytes was computed; `shelf` keeps those
+    that took long on disk."""
 
     def __init__(
         self,
@@ -87,9 +94,10 @@ class SharedTraces:
         max_entries: int = 1024,
         trim_from: int = TRIM_FROM_BYTES,
         give_back: Callable[[], None] = give_back_memory,
+        shelf: TraceShelf | None = None,
     ) -> None:
         self.budget, self.max_entries = budget_bytes, max_entries
-        self.trim_from, self.give_back = trim_from, give_back
+        self.trim_from, self.give_back, self.shelf = trim_from, give_back, shelf
         self._lock = threading.RLock()  # a weak callback may run while it is held (see _forget)
         self._held: OrderedDict[Key, tuple[Callable[[], object | None], Trace, int]] = OrderedDict()
         self._held_bytes = 0
@@ -97,9 +105,16 @@ class SharedTraces:
         self._alive: dict[Key, tuple[Callable[[], object | None], weakref.ref[Trace]]] = {}
         self.hits = self.misses = 0
 
-    def get(self, model: object, key: Key, compute: Callable[[], Trace]) -> Trace:
-        """The trace of key on model: held, being computed by another session, or computed now
-        (errors are raised to every caller and never kept)."""
+    def get(
+        self,
+        model: object,
+        key: Key,
+        compute: Callable[[], Trace],
+        shelved: Callable[[], str] | None = None,
+    ) -> Trace:
+        """The trace of key on model: held, being computed by another session, read from the
+        shelf under the name `shelved` gives (the model's weights and the input), or computed
+        now (errors are raised to every caller and never kept)."""
         full = (id(model), *key)
         with self._lock:
             held = self._held.get(full)
@@ -121,7 +136,7 @@ class SharedTraces:
         if not owner:
             return running.result()
         try:
-            trace = frozen(compute())
+            trace = frozen(self._made(compute, shelved))
         except BaseException as err:
             with self._lock:
                 del self._running[full]
@@ -134,6 +149,18 @@ class SharedTraces:
             self._keep(full, model, trace, size)
             del self._running[full]
         running.set_result(trace)
+        return trace
+
+    def _made(self, compute: Callable[[], Trace], shelved: Callable[[], str] | None) -> Trace:
+        """The trace from the shelf, or computed (and shelved when it took long)."""
+        name = None if self.shelf is None or shelved is None else shelved()
+        found = None if name is None or self.shelf is None else self.shelf.get(name)
+        if found is not None:
+            return found
+        started = time.perf_counter()
+        trace = compute()
+        if name is not None and self.shelf is not None:
+            self.shelf.put(name, trace, time.perf_counter() - started)
         return trace
 
     def _keep(self, full: Key, model: object, trace: Trace, size: int) -> None:

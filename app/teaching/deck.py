@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from attnlens.app.teaching import deck_values as read
 from attnlens.record.errors import InputError, clipped
 from attnlens.record.trace import KINDS, Kind
 
@@ -102,75 +103,30 @@ class Deck:
     source: str = ""  # where it was read from
 
 
-def _int(low: int, high: int | None = None, words: tuple[str, ...] = ()) -> Callable[[str], Any]:
-    def parse(value: str) -> int | str:
-        if value in words:
-            return value
-        allowed = " or ".join([f"a whole number from {low}", *words])
-        try:
-            number = int(value)
-        except ValueError:
-            raise ValueError(f"must be {allowed}, got {value!r}") from None
-        if number < low or (high is not None and number > high):
-            top = f"..{high}" if high is not None else " up"
-            raise ValueError(f"must be in {low}{top}, got {number}")
-        return number
-
-    return parse
-
-
-def _float(low: float, high: float, low_open: bool = True) -> Callable[[str], float]:
-    def parse(value: str) -> float:
-        try:
-            number = float(value)
-        except ValueError:
-            raise ValueError(f"must be a number, got {value!r}") from None
-        if not (low < number if low_open else low <= number) or number > high:
-            raise ValueError(f"must be above {low} and at most {high}, got {number}")
-        return number
-
-    return parse
-
-
-def _choice(options: tuple[str, ...] | list[str]) -> Callable[[str], str]:
-    def parse(value: str) -> str:
-        if value not in options:
-            raise ValueError(f"must be one of {', '.join(options)}, got {value!r}")
-        return value
-
-    return parse
-
-
-def _text(value: str) -> str:
-    if not value:
-        raise ValueError("is empty")
-    return value
-
-
 SLIDE_FIELDS: dict[str, Callable[[str], Any]] = {
-    "section": _text,
-    "figure": _choice(list(FIGURES)),
-    "model": _text,
-    "text": _text,
-    "target": _text,
-    "kind": _choice(KINDS),
-    "layer": _int(0, None, ("first", "last")),
-    "head": _int(0, None, ("auto",)),
-    "step": _int(0, None, ("auto", "last")),
-    "query": _int(0, None, ("auto",)),
-    "ask": _choice(list(QUESTIONS)),
-    "highlight": _choice(KINDS),
-    "batch": _text,
-    "temperature": _float(0.0, 100.0),
-    "top_k": _int(1),
-    "top_p": _float(0.0, 1.0),
-    "beam_size": _int(2, 16),
+    "section": read.text,
+    "figure": read.one_of(list(FIGURES)),
+    "model": read.text,
+    "text": read.text,
+    "target": read.text,
+    "kind": read.one_of(KINDS),
+    "layer": read.whole(0, None, ("first", "last")),
+    "head": read.whole(0, None, ("auto",)),
+    "step": read.whole(0, None, ("auto", "last")),
+    "query": read.whole(0, None, ("auto",)),
+    "ask": read.one_of(list(QUESTIONS)),
+    "highlight": read.one_of(KINDS),
+    "batch": read.text,
+    "temperature": read.number(0.0, 100.0),
+    "top_k": read.whole(1),
+    "top_p": read.number(0.0, 1.0),
+    "beam_size": read.whole(2, 16),
 }
 DECK_FIELDS: dict[str, Callable[[str], Any]] = {
-    "title": _text,
-    "model": _text,
-    "text": _text,
-    "about": _text,
+    "title": read.text,
+    "model": read.text,
+    "text": read.text,
+    "about": read.text,
 }
 
 

@@ -7,7 +7,9 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 from attnlens.model.lenses.lens import Lens
+from attnlens.model.lenses.parts import Projections
 from attnlens.record.decode import DecodeRun
+from attnlens.record.errors import InputError
 from attnlens.record.example import Example
 from attnlens.record.projections import HeadProjections
 from attnlens.record.trace import Kind, Trace
@@ -43,7 +45,8 @@ class LiveInput:
         given the right output."""
 
         def compute() -> tuple[int, ...] | None:
-            example: Example | None = self.lens.reference(self.text)
+            task = self.lens.capabilities.task
+            example: Example | None = None if task is None else task.reference(self.text)
             if example is None or "cross" not in self.trace.kinds:
                 return None
             if self.lens.text_of(self.trace.tgt_tokens[1:]) != example.target:
@@ -71,7 +74,15 @@ class LiveInput:
 
     def projections(self, kind: Kind, layer: int, head: int) -> HeadProjections:
         key = ("projections", kind, layer, head)
-        return self._once(key, lambda: self.lens.head_projections(self.trace, kind, layer, head))
+        return self._once(key, lambda: self._projections().head_projections(
+            self.trace, kind, layer, head))  # fmt: skip
+
+    def _projections(self) -> Projections:
+        """The model's step-by-step part; an InputError (the slide's note) where it has none."""
+        can = self.lens.capabilities
+        if can.projections is None:
+            raise InputError(can.reason("projections"))
+        return can.projections
 
     def other(self, text: str) -> Trace:
         """Another input's trace on the same model (a batch partner for padding)."""

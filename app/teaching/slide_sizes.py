@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from attnlens.viz.lecture.phone_layout import phone_layout
 from attnlens.viz.shared.labels import wrapped
 from attnlens.viz.shared.style import PROJECTOR_FONT, projector
 
@@ -93,3 +94,9 @@ def _has_legend(fig: go.Figure) -> bool:
         t for t in fig.data if t.showlegend or (t.showlegend is None and t.type not in NO_LEGEND)
     ]
     return len(shown) >= 2
+
+
+def phoned(fig: go.Figure) -> go.Figure:
+    """The figure, in place, for a phone's screen (a student's page narrower than 640 px):
+    its screen layout reflowed (viz/lecture/phone_layout.py)."""
+    return phone_layout(fig)

@@ -15,8 +15,8 @@ def right_answer(lens: Lens, text: str, output: str) -> str | None:
     """ "The right answer is …" when the model's task knows the answers for `text` and
     `output` is none of them (translate's synonyms are all right); None when it is right or
     the task cannot tell."""
-    name = lens.capabilities.task
-    reference = lens.reference(text)
-    if name not in TASKS or reference is None or TASKS[name]().accepts(text, output):
+    task = lens.capabilities.task
+    reference = None if task is None else task.reference(text)
+    if task is None or reference is None or TASKS[task.name]().accepts(text, output):
         return None
     return f"The right answer is “{reference.target}”, not “{output}”."

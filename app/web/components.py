@@ -17,10 +17,11 @@ STATIC = Path(__file__).parent / "static"
 
 
 def component(name: str, stem: str, html: str) -> ComponentRenderer:
-    """A component named `name` of `html` and static/STEM.css, static/STEM.js (read once), with
-    the hover box's style they all share (static/tip.css)."""
-    css = "".join((STATIC / f"{part}.css").read_text(encoding="utf-8") for part in ("tip", stem))
-    js = (STATIC / f"{stem}.js").read_text(encoding="utf-8")
+    """A component named `name` of `html` and static/STEM.css, static/STEM.js (read once), each
+    after what every such figure shares: static/figure_base.css (the theme's text, the hover
+    box) and static/figure_base.js (the canvas, labels and hover box)."""
+    css = "".join((STATIC / f"{p}.css").read_text(encoding="utf-8") for p in ("figure_base", stem))
+    js = "".join((STATIC / f"{p}.js").read_text(encoding="utf-8") for p in ("figure_base", stem))
     return st.components.v2.component(name, html=html, css=css, js=js)
 
 

@@ -32,7 +32,7 @@ from attnlens.record.export import megabytes
 Writer = Callable[[IO[bytes]], None]
 PLAIN_BYTES = 16 * 2**20  # larger files are sent gzip-compressed (docs/app.md#downloads)
 GZIP_LEVEL = 3  # a 240 MB record: about 40% of its size in a few seconds
-PLOTLY_JS_BYTES = 5 * 2**20  # plotly.js inside a standalone HTML figure (4.6 MB in plotly 7)
+PLOTLY_JS_BYTES = 2 * 2**20  # plotly.js gzipped inside a standalone HTML figure (1.9 MB)
 PNG_SCALE = 2  # a PNG is drawn at twice its size, for projectors
 SVG_PER_JSON_BYTE = 8  # an SVG's text per byte of its figure's JSON (measured: 0.3 to 2.2)
 SVG_BASE_BYTES = 2**20  # an SVG's styles and fonts
@@ -124,10 +124,12 @@ def button(
     key: str,
     help: str | None = None,
     instead: str | None = None,
+    refused: str | None = None,
 ) -> None:
     """A download button for a file of at most `bound` bytes, made when clicked; disabled,
-    with its size, the limit and what to use `instead`, when sending it would pass the budget."""
-    refused = too_large(bound, instead)
+    with its size, the limit and what to use `instead`, when sending it would pass the budget
+    (or with `refused`, the caller's reason not to make it)."""
+    refused = refused or too_large(bound, instead)
     if refused:
         st.caption(md(f"{label}: {refused}"))
     elif bound > PLAIN_BYTES and mime not in COMPRESSED:

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from functools import partial
 from typing import TypeVar
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 import attnlens
-from attnlens.app.web import session_records, urlstate
+from attnlens.app.web import session_records, urlstate, waits
 from attnlens.app.web.resources import shared_trace
-from attnlens.app.web.safe_text import md
+from attnlens.app.web.safe_text import md, md_items
 from attnlens.model.lenses.lens import RecordMode
 from attnlens.record.trace import Kind, Trace
 
@@ -108,17 +110,60 @@ def traced(
     pair: str | None = None,
     record: RecordMode = "weights",
 ) -> Trace | None:
-    """The trace of text (memoised per session, and shared between sessions: its arrays are
-    read-only), kept as `record` asks (Lens.trace); a message in place of bad input."""
-    key = (lens.name, id(lens), text, target, pair, record)
+    """The trace of text (made_trace's), kept as `record` asks (Lens.trace); a message in place
+    of bad input, its warnings above it."""
     try:
-        tr = memo(slot, key, lambda: shared_trace(lens, text, target, pair, record))
+        tr = made_trace(lens, text, target, slot, pair, record)
     except ValueError as err:
         st.error(md(err))
         return None
-    for warning in tr.warnings:
-        st.warning(md(warning))
+    if tr.warnings:
+        st.warning(md_items(tr.warnings))
     return tr
+
+
+def made_trace(
+    lens: attnlens.Lens,
+    text: str,
+    target: str | None,
+    slot: str = "trace",
+    pair: str | None = None,
+    record: RecordMode = "weights",
+    place: DeltaGenerator | None = None,
+) -> Trace:
+    """The trace of text, memoised per session and shared between sessions (its arrays are
+    read-only); the lens's ValueError for bad input. While it is made, `place` shows what runs
+    and how far it is (waits.py), in place of the last input's page."""
+
+    def made() -> Trace:
+        tokens = token_count(lens, text)
+        wait = waits.Wait(trace_line(lens, tokens), waits.speeds().expected(lens.name, tokens))
+        trace = partial(shared_trace, lens, text, target, pair, record)
+        return waits.waited(place, wait, partial(waits.timed, lens.name, tokens, trace))
+
+    return memo(slot, (lens.name, id(lens), text, target, pair, record), made)
+
+
+def token_count(lens: attnlens.Lens, text: str) -> int:
+    """How many tokens the model reads for text (0 when it cannot say before the trace)."""
+    runs = lens.capabilities.token_runs
+    if runs is None:
+        return 0
+    try:
+        return len(runs.token_ids(text))
+    except ValueError:
+        return 0
+
+
+def trace_line(lens: attnlens.Lens, tokens: int) -> str:
+    """What a trace of `tokens` tokens does, in words: "Reading 4,001 tokens with gpt2 (12
+    layers × 12 heads, every head's weights measured)"."""
+    info = lens.info
+    what = f"{tokens:,} tokens" if tokens else "the text"
+    return (
+        f"Reading {what} with {lens.name} ({info.n_layers} layers × {info.n_heads} heads, "
+        "every head measured)"
+    )
 
 
 def kind_picker(tr: Trace, where: st.delta_generator.DeltaGenerator | None = None) -> Kind:

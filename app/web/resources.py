@@ -8,6 +8,8 @@ The server's settings for speed (docs/deploying.md):
 - no full garbage collection after every rerun (`attnlens serve` switches Streamlit's off,
   app/cli/main.py STREAMLIT_OPTIONS): it walked the ~260k objects of torch and the models each time;
 - traces shared between sessions (ATTNLENS_TRACE_CACHE_MB): a class types the same examples;
+  those that took long also kept on disk (ATTNLENS_TRACE_DISK_MB, app/server/trace_shelf.py), so
+  a long input reopened from its link, in a new session or after a restart, is not traced again;
 - traces of our own bundled models made in a worker process, off the server's GIL, on a machine
   of two cores or more (ATTNLENS_TRACE_WORKERS, app/server/trace_workers.py): a class of 32 on 2
   cores where the server alone held 16; a single user's keystroke is as fast either way.
@@ -26,12 +28,15 @@ import streamlit as st
 import attnlens
 from attnlens.app.server.memory import freeze_long_lived
 from attnlens.app.server.trace_cache import SharedTraces
+from attnlens.app.server.trace_shelf import TraceShelf, shelf_key
+from attnlens.app.server.trace_threads import TraceThreads
 from attnlens.app.server.trace_workers import TraceWorkers
 from attnlens.app.web.safe_text import md
 from attnlens.model.lenses.lens import RecordMode
+from attnlens.model.lenses.parts import Training
 from attnlens.model.lenses.registry import check_allowed
 from attnlens.model.training.snapshots import SnapshotScore
-from attnlens.record.errors import clipped
+from attnlens.record.errors import InputError, clipped
 from attnlens.record.trace import Trace
 
 DEFAULT_MODEL = "reverse"
@@ -65,12 +70,28 @@ def shared_lens(name: str) -> attnlens.Lens:
 @st.cache_resource(show_spinner=False, max_entries=16)
 def shared_snapshot(name: str, step: int) -> attnlens.Lens:
     """A model's training snapshot, loaded through the model (never by a path a user gives)."""
-    return shared_lens(name).snapshot(step)
+    return _training(name).snapshot(step)
+
+
+def _training(name: str) -> Training:
+    """A model's snapshots; the pages offer them only where capabilities.training has some."""
+    can = shared_lens(name).capabilities
+    if can.training is None:
+        raise InputError(can.reason("training"))
+    return can.training
 
 
 @st.cache_resource(show_spinner=False)
 def _shared_traces() -> SharedTraces:
-    return SharedTraces(_setting("ATTNLENS_TRACE_CACHE_MB", TRACE_CACHE_MB) * 2**20)
+    budget = _setting("ATTNLENS_TRACE_CACHE_MB", TRACE_CACHE_MB) * 2**20
+    return SharedTraces(budget, shelf=TraceShelf.from_env())
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def _fingerprint(name: str, lens_id: int, _lens: attnlens.Lens) -> str:
+    """The weights' fingerprint of a shared lens, taken once (it hashes an own model's
+    weights)."""
+    return _lens.fingerprint()
 
 
 def shared_trace(
@@ -93,9 +114,22 @@ def shared_trace(
         if ours and record != "scores" and workers is not None:
             with contextlib.suppress(BrokenProcessPool):  # a worker died: made here too
                 return workers.trace(name, text, target, pair)
-        return lens.trace(text, target, pair=pair, record=record)
+        with _trace_threads().running():  # the cores, shared with traces running meanwhile
+            return lens.trace(text, target, pair=pair, record=record)
 
-    return _shared_traces().get(lens, (lens.name, text, target, pair, record), compute)
+    def shelved() -> str:
+        return shelf_key(_fingerprint(lens.name, id(lens), lens), text, target, pair, record)
+
+    key = (lens.name, text, target, pair, record)
+    return _shared_traces().get(lens, key, compute, shelved)
+
+
+@st.cache_resource(show_spinner=False)
+def _trace_threads() -> TraceThreads:
+    """Torch threads of a trace made in the server: ATTNLENS_TRACE_THREADS, by default the
+    cores shared among the traces running at once (app/server/trace_threads.py)."""
+    cores = _setting("ATTNLENS_TRACE_THREADS", os.cpu_count() or 1)
+    return TraceThreads(cores, _setting("ATTNLENS_TORCH_THREADS", TORCH_THREADS))
 
 
 @st.cache_resource(show_spinner=False)
@@ -120,7 +154,7 @@ def _background() -> ThreadPoolExecutor:
 @st.cache_resource(show_spinner=False, max_entries=16)
 def _scoring(name: str) -> Future[list[SnapshotScore]]:
     """Every snapshot of a model scored on held-out examples, started once per process."""
-    return _background().submit(shared_lens(name).snapshot_scores)
+    return _background().submit(_training(name).snapshot_scores)
 
 
 def snapshot_scores(name: str) -> list[SnapshotScore] | None:

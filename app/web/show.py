@@ -13,13 +13,16 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from attnlens.app.web import downloads
+from attnlens.app.web import downloads, screen_size
 from attnlens.app.web.pickers import memo
 from attnlens.record.decode import DecodeRun
 from attnlens.record.export import json_bound, json_chunks
 from attnlens.record.trace import Trace
+from attnlens.viz.shared.html_file import standalone_html
 from attnlens.viz.shared.labels import visible
+from attnlens.viz.shared.narrow import narrowed
 from attnlens.viz.shared.style import EXPORT_WIDTH, PROJECTOR_FONT, exported, image_size, projector
+from attnlens.viz.shared.vector_cells import VECTOR_CELLS, heatmap_cells, vector_cells
 
 CLEAR = "rgba(0,0,0,0)"
 FIRST_CHART_PAUSE = 0.04  # seconds between the chart an action waits for and the ones after it
@@ -65,6 +68,8 @@ def styled(fig: go.Figure, present: bool | None = None) -> go.Figure:
     fig.layout.plot_bgcolor = fig.layout.paper_bgcolor = CLEAR  # a third of update_layout's time
     if presenting() if present is None else present:
         projector(fig, PROJECTOR_FONT)
+    elif screen_size.narrow():  # a phone: panels stacked, labels cut, colour bars below
+        narrowed(fig)
     return fig
 
 
@@ -90,6 +95,8 @@ def figure(
     st.session_state[key])."""
     shown = styled(fig)
     config = chart_config()
+    if screen_size.narrow():
+        config = {**config, "displayModeBar": False}  # a toolbar over a phone's small plot
     if on_click is None:
         st.plotly_chart(shown, key=key, width="stretch", config=config)
     else:
@@ -102,7 +109,10 @@ def figure(
 
 def download_buttons(fig: go.Figure, key: str, file_name: str) -> None:
     """Download buttons for a figure as this session shows it, in the page's theme."""
-    figure_downloads(lambda: fig, downloads.figure_bound(fig), key, file_name, image_size(fig))
+    figure_downloads(
+        lambda: fig, downloads.figure_bound(fig), key, file_name, image_size(fig),
+        heatmap_cells(fig),
+    )  # fmt: skip
 
 
 def figure_downloads(
@@ -111,11 +121,13 @@ def figure_downloads(
     key: str,
     file_name: str,
     size: dict[str, int] | None = None,
+    cells: int = 0,
 ) -> None:
     """Download buttons for the figure `make` builds as shown, only when one is clicked (for a
     view the page draws without Plotly, such as Explore's lines), in the page's theme; `bound`
     is at most how many bytes its JSON takes, `size` its image's width and height (at most
-    EXPORT_WIDTH × TALLEST_PX when not known before it is built)."""
+    EXPORT_WIDTH × TALLEST_PX when not known before it is built), `cells` how many heatmap
+    cells it holds (an SVG draws at most VECTOR_CELLS as vectors: past that, take the PNG)."""
     dark = _dark()
     width, height = (size or {}).get("width", EXPORT_WIDTH), (size or {}).get("height", TALLEST_PX)
     with st.container(horizontal=True):
@@ -130,7 +142,18 @@ def figure_downloads(
                     downloads.image_bound(bound, fmt, width, height),
                     f"{file_name}.{fmt}", mime, f"{key}_{fmt}",
                     help="drawn by kaleido with the system's Chromium: a few seconds",
+                    refused=svg_refusal(cells) if fmt == "svg" else None,
                 )  # fmt: skip
+
+
+def svg_refusal(cells: int) -> str | None:
+    """Why a figure of `cells` heatmap cells gets no SVG (None: it does, its cells vectors)."""
+    if cells <= VECTOR_CELLS:
+        return None
+    return (
+        f"a heatmap of {cells:,} cells: an SVG draws at most {VECTOR_CELLS:,} as vectors "
+        "(128 × 128); the PNG holds them all"
+    )
 
 
 def export(fig: go.Figure, fmt: str, dark: bool = False) -> bytes:
@@ -138,11 +161,14 @@ def export(fig: go.Figure, fmt: str, dark: bool = False) -> bytes:
     in the light or dark theme's own template, whose margins grow to fit every label (the
     process-wide default is Streamlit's, with fixed margins and placeholder colours). HTML,
     PNG and SVG share one layout: the same width and height (image_size), so the same
-    margins; HTML opens offline (plotly.js inside); PNG is drawn at twice the size."""
+    margins; HTML opens offline (plotly.js inside, gzipped); an SVG draws heatmap cells as
+    vectors (viz/shared/vector_cells.py); PNG is drawn at twice the size."""
     out = exported(fig, dark)
     out.update_layout(**image_size(out))
     if fmt == "html":
-        return str(out.to_html(include_plotlyjs=True, full_html=True)).encode()
+        return standalone_html(out).encode()
+    if fmt == "svg" and heatmap_cells(out) <= VECTOR_CELLS:
+        out = vector_cells(out)  # the cells as vectors, not a picture inside the SVG
     scale = downloads.PNG_SCALE if fmt == "png" else 1
     return bytes(out.to_image(format=fmt, scale=scale))
 

@@ -21,6 +21,13 @@ h1 { font-size: 2.4rem !important; } h2 { font-size: 2rem !important; }
 [data-testid="stSidebarNavLink"] .stMarkdownEllipsis p
   { white-space: normal !important; overflow: visible !important; text-overflow: clip !important; }
 </style>"""  # projector: large text, page names whole (wrapped), the figure high on the page
+# every page: a text box of the last run never stays on screen greyed out beside the new one
+# (a text grown past 200 characters swaps its one-line box for a box of several lines, and the
+# old box stayed under the new one, greyed, until the new input's page was drawn)
+PAGE_CSS = """<style>
+[data-stale="true"]:has([data-testid="stTextInput"], [data-testid="stTextArea"])
+  { display: none; }
+</style>"""
 THEME_HINT = "Light or dark: ⋮ menu (top right) → System, Light or Dark. Figures follow it."
 
 
@@ -67,6 +74,7 @@ def presentation_toggle() -> bool:
 
 def sidebar(initial: str) -> str:
     """Draw the sidebar; returns the model name this session uses."""
+    st.html(PAGE_CSS)  # fixed CSS, never user text
     name = model_picker(initial)
     presentation_toggle()
     st.sidebar.caption(THEME_HINT)

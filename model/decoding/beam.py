@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
 from attnlens.model.decoding.request import EarlyStopping, LengthNorm
-from attnlens.model.decoding.strategy import Proposal, forced_proposal
+from attnlens.model.decoding.strategy import Proposal, forced_proposals, per_source
 
 
 def length_penalty(length: int, alpha: float, norm: LengthNorm = "gnmt") -> float:
@@ -50,11 +52,19 @@ class BeamSearch:
         self.beam_size = beam_size
 
     def propose(
-        self, log_probs: torch.Tensor, scores: torch.Tensor, forced: int | None
-    ) -> Proposal:
-        """The 2K best (hypothesis, token) pairs by cumulative log-probability."""
+        self,
+        log_probs: torch.Tensor,
+        scores: torch.Tensor,
+        sizes: Sequence[int],
+        forced: int | None,
+    ) -> list[Proposal]:
+        """Each source's 2K best (hypothesis, token) pairs by cumulative log-probability."""
         if forced is not None:
-            return forced_proposal(log_probs, scores, forced)
+            return forced_proposals(log_probs, scores, sizes, forced)
+        return per_source(self.best, log_probs, scores, sizes)
+
+    def best(self, log_probs: torch.Tensor, scores: torch.Tensor) -> Proposal:
+        """One source's 2K best continuations: log_probs (B, V), scores (B,)."""
         B, V = log_probs.shape
         total = (scores.unsqueeze(1) + log_probs).view(-1)  # (B * V,)
         best = total.topk(min(2 * self.beam_size, B * V))  # sorted, best first

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import torch
 
-from attnlens.model.decoding.strategy import Proposal, forced_proposal
+from attnlens.model.decoding.strategy import Proposal, forced_proposals, per_source
 
 
 def top_k_filter(logits: torch.Tensor, k: int) -> torch.Tensor:
@@ -54,11 +56,20 @@ class Sampling:
         return logits.softmax(dim=-1)
 
     def propose(
-        self, log_probs: torch.Tensor, scores: torch.Tensor, forced: int | None
-    ) -> Proposal:
-        """One token drawn for the single live hypothesis (or the forced one)."""
+        self,
+        log_probs: torch.Tensor,
+        scores: torch.Tensor,
+        sizes: Sequence[int],
+        forced: int | None,
+    ) -> list[Proposal]:
+        """One token drawn for each source's single live hypothesis (or the forced one), the
+        sources in turn from the run's one generator."""
         if forced is not None:
-            return forced_proposal(log_probs, scores, forced)
+            return forced_proposals(log_probs, scores, sizes, forced)
+        return per_source(self.draw, log_probs, scores, sizes)
+
+    def draw(self, log_probs: torch.Tensor, scores: torch.Tensor) -> Proposal:
+        """One token drawn for a source's live hypothesis, its row of log_probs (1, V)."""
         probs = self.distribution(log_probs[:1])  # (1, V)
         token = int(torch.multinomial(probs.cpu(), 1, generator=self.generator))
         return Proposal([0], [token])

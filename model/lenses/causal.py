@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 import torch
@@ -21,6 +22,7 @@ from attnlens.model.decoding.net_steppers import (
 )
 from attnlens.model.decoding.request import ModelLimits
 from attnlens.model.lenses.lens import (
+    Capabilities,
     DecodePlan,
     check_target,
     check_text,
@@ -28,7 +30,9 @@ from attnlens.model.lenses.lens import (
     refuse_pair,
 )
 from attnlens.model.lenses.next_tokens import check_logits_budget, check_top, top_next
-from attnlens.model.lenses.own import OwnLens, numpy_of, past_length
+from attnlens.model.lenses.own import OwnLens
+from attnlens.model.lenses.parts import Evaluation, Predictor, Samples
+from attnlens.model.lenses.tensors import numpy_of, past_length
 from attnlens.model.lenses.token_runs import TokenBatch, TokenRun
 from attnlens.model.net.attention import QKV
 from attnlens.model.net.config import TransformerConfig
@@ -38,7 +42,7 @@ from attnlens.model.net.tokenizer import BOS, EOS, CharTokenizer
 from attnlens.model.training.corpus import load_corpus
 from attnlens.model.training.evaluate import Report, evaluate_lm
 from attnlens.model.training.repeats import repeated_text
-from attnlens.record.errors import InputError
+from attnlens.record.errors import InputError, literal
 from attnlens.record.next_tokens import NextTokens
 from attnlens.record.trace import Kind, Trace
 
@@ -65,7 +69,7 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
 
     def unknown_warning(self, what: str, unknown: list[str]) -> str:  # type: ignore[override]
         shown = "".join(dict.fromkeys(unknown))
-        return f"characters outside the vocabulary were read as <unk>: {shown!r}"
+        return f"characters outside the vocabulary were read as <unk>: {literal(shown)}"
 
     def prompt(
         self, text: str, target: str | None = None
@@ -113,7 +117,10 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
             warnings=tuple(warnings), positional_scheme="sinusoidal",
         )  # fmt: skip
 
-    def next_tokens(self, text: str, k: int = 3) -> NextTokens:
+    def _predictor(self) -> Predictor:
+        return Predictor(self._next_tokens)
+
+    def _next_tokens(self, text: str, k: int = 3) -> NextTokens:
         """Each position's k likeliest next characters: the softmax of the generator's logits
         over <s> + text, as `trace` reads it."""
         k = check_top(k)
@@ -151,19 +158,27 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
         )
 
     @property
-    def evaluates(self) -> bool:  # type: ignore[override]
-        """lm is measured by perplexity; induction by its experiment instead."""
-        return self.meta.get("task") != "induction"
+    def capabilities(self) -> Capabilities:
+        """lm is measured by perplexity; induction by its experiment instead (the reason)."""
+        can = super().capabilities
+        if can.evaluation is not None:
+            return can
+        why = (
+            f"{self.name} is measured by its heads and copy losses: attnlens experiment "
+            f"induction {self.name}"
+        )
+        return replace(can, why_not={**can.why_not, "evaluation": why})
 
-    def evaluate(self, n: int, seed: int, suite: str = "held-out") -> Report:
-        if self.meta.get("task") == "induction":
-            raise InputError(
-                f"{self.name} is measured by its heads and copy losses: attnlens experiment "
-                f"induction {self.name}"
-            )
+    def _evaluation(self) -> Evaluation | None:
+        return None if self.meta.get("task") == "induction" else Evaluation(self._evaluate)
+
+    def _evaluate(self, n: int, seed: int, suite: str = "held-out") -> Report:
         return evaluate_lm(self.name, self.net, self.tokenizer, n, suite)
 
-    def sample_texts(self, n: int, seed: int) -> list[str]:
+    def _samples(self) -> Samples:
+        return Samples(self._sample_texts)
+
+    def _sample_texts(self, n: int, seed: int) -> list[str]:
         """The induction model's repeated spans; otherwise held-out sentences of help text."""
         rng = random.Random(seed)
         if self.meta.get("task") == "induction":
@@ -171,7 +186,7 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
         held_out = [t for t in load_corpus().held_out if len(t) < self.max_tokens]
         return rng.sample(held_out, min(n, len(held_out)))
 
-    def run_tokens(self, batch: TokenBatch, ablate: Sequence[HeadRef] = ()) -> TokenRun:
+    def _run_tokens(self, batch: TokenBatch, ablate: Sequence[HeadRef] = ()) -> TokenRun:
         """The causal stack over each sequence (start token first), ablated heads zeroed."""
         if batch.source is not None:
             raise InputError(f"{self.name} is decoder-only: it takes no source")
@@ -189,7 +204,7 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
             past_length(logprobs.argmax(-1).cpu().numpy(), lengths, 1, -1),
         )  # fmt: skip
 
-    def run_ablations(
+    def _run_ablations(
         self, batch: TokenBatch, ablations: Sequence[Sequence[HeadRef]]
     ) -> list[TokenRun]:
         """The batch once per set of ablated heads, the sets side by side in one forward pass

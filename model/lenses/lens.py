@@ -1,18 +1,19 @@
 """The contract every loaded model keeps, whatever its origin (docs/python.md).
 
-Front ends ask the lens what the model can do (`lens.capabilities`, plain data) instead of
-catching errors; they never test its class or reach inside it. A capability a model lacks still
-answers with an InputError whose message says so, fit to show, when it is called anyway.
+The core every model has: `trace`, `decode`, its tokens (`text_of`, `display_tokens`), its
+names (`info`, `name`, `fingerprint`) and `capabilities`: plain facts, and the optional parts
+(model/lenses/parts.py) as objects, each None where the model lacks it, with the reason fit to
+show. Front ends ask `capabilities`; they never test a lens' class, reach inside it, or catch
+an error to find out what a model can do.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
 
-from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.decoding.request import (
     DEFAULT_STRATEGY,
     DecodeRequest,
@@ -21,25 +22,19 @@ from attnlens.model.decoding.request import (
     StrategyName,
     resolve,
 )
-from attnlens.model.lenses.token_runs import (
-    Search,
-    TaskScores,
-    TokenBatch,
-    TokenRun,
-    TokenSpace,
-    without_attention,
+from attnlens.model.lenses.parts import (
+    Ablation,
+    Evaluation,
+    Predictor,
+    Projections,
+    Samples,
+    TaskModel,
+    TokenRuns,
+    Training,
 )
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError
-from attnlens.record.example import Example
-from attnlens.record.next_tokens import NextTokens
-from attnlens.record.projections import HeadProjections
 from attnlens.record.trace import Kind, ModelInfo, Trace
-
-if TYPE_CHECKING:
-    from attnlens.model.training.evaluate import Report
-    from attnlens.model.training.snapshots import Snapshot, SnapshotScore
-
 
 RecordMode = Literal["weights", "scores", "auto"]
 RECORD_MODES: tuple[RecordMode, ...] = ("weights", "scores", "auto")
@@ -62,26 +57,77 @@ class DecodePlan:
     run: Callable[[DecodeSettings], DecodeRun]
 
 
+# Why a model lacks a part, where its lens gives no reason of its own ({name}: the model's).
+WHY_NOT = {
+    "decode": "{name} is an encoder-only model: it reads a text but writes none",
+    "predictor": "{name} is not a decoder-only model: next-token predictions at each position "
+    "come from a model that continues text (lm, GPT-2, Llama …)",
+    "projections": "step-by-step attention needs one of attnlens' own models, not {name}",
+    "task": "{name} was not trained on one of our tasks",
+    "evaluation": "{name} was not trained on one of our tasks nor is it our language model lm",
+    "training": "{name} has no training snapshots (a snapshots/step-NNNNNN/ folder beside "
+    "the model)",
+    "token_runs": "{name} does not run on token ids",
+    "ablation": "no head of {name} can be ablated",
+    "samples": "attnlens has no inputs of {name}'s kind to sample",
+}
+
+
 @dataclass(frozen=True)
 class Capabilities:
-    """What a model can do, as plain data: the pages and commands ask this, not the model's
-    class or architecture, and never find out by catching an error."""
+    """What a model can do: plain facts, then its optional parts, each an object or None with
+    the reason in `why_not` (`Capabilities.of` fills it in)."""
 
     kinds: tuple[Kind, ...]  # the attention it records, in the record's order
     default_kind: Kind  # the kind a view opens on (ModelInfo.default_kind)
+    self_kind: Kind  # the self-attention over the text it reads (ModelInfo.self_kind)
     decodes: bool  # writes text: greedy, beam search, sampling (not an encoder-only model)
     takes_target: bool  # an encoder-decoder: trace can be teacher-forced on a target
     reads_pairs: bool  # trace takes a sentence pair (BERT-style segment ids)
-    task: str | None  # one of our tasks: references, true sources, task scores, alignment
-    evaluates: bool  # `evaluate` measures it again (our task models and lm)
-    snapshots: bool  # checkpoints from along training (the Training page)
-    step_by_step: bool  # `head_projections`: one head's Q, K and V (our own models)
-    token_runs: bool  # the head experiments can run it on token ids
-    why_no_ablation: str | None  # None: heads can be ablated; otherwise why not, fit to show
+    predictor: Predictor | None = None  # each position's likeliest next tokens (decoder-only)
+    projections: Projections | None = None  # one head's Q, K and V (our own models)
+    task: TaskModel | None = None  # one of our tasks: references, task scores, alignment
+    evaluation: Evaluation | None = None  # measured again (our task models and lm)
+    training: Training | None = None  # snapshots from along training (the Training page)
+    token_runs: TokenRuns | None = None  # what the head experiments run on
+    ablation: Ablation | None = None  # heads ablated
+    samples: Samples | None = None  # inputs of the model's kind
+    why_not: Mapping[str, str] = field(default_factory=dict)  # part → why it is None
 
-    @property
-    def ablates(self) -> bool:
-        return self.why_no_ablation is None
+    @classmethod
+    def of(
+        cls,
+        info: ModelInfo,
+        *,
+        reads_pairs: bool = False,
+        predictor: Predictor | None = None,
+        projections: Projections | None = None,
+        task: TaskModel | None = None,
+        evaluation: Evaluation | None = None,
+        training: Training | None = None,
+        token_runs: TokenRuns | None = None,
+        ablation: Ablation | None = None,
+        samples: Samples | None = None,
+        reasons: Mapping[str, str] | None = None,
+    ) -> Capabilities:
+        """The facts from the record's ModelInfo, the parts as given; each part left None gets
+        the lens' reason, or WHY_NOT's."""
+        kinds = info.kinds
+        facts = cls(
+            kinds, info.default_kind, info.self_kind, "decoder_self" in kinds, "cross" in kinds,
+            reads_pairs, predictor, projections, task, evaluation, training, token_runs,
+            ablation, samples,
+        )  # fmt: skip
+        missing = [p for p in WHY_NOT if p != "decode" and getattr(facts, p) is None]
+        missing += [] if facts.decodes else ["decode"]
+        given = reasons or {}
+        why = {p: given.get(p) or WHY_NOT[p].format(name=info.name) for p in missing}
+        return replace(facts, why_not=why)
+
+    def reason(self, part: str) -> str:
+        """Why the model lacks `part` (a field name, or "decode"), fit to show; "" when it
+        has it."""
+        return self.why_not.get(part, "")
 
 
 class Lens(ABC):
@@ -97,26 +143,9 @@ class Lens(ABC):
         return self.info.name
 
     @property
+    @abstractmethod
     def capabilities(self) -> Capabilities:
-        """What this model can do (see Capabilities); computed on demand, nothing stored."""
-        info = self.info
-        return Capabilities(
-            kinds=info.kinds,
-            default_kind=info.default_kind,
-            decodes=info.architecture != "encoder",
-            takes_target=info.architecture == "encoder-decoder",
-            reads_pairs=self.reads_pairs,
-            task=self.task_name,
-            evaluates=self.evaluates,
-            snapshots=bool(self.snapshots()),
-            step_by_step=self.step_by_step,
-            token_runs=self.token_runs,
-            why_no_ablation=self.why_no_ablation(),
-        )
-
-    evaluates: bool = False  # whether `evaluate` answers (a subclass that measures says so)
-    step_by_step: bool = False  # whether `head_projections` answers
-    token_runs: bool = False  # whether `token_space`, `token_ids` and `run_tokens` answer
+        """What this model can do (Capabilities); computed on demand, nothing stored."""
 
     @property
     @abstractmethod
@@ -131,7 +160,7 @@ class Lens(ABC):
         *,
         target_tokens: Sequence[str] | None = None,
         pair: str | None = None,
-        record: RecordMode = "weights",
+        record: RecordMode = "auto",
     ) -> Trace:
         """Run the model on text (teacher-forced on target when given) and record attention.
         Without a target, an encoder-decoder is teacher-forced on its own greedy output, as
@@ -140,14 +169,15 @@ class Lens(ABC):
         target_tokens: the target as token strings, e.g. a decode record's output_tokens (a
         trailing end token is the last prediction), read back exactly where re-tokenizing
         the output text would not give the same tokens. pair: the second text of a sentence
-        pair, with its own segment ids (encoder models that read pairs, such as BERT).
-        record: which record is kept (`check_mode`: weights, scores or auto).
+        pair, with its own segment ids (capabilities.reads_pairs). record: which record is
+        kept (`check_mode`: weights, scores or auto, the weights where they fit the budget).
         """
 
     def decode(
         self, text: str, strategy: StrategyName = DEFAULT_STRATEGY, **settings: Any
     ) -> DecodeRun:
-        """Decode text (greedy, beam or sample), recording every step's beams and attention.
+        """Decode text (greedy, beam or sample), recording every step's beams and attention
+        (capabilities.decodes: an encoder-only model refuses with an InputError).
 
         The keywords are the fields of `attnlens.model.decoding.request.DecodeRequest` (the
         flags of `attnlens decode`); they are checked against this model and input, and the
@@ -164,14 +194,6 @@ class Lens(ABC):
     def decode_plan(self, text: str) -> DecodePlan:
         """Check text and prepare decoding it; bad input raises InputError here."""
 
-    def next_tokens(self, text: str, k: int = 3) -> NextTokens:
-        """Each position's k likeliest next tokens and their probabilities, the softmax of the
-        model's own logits over the tokens `trace` reads (a decoder-only model; k ≤ 20)."""
-        raise InputError(
-            f"{self.name} is not a decoder-only model: next-token predictions at each position "
-            "come from a model that continues text (lm, GPT-2, Llama …)"
-        )
-
     @abstractmethod
     def text_of(self, tokens: Sequence[str]) -> str:
         """The text output tokens spell, special tokens dropped (what an "Output:" line shows)."""
@@ -181,107 +203,9 @@ class Lens(ABC):
         records keep the model's own strings."""
         return list(tokens)
 
-    @property
-    def reads_pairs(self) -> bool:
-        """Whether trace takes a sentence pair (`pair=`, the app's second text box): encoder
-        models such as BERT, which tell the two texts apart by segment ids."""
-        return False
-
-    @property
-    def task_name(self) -> str | None:
-        """The task the model was trained on, when attnlens can draw examples of it."""
-        return None
-
-    def reference(self, text: str) -> Example | None:
-        """The right output for text and the true source of each output token, for a model
-        trained on one of our tasks that can tell; None otherwise."""
-        return None
-
-    def head_projections(self, trace: Trace, kind: Kind, layer: int, head: int) -> HeadProjections:
-        """One head's Q, K and V on the tokens trace saw, as the model's attention used them."""
-        raise InputError(
-            f"step-by-step attention needs one of attnlens' own models, not {self.name}"
-        )
-
-    def evaluate(self, n: int, seed: int, suite: str = "held-out") -> Report:
-        """The model measured again on n fresh held-out examples of its task, or on n examples
-        of each kind of its hard suite (`suite="hard"`: repeats, edge lengths, mixed case)."""
-        raise InputError(
-            f"{self.name!r} was not trained on one of our tasks nor is it our language model lm"
-        )
-
-    def snapshots(self) -> list[Snapshot]:
-        """Checkpoints kept from along training, earliest first ([] when there are none)."""
-        return []
-
-    def snapshot(self, step: int) -> Lens:
-        """The model as it was after `step` training steps."""
-        steps = ", ".join(str(s.step) for s in self.snapshots()) or "none"
-        raise InputError(f"{self.name} has no snapshot at step {step} (it has: {steps})")
-
-    def snapshot_scores(self) -> list[SnapshotScore]:
-        """Each snapshot measured on held-out examples of the model's task ([] without one)."""
-        return []
-
-    def loss_curve(self) -> tuple[list[int], list[float]]:
-        """(steps, training loss) as training recorded it; empty lists when unknown."""
-        return [], []
-
-    # What the head experiments (analysis/experiments/) ask of a model: runs on token ids, heads
-    # ablated (their output zeroed before W^O, never by changing the shared model), results by
-    # value.
-
     def fingerprint(self) -> str:
         """Names these exact weights: experiment results are cached under it."""
         return f"{self.name}:{id(self)}"  # without a better name, good for this process only
-
-    def token_space(self) -> TokenSpace:
-        """How this model's sequences are made of ids."""
-        raise InputError(f"{self.name} does not run on token ids")
-
-    def token_ids(self, text: str) -> tuple[int, ...]:
-        """The one sequence of ids the model reads for text, its prefix and suffix included
-        (an encoder-decoder: its source)."""
-        raise InputError(f"{self.name} does not run on token ids")
-
-    def run_tokens(self, batch: TokenBatch, ablate: Sequence[HeadRef] = ()) -> TokenRun:
-        """Attention and log-probabilities (an encoder-only model: its last hidden states) of a
-        batch of id sequences, the ablated heads' outputs zeroed (checked against the model: an
-        InputError names a missing head)."""
-        raise InputError(f"{self.name} does not run on token ids")
-
-    def run_ablations(
-        self, batch: TokenBatch, ablations: Sequence[Sequence[HeadRef]]
-    ) -> list[TokenRun]:
-        """`run_tokens` of the batch once per set of ablated heads, attention left out (None):
-        the outputs the head experiments compare. Here one set at a time; a lens may run the
-        sets side by side, each result equal to its own run (to float rounding)."""
-        return [without_attention(self.run_tokens(batch, ablate)) for ablate in ablations]
-
-    def why_no_ablation(self) -> str | None:
-        """None when heads can be ablated; otherwise why not, fit to show a user."""
-        return None
-
-    def sample_texts(self, n: int, seed: int) -> list[str]:
-        """n inputs of the kind the model was made for (its task's sources, held-out text)."""
-        raise InputError(f"attnlens has no inputs of {self.name}'s kind to sample")
-
-    def task_scores(
-        self, examples: Sequence[Example], ablate: Sequence[HeadRef] = (), search: Search = "greedy"
-    ) -> TaskScores:
-        """Exact match (greedy or beam search) and the teacher-forced log-likelihood of each
-        example's reference target, with the ablated heads zeroed."""
-        raise InputError(f"{self.name!r} was not trained on one of our tasks")
-
-    def task_scores_many(
-        self,
-        examples: Sequence[Example],
-        ablations: Sequence[Sequence[HeadRef]],
-        search: Search = "greedy",
-    ) -> list[TaskScores]:
-        """`task_scores` once per set of ablated heads. Here one set at a time; a lens may run
-        the sets side by side, each result equal to its own run (to float rounding)."""
-        return [self.task_scores(examples, ablate, search) for ablate in ablations]
 
 
 def check_text(text: object, what: str = "text") -> str:

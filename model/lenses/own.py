@@ -15,13 +15,23 @@ import torch
 from torch import nn
 
 from attnlens.model.budget import check_budget, decode_bytes, trace_bytes
-from attnlens.model.decoding.greedy import greedy_output
 from attnlens.model.decoding.heads import HeadRef, check_head
-from attnlens.model.decoding.loop import Vocabulary, search
+from attnlens.model.decoding.loop import Vocabulary, greedy_output, search
 from attnlens.model.decoding.request import DecodeRequest, DecodeSettings, ModelLimits, resolve
 from attnlens.model.decoding.stepper import Stepper
-from attnlens.model.lenses.lens import Lens, RecordMode, check_mode, forced_past_end
-from attnlens.model.lenses.token_runs import TokenSpace
+from attnlens.model.lenses.lens import Capabilities, Lens, RecordMode, check_mode, forced_past_end
+from attnlens.model.lenses.parts import (
+    Ablation,
+    Evaluation,
+    Predictor,
+    Projections,
+    Samples,
+    TaskModel,
+    TokenRuns,
+    Training,
+)
+from attnlens.model.lenses.tensors import numpy_of
+from attnlens.model.lenses.token_runs import TokenBatch, TokenRun, TokenSpace
 from attnlens.model.net import checkpoint
 from attnlens.model.net.attention import QKV
 from attnlens.model.net.config import TransformerConfig
@@ -44,16 +54,11 @@ NetT = TypeVar("NetT", bound=nn.Module)
 # what a training snapshot takes from its finished model's config.json, which it lacks: how
 # typed input is read (the task's normalising, the source length it was trained on)
 READS_LIKE = ("task", "max_source_len")
-
-
 ABLATION_ROWS = 512  # rows of one forward pass when sets of ablated heads run side by side
 
 
 class OwnLens(Lens, Generic[NetT]):
     """One of attnlens' own models, saved by `attnlens train` as config.json + safetensors."""
-
-    step_by_step = True  # our layers give one head's Q, K and V
-    token_runs = True
 
     architecture: Architecture
 
@@ -80,6 +85,49 @@ class OwnLens(Lens, Generic[NetT]):
 
     def loaded(self) -> None:
         """What an architecture reads from its config.json once the model is loaded."""
+
+    @property
+    def capabilities(self) -> Capabilities:
+        """Every own model: a head's Q, K and V, token-id runs with heads ablated through the
+        head mask, snapshots where training kept some; and what its architecture adds."""
+        return Capabilities.of(
+            self.info,
+            predictor=self._predictor(),
+            projections=Projections(self._head_projections),
+            task=self._task_model(),
+            evaluation=self._evaluation(),
+            training=self._training(),
+            token_runs=TokenRuns(self._token_space, self._token_ids, self._run_tokens),
+            ablation=Ablation(self._run_tokens, self._run_ablations),
+            samples=self._samples(),
+        )
+
+    def _predictor(self) -> Predictor | None:  # an architecture's own parts: none by default
+        return None
+
+    def _task_model(self) -> TaskModel | None:
+        return None
+
+    def _evaluation(self) -> Evaluation | None:
+        return None
+
+    def _samples(self) -> Samples | None:
+        return None
+
+    def _training(self) -> Training | None:
+        if not self._snapshots():
+            return None
+        return Training(self._snapshots, self._snapshot, self._snapshot_scores, self._loss_curve)
+
+    @abstractmethod
+    def _run_tokens(self, batch: TokenBatch, ablate: Sequence[HeadRef] = ()) -> TokenRun:
+        """Attention and log-probabilities of a batch of id sequences, ablated heads zeroed."""
+
+    @abstractmethod
+    def _run_ablations(
+        self, batch: TokenBatch, ablations: Sequence[Sequence[HeadRef]]
+    ) -> list[TokenRun]:
+        """The batch once per set of ablated heads, side by side, attention left out."""
 
     @abstractmethod
     def build(self, config: TransformerConfig) -> NetT:
@@ -176,7 +224,7 @@ class OwnLens(Lens, Generic[NetT]):
         vocab = self.vocabulary()
         return vocab.detokenize(greedy_output(stepper, settings, source, prefix, vocab))
 
-    def head_projections(self, trace: Trace, kind: Kind, layer: int, head: int) -> HeadProjections:
+    def _head_projections(self, trace: Trace, kind: Kind, layer: int, head: int) -> HeadProjections:
         """Re-run the model on the tokens trace saw, keeping each attention's Q, K and V: the
         very tensors the attention computed with, returned by value."""
         n_layers, n_heads = self.info.n_layers, self.info.n_heads
@@ -203,7 +251,7 @@ class OwnLens(Lens, Generic[NetT]):
         *,
         target_tokens: Sequence[str] | None = None,
         pair: str | None = None,
-        record: RecordMode = "weights",
+        record: RecordMode = "auto",
     ) -> Trace:
         """The stack's own trace (`_trace`), kept as `record` asks (`recorded`)."""
         return self.recorded(self._trace(text, target, target_tokens, pair), record)
@@ -238,9 +286,10 @@ class OwnLens(Lens, Generic[NetT]):
         """One layer's scores from its own Q and K (§3.2.1: QKᵀ/√d_k under the mask)."""
         qkv, mask = self.attention_inputs(trace, kind, layer)
         q, k = numpy_of(qkv.q[0]), numpy_of(qkv.k[0])  # (h, Q, d_k), (h, K, d_k)
-        scores = torch.matmul(qkv.q[0], qkv.k[0].transpose(-2, -1)) / np.sqrt(q.shape[-1])
-        scores = scores.masked_fill(~torch.as_tensor(mask), float("-inf"))  # (h, Q, K)
-        lse = numpy_of(torch.logsumexp(scores, dim=-1))  # (h, Q)
+        # in float64, as the record's weights are rebuilt: each row's lse exact to the record
+        wide = torch.from_numpy(q).double() @ torch.from_numpy(k).double().transpose(-2, -1)
+        scores = (wide / np.sqrt(q.shape[-1])).masked_fill(~torch.as_tensor(mask), float("-inf"))
+        lse = torch.logsumexp(scores, dim=-1).numpy()  # (h, Q) float64
         return LayerScores(q, k, lse, 1 / float(np.sqrt(q.shape[-1])), MaskRule.of(mask))
 
     @abstractmethod
@@ -252,27 +301,29 @@ class OwnLens(Lens, Generic[NetT]):
         index = self.tokenizer.index
         return torch.tensor([[index[t] for t in tokens]], device=self.device)
 
-    def snapshots(self) -> list[Snapshot]:
+    def _snapshots(self) -> list[Snapshot]:
         return kept.snapshots(self.folder)
 
-    def snapshot(self, step: int) -> Lens:
-        """A snapshot loads as a model of this kind, named after the finished model."""
-        found = {s.step: s for s in self.snapshots()}
+    def _snapshot(self, step: int) -> Lens:
+        """A snapshot loads as a model of this architecture, named after the finished model."""
+        found = {s.step: s for s in self._snapshots()}
         if step not in found:
-            return super().snapshot(step)
+            steps = ", ".join(str(s) for s in found) or "none"
+            raise InputError(f"{self.name} has no snapshot at step {step} (it has: {steps})")
         reads = {key: self.meta[key] for key in READS_LIKE if key in self.meta}
         return type(self)(found[step].path, self.device, f"{self.name} @ step {step}", reads)
 
     @property
-    def task_name(self) -> str | None:
+    def scored_task(self) -> str | None:
+        """The task it was trained on, where attnlens can draw held-out examples of it."""
         task = self.meta.get("task")
         return str(task) if kept.scorable(task) else None
 
-    def snapshot_scores(self) -> list[SnapshotScore]:
-        task = self.task_name
-        return [] if task is None else kept.score_snapshots(self.snapshots(), task)
+    def _snapshot_scores(self) -> list[SnapshotScore]:
+        task = self.scored_task
+        return [] if task is None else kept.score_snapshots(self._snapshots(), task)
 
-    def loss_curve(self) -> tuple[list[int], list[float]]:
+    def _loss_curve(self) -> tuple[list[int], list[float]]:
         return kept.loss_curve(self.meta)
 
     # token-id runs for the head experiments
@@ -288,7 +339,7 @@ class OwnLens(Lens, Generic[NetT]):
             digest.update((self.folder / part).read_bytes())
         return f"{self.name}@{digest.hexdigest()[:20]}"
 
-    def token_space(self) -> TokenSpace:
+    def _token_space(self) -> TokenSpace:
         tok = self.tokenizer
         ordinary = tuple(range(len(SPECIALS), len(tok)))
         start = tok.bos_id if self.architecture == "encoder-decoder" else None
@@ -298,7 +349,7 @@ class OwnLens(Lens, Generic[NetT]):
             self.prefix_ids, self.suffix_ids, ordinary, tok.pad_id, tuple(tok.vocab), start
         )
 
-    def token_ids(self, text: str) -> tuple[int, ...]:
+    def _token_ids(self, text: str) -> tuple[int, ...]:
         enc, _ = self.encode(
             text, "text", self.max_tokens + 1 - len(self.prefix_ids + self.suffix_ids)
         )
@@ -342,18 +393,3 @@ class OwnLens(Lens, Generic[NetT]):
         c = self.config
         needed = batch * trace_bytes(c.N, c.h, S, T)
         check_budget(needed, "experiment batch", "use fewer or shorter sequences")
-
-
-def past_length(values: np.ndarray, lengths: np.ndarray, axis: int, fill: float) -> np.ndarray:
-    """values with every entry at or past each row's length along axis set to fill; the
-    batch is axis 0."""
-    positions = np.arange(values.shape[axis])
-    shape = [1] * values.ndim
-    shape[0], shape[axis] = len(lengths), values.shape[axis]
-    beyond = (positions[None, :] >= lengths[:, None]).reshape(shape)
-    return np.where(beyond, fill, values)
-
-
-def numpy_of(t: torch.Tensor) -> np.ndarray:
-    """A tensor as float32 numpy on the CPU, a copy."""
-    return t.detach().float().cpu().numpy().copy()

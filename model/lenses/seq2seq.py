@@ -8,9 +8,8 @@ import numpy as np
 import torch
 
 from attnlens.model.budget import check_budget, trace_bytes
-from attnlens.model.decoding.beam_batch import beam_texts
-from attnlens.model.decoding.greedy import greedy_ids
 from attnlens.model.decoding.heads import HeadRef
+from attnlens.model.decoding.loop import beam_texts, greedy_ids
 from attnlens.model.decoding.net_steppers import TransformerStepper
 from attnlens.model.decoding.request import DecodeRequest, ModelLimits, resolve
 from attnlens.model.lenses.lens import (
@@ -20,7 +19,9 @@ from attnlens.model.lenses.lens import (
     ids_of_tokens,
     refuse_pair,
 )
-from attnlens.model.lenses.own import OwnLens, numpy_of, past_length
+from attnlens.model.lenses.own import OwnLens
+from attnlens.model.lenses.parts import Evaluation, Samples, TaskModel
+from attnlens.model.lenses.tensors import numpy_of, past_length
 from attnlens.model.lenses.token_runs import (
     EXPERIMENT_BEAM,
     Search,
@@ -130,24 +131,28 @@ class Seq2SeqLens(OwnLens[Transformer]):
             lambda settings: self.run(stepper, settings, src, prefix, src_tokens, warnings),
         )
 
-    def reference(self, text: str) -> Example | None:
-        return None if self.task is None else self.task.reference(text)
+    def _task_model(self) -> TaskModel | None:
+        """A model of one of our tasks: its references and scores, evaluation and inputs."""
+        task = self.task
+        if task is None:
+            return None
+        return TaskModel(task.name, task.reference, self._task_scores, self._task_scores_many)
 
-    @property
-    def evaluates(self) -> bool:  # type: ignore[override]
-        return self.task is not None
+    def _evaluation(self) -> Evaluation | None:
+        return None if self.task is None else Evaluation(self._evaluate)
 
-    def evaluate(self, n: int, seed: int, suite: str = "held-out") -> Report:
-        if self.task is None:
-            return super().evaluate(n, seed, suite)
+    def _samples(self) -> Samples | None:
+        return None if self.task is None else Samples(self._sample_texts)
+
+    def _evaluate(self, n: int, seed: int, suite: str = "held-out") -> Report:
+        assert self.task is not None, "evaluation is a part of task models only"
         return evaluate_task(self.name, self.net, self.tokenizer, self.task, n, seed, suite)
 
-    def sample_texts(self, n: int, seed: int) -> list[str]:
-        if self.task is None:
-            return super().sample_texts(n, seed)
+    def _sample_texts(self, n: int, seed: int) -> list[str]:
+        assert self.task is not None, "samples are a part of task models only"
         return [e.source for e in self.task.examples(n, seed)]
 
-    def run_tokens(self, batch: TokenBatch, ablate: Sequence[HeadRef] = ()) -> TokenRun:
+    def _run_tokens(self, batch: TokenBatch, ablate: Sequence[HeadRef] = ()) -> TokenRun:
         """Encode each source, teacher-force its tokens (start token first), heads ablated."""
         if batch.source is None or len(batch.source) != len(batch.tokens):
             raise InputError(f"{self.name} is an encoder-decoder: give one source per sequence")
@@ -173,7 +178,7 @@ class Seq2SeqLens(OwnLens[Transformer]):
             past_length(logprobs.argmax(-1).cpu().numpy(), tgt_len, 1, -1),
         )
 
-    def run_ablations(
+    def _run_ablations(
         self, batch: TokenBatch, ablations: Sequence[Sequence[HeadRef]]
     ) -> list[TokenRun]:
         """The batch once per set of ablated heads, the sets side by side in one forward pass
@@ -227,7 +232,7 @@ class Seq2SeqLens(OwnLens[Transformer]):
             parts |= {i: clean for i in range(len(group)) if i not in parts}
         return torch.cat([parts[i] for i in range(len(group))])
 
-    def task_scores_many(
+    def _task_scores_many(
         self,
         examples: Sequence[Example],
         ablations: Sequence[Sequence[HeadRef]],
@@ -236,15 +241,13 @@ class Seq2SeqLens(OwnLens[Transformer]):
         """`task_scores` for each set of ablated heads, side by side: the teacher-forced runs
         and greedy answers of every set in one batch (a head mask per row), beam search over
         every example of a set at once (`beam_texts`, the step loop's decisions per example)."""
-        if self.task is None:
-            return super().task_scores_many(examples, ablations, search)
         tok, sets = self.tokenizer, [self.checked_heads(a) for a in ablations]
         parts: list[list[tuple[np.ndarray, np.ndarray, np.ndarray]]] = [[] for _ in sets]
         for i in range(0, len(examples), self.experiment_batch):
             chunk = examples[i : i + self.experiment_batch]
             targets = [(tok.bos_id, *tok.encode(e.target).ids, tok.eos_id) for e in chunk]
-            sources = [self.token_ids(e.source) for e in chunk]
-            runs = self.run_ablations(TokenBatch(targets, sources), sets)
+            sources = [self._token_ids(e.source) for e in chunk]
+            runs = self._run_ablations(TokenBatch(targets, sources), sets)
             answers = self._answers_many(chunk, sets, search)
             counts = np.array([len(t) - 1 for t in targets])
             for part, run, outputs in zip(parts, runs, answers, strict=True):
@@ -285,21 +288,19 @@ class Seq2SeqLens(OwnLens[Transformer]):
             out += [texts[j * B : (j + 1) * B] for j in range(len(group))]
         return out
 
-    def task_scores(
+    def _task_scores(
         self, examples: Sequence[Example], ablate: Sequence[HeadRef] = (), search: Search = "greedy"
     ) -> TaskScores:
         """Greedy answers come from batches (as `attnlens eval` decodes), beam search from the
         shared step loop one example at a time; both with the same head mask, and both stop
         two tokens past the reference's length (an answer still going there is not it)."""
-        if self.task is None:
-            return super().task_scores(examples, ablate, search)
         refs, tok = self.checked_heads(ablate), self.tokenizer
         parts = []
         for i in range(0, len(examples), self.experiment_batch):
             chunk = examples[i : i + self.experiment_batch]
             targets = [(tok.bos_id, *tok.encode(e.target).ids, tok.eos_id) for e in chunk]
-            sources = [self.token_ids(e.source) for e in chunk]
-            run = self.run_tokens(TokenBatch(targets, sources), refs)
+            sources = [self._token_ids(e.source) for e in chunk]
+            run = self._run_tokens(TokenBatch(targets, sources), refs)
             assert run.logprobs is not None
             outputs = self._answers(chunk, refs, search)
             exact = np.array([o == e.target for o, e in zip(outputs, chunk, strict=True)])

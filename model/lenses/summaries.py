@@ -1,115 +1,161 @@
-"""Every head's overview and statistics at trace time, from its exact weights, a tile at a time
-(record/scores.py's Summary).
+"""Every head's overview and statistics at trace time, from its exact weights (record/summary.py's
+Summary), and each row's log-sum-exp made exact to float64 on the way (model/lenses/pooling.py).
 
-The weights are rebuilt from what the kernel computed them from, pᵢⱼ = exp(scoreᵢⱼ − lseᵢ),
-one tile at a time: one block of overview rows, the query heads that share one key head, and at
-most TILE_COLUMNS keys (about a megabyte of scores, so every pass over it stays in the cache),
-reduced and dropped: the trace never holds a head's T × T. Keys a causal or windowed mask cannot
-reach from a tile's rows are not computed at all (their weight is exactly 0).
+The layers are pooled side by side, one per thread, each thread's torch on one thread of its
+own: a tile's dozen operations then run where they are called, with no parallel region to
+share and wait on (two torch threads over each small operation cost 5-20 times the CPU of one
+on a busy machine). The statistics that read one key per query (the first key, the query's own,
+the one before it, the induction key, end tokens) are computed alone, O(T) a head, in float64.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+import functools
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import numpy as np
 import torch
 
-from attnlens.record.scores import LayerScores, MaskRule, Summary, edges
+from attnlens.model.lenses.pooling import OVERVIEW as OVERVIEW  # the side read at trace time
+from attnlens.model.lenses.pooling import Pooled, Scoring, pool
+from attnlens.record.scores import LayerScores
+from attnlens.record.summary import Summary, edges
 
-OVERVIEW = 128  # at most this many blocks a side: 64 KB a head in float16, max and mean
-TILE_CELLS = 1 << 19  # scores in one tile: 1 MB of float32
-LOG2E, LN2 = 1 / math.log(2), math.log(2)
-
-
-def summarise(
-    layers: Sequence[LayerScores], matches: Sequence[tuple[int, int]], ends: Sequence[int] = ()
-) -> Summary:
-    """The Summary of one kind; matches: (query, key) pairs of the induction statistic; ends:
-    the positions of end tokens among the keys. Each layer's numbers go straight into the
-    record's arrays (float16 overviews)."""
-    H, Q, K = layers[0].shape
-    rows, cols = edges(Q, OVERVIEW), edges(K, OVERVIEW)
-    pairs = torch.tensor(list(matches), dtype=torch.long).reshape(-1, 2)  # (M, 2)
-    shape = (len(layers), H, len(rows) - 1, len(cols) - 1)
-    out = {"max": np.empty(shape, np.float16), "mean": np.empty(shape, np.float16)}
-    out |= {name: np.empty((len(layers), H), np.float32) for name in POINTS}
-    at_ends = torch.tensor(sorted(set(ends)), dtype=torch.long)
-    for i, layer in enumerate(layers):
-        for name, value in _layer(layer, rows, cols, pairs, at_ends).items():
-            out[name][i] = value
-    return Summary(
-        overview_max=out["max"],
-        overview_mean=out["mean"],
-        row_edges=rows,
-        col_edges=cols,
-        entropy=out["entropy"],
-        previous=out["previous"],
-        first=out["first"],
-        induction=out["induction"],
-        own=out["own"],
-        distance=out["distance"],
-        end=out["end"],
-    )
-
-
-POINTS = ("entropy", "previous", "first", "induction", "own", "distance", "end")
+POINTS = ("previous", "first", "induction", "own", "end")
 PAIRS_AT_ONCE = 1 << 16  # (query, end key) pairs weighed at once: H × this floats
 
 
+def summarise(
+    layers: Sequence[LayerScores],
+    matches: Sequence[tuple[int, int]],
+    ends: Sequence[int] = (),
+    device: torch.device | None = None,
+) -> tuple[Summary, tuple[LayerScores, ...]]:
+    """The Summary of one kind, and its layers with each row's log-sum-exp exact to float64;
+    matches: (query, key) pairs of the induction statistic; ends: the positions of end tokens
+    among the keys; device: where the layers are pooled (the model's; the CPU by default).
+    Each layer's numbers go straight into the record's arrays (float16 overviews)."""
+    L, (_, Q, K) = len(layers), layers[0].shape
+    rows, cols = edges(Q, OVERVIEW), edges(K, OVERVIEW)
+    blocks = (L, layers[0].n_heads, len(rows) - 1, len(cols) - 1)
+    most, mean = np.empty(blocks, np.float16), np.empty(blocks, np.float16)
+    stats: dict[str, list[np.ndarray]] = {"entropy": [], "distance": []}
+    exact = []
+    pooled_layers = _pooled_all(layers, device or torch.device("cpu"), OVERVIEW)
+    for i, (layer, pooled) in enumerate(zip(layers, pooled_layers, strict=True)):
+        most[i], mean[i] = pooled.max, pooled.mean  # straight into the record's arrays
+        stats["entropy"].append(pooled.entropy)
+        stats["distance"].append(pooled.distance)
+        exact.append(replace(layer, lse=pooled.lse))
+    pairs = torch.tensor(list(matches), dtype=torch.long).reshape(-1, 2)  # (M, 2)
+    at_ends = torch.tensor(sorted(set(ends)), dtype=torch.long)
+    points = [_points(layer, pairs, at_ends) for layer in exact]
+    return Summary(
+        overview_max=most,
+        overview_mean=mean,
+        row_edges=rows,
+        col_edges=cols,
+        **{name: np.stack(values) for name, values in stats.items()},
+        **{name: np.stack([row[name] for row in points]) for name in POINTS},
+    ), tuple(exact)
+
+
+def _pooled_all(layers: Sequence[LayerScores], device: torch.device, side: int) -> Iterator[Pooled]:
+    """Each layer pooled, in order; on the CPU side by side in as many threads as torch has,
+    torch on one thread in each meanwhile (one thread: here, in this one)."""
+    threads = torch.get_num_threads()
+    pooled = functools.partial(_pooled, device=device, side=side)
+    if device.type != "cpu" or threads == 1 or len(layers) == 1:
+        yield from map(pooled, layers)
+        return
+    torch.set_num_threads(1)
+    try:
+        with ThreadPoolExecutor(threads, thread_name_prefix="attnlens-summary") as workers:
+            yield from workers.map(pooled, layers)
+    finally:
+        torch.set_num_threads(threads)
+
+
+def _pooled(layer: LayerScores, device: torch.device, side: int) -> Pooled:
+    bias = None if layer.bias is None else torch.from_numpy(layer.bias).to(device)
+    scoring = Scoring(layer.scale, layer.mask, layer.softcap, bias)
+    q, k = (_tensor(a, layer.dtype).to(device) for a in (layer.q, layer.k))
+    return pool(q, k, torch.from_numpy(layer.lse).to(device), scoring, side)
+
+
+def _tensor(a: np.ndarray, dtype: str) -> torch.Tensor:
+    """A kept array as a tensor of the dtype the kernel read (bfloat16 from its 16-bit words),
+    sharing its memory."""
+    t = torch.from_numpy(a)
+    return t.view(torch.bfloat16) if dtype == "bfloat16" else t
+
+
 @torch.inference_mode()
-def _layer(
-    layer: LayerScores, rows: np.ndarray, cols: np.ndarray, pairs: torch.Tensor, ends: torch.Tensor
-) -> dict[str, np.ndarray]:
-    """One layer's overview (H, B_q, B_k) and statistics (H,), a tile at a time: every head,
-    whole blocks of rows (several where a row is short) and of keys."""
-    H, Q, K = layer.shape
-    q, k = torch.from_numpy(layer.q), torch.from_numpy(layer.k)  # (H, Q, d), (H_kv, K, d)
-    lse = torch.from_numpy(layer.lse)  # (H, Q)
-    # the tiles' queries scaled once for the layer (a pass over every tile saved), by
-    # log₂e as well: scores come out in base 2; a soft cap needs the plain score first
-    q_tiles = q if layer.softcap is not None else q * (layer.scale * LOG2E)
-    h, w = int(rows[1] - rows[0]), int(cols[1] - cols[0])  # block height and width
-    span = max(w, TILE_CELLS // (H * h) // w * w)  # keys a tile: whole blocks
-    height = h * max(1, TILE_CELLS // (H * h * K)) if span >= K else h  # rows a tile
-    acc = _Sums(H, len(rows) - 1, len(cols) - 1, h, w)
-    for r0 in range(0, Q, height):
-        r1 = min(Q, r0 + height)
-        c_lo, c_hi = _reach(layer.mask, r0, r1, K, w)
-        for end in range(-(-c_hi // w) * w, c_lo, -span):  # from the diagonal back
-            c0, c1 = max(c_lo, end - span), min(end, c_hi)  # the short tile is the first
-            p, log2p = _tile(layer, q_tiles[:, r0:r1], k[:, c0:c1], lse[:, r0:r1], r0, c0)
-            acc.add(p, log2p, r0, c0)
-    return (
-        acc.result(rows, cols, Q)
-        | _points(layer, q, k, lse, pairs)
-        | {"end": _end(layer, q, k, lse, ends)}
-    )
-
-
-def _points(
-    layer: LayerScores, q: torch.Tensor, k: torch.Tensor, lse: torch.Tensor, pairs: torch.Tensor
-) -> dict[str, np.ndarray]:
+def _points(layer: LayerScores, pairs: torch.Tensor, ends: torch.Tensor) -> dict[str, np.ndarray]:
     """The statistics that read one key per query: the first key, the query's own position,
-    the key just before it, the induction key; each weight computed alone, O(T) per head."""
+    the key just before it (each a diagonal of q · k, no gather), the induction key and end
+    tokens; each weight computed alone, its mean in float64."""
     H, Q, K = layer.shape
-    rule, rows = layer.mask, torch.arange(Q)
-    own, before = rows + rule.offset, rows + rule.offset - 1  # may fall outside the keys
-    mine, prior = (own >= 0) & (own < K), (before >= 0) & (before < K)  # (a cross layer's)
-    wanted = {
-        "first": (rows, torch.zeros_like(rows)),
-        "own": (rows[mine], own[mine]),
-        "previous": (rows[prior], before[prior]),
-        "induction": (pairs[:, 0], pairs[:, 1]),
-    }
-    out = {}
-    for name, (qi, kj) in wanted.items():
-        if not len(qi):
+    q, k = _tensor(layer.q, layer.dtype).float(), _tensor(layer.k, layer.dtype).float()
+    q = q.view(k.size(0), H // k.size(0), Q, -1)  # (H_kv, G, Q, d)
+    lse = torch.from_numpy(layer.lse)
+    offset = layer.mask.offset
+    first = (q @ k[:, 0, :, None].unsqueeze(1)).view(H, Q)  # (H_kv, G, Q, 1)
+    out: dict[str, np.ndarray | torch.Tensor] = {"first": _mean(layer, first, lse, 0, None)}
+    for name, shift in (("own", 0), ("previous", -1)):
+        lo, hi = max(0, -(offset + shift)), min(Q, K - offset - shift)  # rows whose key exists
+        if hi <= lo:
             out[name] = np.full(H, np.nan, dtype=np.float32)
             continue
-        out[name] = _weights_at(layer, q, k, lse, qi, kj).mean(-1).numpy()
-    return out
+        keys = k[:, lo + offset + shift : hi + offset + shift].unsqueeze(1)  # (H_kv, 1, n, d)
+        dots = (q[:, :, lo:hi] * keys).sum(-1).view(H, -1)  # (H, n)
+        out[name] = _mean(layer, dots, lse, lo, lo + offset + shift)
+    out["induction"] = _gathered(layer, q, k, lse, pairs[:, 0], pairs[:, 1]).mean(-1)
+    out["end"] = _end(layer, q, k, lse, ends)
+    return {name: np.asarray(v, dtype=np.float32) for name, v in out.items()}
+
+
+def _mean(
+    layer: LayerScores, dots: torch.Tensor, lse: torch.Tensor, row: int, key: int | None
+) -> np.ndarray:
+    """(H,): the mean weight of the pairs (row + m, key + m), or (row + m, 0) for key None,
+    whose q · k are dots (H, n)."""
+    n = dots.size(1)
+    rows = torch.arange(row, row + n)
+    keys = torch.zeros(n, dtype=torch.long) if key is None else torch.arange(key, key + n)
+    return _weights(layer, dots, lse, rows, keys).mean(-1).numpy()
+
+
+def _weights(
+    layer: LayerScores, dots: torch.Tensor, lse: torch.Tensor, qi: torch.Tensor, kj: torch.Tensor
+) -> torch.Tensor:
+    """(H, n) float64: exp(score − lse) of query qi[m] and key kj[m] given their q · k (0
+    where masked)."""
+    s = dots.double() * layer.scale
+    if layer.softcap is not None:
+        s = layer.softcap * torch.tanh(s / layer.softcap)
+    if layer.bias is not None:
+        s = s + torch.from_numpy(layer.bias).double()[:, kj - qi + (layer.shape[1] - 1)]
+    w = (s - lse[:, qi]).exp()
+    ok = layer.mask.allows(qi.numpy(), kj.numpy())
+    return w if ok is None else w * torch.from_numpy(ok)
+
+
+def _gathered(
+    layer: LayerScores,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    lse: torch.Tensor,
+    qi: torch.Tensor,
+    kj: torch.Tensor,
+) -> torch.Tensor:
+    """(H, n) float64: the weights of arbitrary (query, key) pairs (NaN means without any)."""
+    if not len(qi):
+        return torch.full((layer.n_heads, 1), torch.nan, dtype=torch.float64)
+    dots = (q[:, :, qi] * k[:, kj].unsqueeze(1)).sum(-1)  # (H_kv, G, n)
+    return _weights(layer, dots.view(layer.n_heads, -1), lse, qi, kj)
 
 
 def _end(
@@ -125,119 +171,5 @@ def _end(
     for r0 in range(0, Q, step):
         qi = torch.arange(r0, min(Q, r0 + step)).repeat_interleave(len(ends))
         kj = ends.repeat(len(qi) // len(ends))
-        total += _weights_at(layer, q, k, lse, qi, kj).sum(-1, dtype=torch.float64)
-    return (total / Q).float().numpy()
-
-
-def _weights_at(
-    layer: LayerScores,
-    q: torch.Tensor,
-    k: torch.Tensor,
-    lse: torch.Tensor,
-    qi: torch.Tensor,
-    kj: torch.Tensor,
-) -> torch.Tensor:
-    """(H, n): the exact weight of query qi[m] on key kj[m] in every head (0 where masked)."""
-    H_kv, group = k.size(0), q.size(0) // k.size(0)
-    keys = k[:, kj].unsqueeze(1)  # (H_kv, 1, n, d): each key head once, for its query heads
-    s = (q[:, qi].view(H_kv, group, len(qi), -1) * keys).sum(-1).view(-1, len(qi))  # (H, n)
-    s = s * layer.scale
-    if layer.softcap is not None:
-        s = layer.softcap * torch.tanh(s / layer.softcap)
-    if layer.bias is not None:
-        s = s + torch.from_numpy(layer.bias)[:, kj - qi + (layer.shape[1] - 1)]
-    ok = layer.mask.allows(qi.numpy(), kj.numpy())
-    w = (s - lse[:, qi]).exp()
-    return w if ok is None else w * torch.from_numpy(ok)
-
-
-def _reach(rule: MaskRule, r0: int, r1: int, K: int, w: int) -> tuple[int, int]:
-    """The keys rows r0..r1-1 may attend to, widened to whole column blocks (K ends the last)."""
-    c1 = min(K, r1 + rule.offset) if rule.causal else K
-    c0 = max(0, r0 + rule.offset - rule.window + 1) if rule.window else 0
-    c0, c1 = c0 // w * w, min(K, -(-c1 // w) * w)
-    return c0, max(c1, c0 + 1)
-
-
-def _tile(
-    layer: LayerScores, q: torch.Tensor, k: torch.Tensor, lse: torch.Tensor, r0: int, c0: int
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Exact weights, and their base-2 logs, (H, r, c) each, of every head's rows r0.. × keys
-    c0..: pᵢⱼ = 2^(log₂e · (scoreᵢⱼ − lseᵢ)), the same number as exp, in half exp's time. q:
-    already scaled by scale · log₂e, unless the layer caps its logits (then as recorded)."""
-    H, r, d = q.shape
-    H_kv, c, _ = k.shape
-    log2p = (q.reshape(H_kv, H // H_kv * r, d) @ k.transpose(-1, -2)).view(H, r, c)
-    if layer.softcap is not None:
-        log2p = layer.softcap * torch.tanh(log2p * (layer.scale / layer.softcap)) * LOG2E
-    if layer.bias is not None:  # by distance j − i: a (r, c) gather per head
-        Q = layer.shape[1]
-        at = torch.arange(c0, c0 + c).unsqueeze(0) - torch.arange(r0, r0 + r).unsqueeze(1)
-        log2p.add_(torch.from_numpy(layer.bias)[:, at + (Q - 1)].mul_(LOG2E))
-    blocked = _blocked(layer.mask, r0, r, c0, c)
-    if blocked is not None:
-        log2p.add_(blocked)
-    log2p.sub_(lse.unsqueeze(-1) * LOG2E)
-    return torch.exp2(log2p), log2p
-
-
-def _blocked(rule: MaskRule, r0: int, r: int, c0: int, c: int) -> torch.Tensor | None:
-    """(r, c): -inf where the rule masks (row, key), 0 elsewhere; None when it masks none of
-    the tile (a tile wholly before the diagonal and inside the window, or no mask)."""
-    pos = torch.arange(r0, r0 + r).unsqueeze(1) + rule.offset  # (r, 1)
-    key = torch.arange(c0, c0 + c).unsqueeze(0)  # (1, c)
-    last_key, first_pos, last_pos = c0 + c - 1, r0 + rule.offset, r0 + r - 1 + rule.offset
-    causal_cut = rule.causal and last_key > first_pos
-    window_cut = rule.window is not None and last_pos - c0 >= rule.window
-    if not (causal_cut or window_cut):
-        return None
-    ok = (key <= pos) if rule.causal else torch.ones(r, c, dtype=torch.bool)
-    if rule.window is not None:
-        ok &= pos - key < rule.window
-    return torch.zeros(r, c).masked_fill_(~ok, float("-inf"))
-
-
-class _Sums:
-    """A layer's block maxima and sums, and each head's entropy, filled a tile at a time."""
-
-    def __init__(self, H: int, B_q: int, B_k: int, h: int, w: int) -> None:
-        self.h, self.w = h, w
-        self.max = torch.zeros(H, B_q, B_k)
-        self.sum = torch.zeros(H, B_q, B_k, dtype=torch.float64)
-        self.entropy = torch.zeros(H, dtype=torch.float64)
-        self.distance = torch.zeros(H, dtype=torch.float64)
-
-    def add(self, p: torch.Tensor, log2p: torch.Tensor, r0: int, c0: int) -> None:
-        """A tile whose rows start at a block's first row (r0) and keys at one's (c0)."""
-        H, r, c = p.shape
-        # Σ pᵢⱼ |i − j| in one pass over the tile: the distances are the same for every head
-        far = (torch.arange(r0, r0 + r).unsqueeze(1) - torch.arange(c0, c0 + c)).abs_()
-        self.distance += p.reshape(H, -1) @ far.reshape(-1).to(p.dtype)
-        n_r, n_c = -(-r // self.h), -(-c // self.w)  # blocks it touches
-        if (n_r * self.h, n_c * self.w) != (r, c):  # an edge tile: zeros change no max or sum
-            p = torch.nn.functional.pad(p, (0, n_c * self.w - c, 0, n_r * self.h - r))
-        # each block's cells copied next to each other once, then reduced where they lie
-        # contiguous: a max over a strided dimension (a block's rows, or its keys a few at a
-        # time) took a third of the layer's time, four times this copy and its reductions
-        cells = (
-            p.view(H, n_r, self.h, n_c, self.w)
-            .permute(0, 1, 3, 2, 4)
-            .reshape(H, n_r, n_c, self.h * self.w)
-        )
-        at = (
-            slice(None),
-            slice(r0 // self.h, r0 // self.h + n_r),
-            slice(c0 // self.w, c0 // self.w + n_c),
-        )
-        self.max[at] = torch.maximum(self.max[at], cells.amax(-1))
-        self.sum[at] += cells.sum(-1)
-        self.entropy -= torch.nansum(log2p.mul_(p[:, :r, :c]), (1, 2)) * LN2  # 0 · log 0 = 0
-
-    def result(self, rows: np.ndarray, cols: np.ndarray, Q: int) -> dict[str, np.ndarray]:
-        cells = np.outer(np.diff(rows), np.diff(cols))  # (B_q, B_k)
-        return {
-            "max": self.max.numpy(),
-            "mean": (self.sum.numpy() / cells).astype(np.float32),
-            "entropy": (self.entropy / Q).float().numpy(),
-            "distance": (self.distance / Q).float().numpy(),
-        }
+        total += _gathered(layer, q, k, lse, qi, kj).sum(-1)
+    return (total / Q).numpy()

@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from attnlens.model.decoding.greedy import greedy_ids
 from attnlens.model.decoding.heads import HeadRef
+from attnlens.model.decoding.loop import greedy_ids
 from attnlens.model.decoding.net_steppers import TransformerStepper
 from attnlens.model.decoding.vocabulary import Vocabulary
 from attnlens.model.net.decoder_only import DecoderOnlyTransformer
@@ -49,7 +49,7 @@ def greedy_batch(
     ablate: Sequence[HeadRef] = (),
     banned: Sequence[int] = (),
 ) -> list[str]:
-    """Greedy outputs for many sources at once: the one greedy loop (`greedy_ids`) on our
+    """Greedy outputs for many sources at once: the one decoding loop (`greedy_ids`) on our
     stepper's key/value cache; ablate lists heads to zero, banned ids are never chosen."""
     stepper, prefix = TransformerStepper(net), [tok.bos_id]
     first = stepper.start_batch([source_ids(tok, s) for s in sources], prefix, ablate)

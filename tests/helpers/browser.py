@@ -5,7 +5,9 @@ from __future__ import annotations
 import contextlib
 import shutil
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -47,3 +49,12 @@ def settle(page: Any, quiet_ms: int = 700, timeout: int = 60_000) -> None:
     """Wait until the page has settled: its script done and nothing drawn for quiet_ms (in
     place of a fixed pause long enough for the slowest machine)."""
     page.wait_for_function(QUIET, arg=quiet_ms, timeout=timeout, polling=100)
+
+
+def explore_on(browser: Any, server: str, model: Path, text: str) -> Any:
+    """A 1400 × 1000 tab on Explore at `server` with the model of folder `model` and `text`
+    (the worker's shared server opens any model its link names)."""
+    page = browser.new_page(viewport={"width": 1400, "height": 1000})
+    query = f"page=explore&model={quote(str(model))}&text={quote(text)}"
+    page.goto(f"{server}/?{query}", timeout=120_000)
+    return page

@@ -25,7 +25,7 @@ from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, 
 
 from helpers.hf_models import CORPUS, _sentencepiece, _wordpiece
 
-Kind = str  # "encoder", "decoder" or "encoder-decoder"
+Architecture = str  # "encoder", "decoder" or "encoder-decoder"
 
 
 @dataclass(frozen=True)
@@ -141,9 +141,10 @@ ROTARY_DECODER: dict[str, Any] = dict(HIDDEN, num_key_value_heads=1, head_dim=8)
 
 @dataclass(frozen=True)
 class Spec:
-    """One architecture: its kind, tokenizer style, and how to build its model."""
+    """One architecture (encoder, decoder or encoder-decoder), its tokenizer style, and how
+    to build its model."""
 
-    kind: Kind
+    architecture: Architecture
     style: str
     build: Callable[[T.PreTrainedTokenizerFast], T.PreTrainedModel]
     note: str = ""  # what this architecture brings to the comparison
@@ -346,19 +347,19 @@ def zoo_folder(name: str) -> Path:
     return folder
 
 
-def auto_class(kind: Kind) -> Any:
+def auto_class(architecture: Architecture) -> Any:
     return {
         "encoder": T.AutoModel,
         "decoder": T.AutoModelForCausalLM,
         "encoder-decoder": T.AutoModelForSeq2SeqLM,
-    }[kind]
+    }[architecture]
 
 
 @functools.cache
 def zoo_reference(name: str) -> tuple[T.PreTrainedModel, T.PreTrainedTokenizerBase]:
     """The saved model loaded on its own (eager attention), the reference to compare with."""
     folder = zoo_folder(name)
-    model = auto_class(ZOO[name].kind).from_pretrained(folder, attn_implementation="eager")
+    model = auto_class(ZOO[name].architecture).from_pretrained(folder, attn_implementation="eager")
     return model.eval(), T.AutoTokenizer.from_pretrained(folder)
 
 

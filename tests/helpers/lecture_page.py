@@ -51,8 +51,20 @@ def start_class(browser: Any, url: str, slide: int, timeout: int = 60_000) -> tu
     teacher.goto(f"{url}/?page=lecture&deck=section3&slide={slide}", timeout=timeout)
     teacher.wait_for_function(shows(slide), timeout=timeout)
     teacher.get_by_role("button", name="Start a class").click()
-    teacher.wait_for_function("() => location.search.includes('key=')", timeout=timeout // 2)
+    teacher.wait_for_function("() => location.search.includes('class=')", timeout=timeout // 2)
     return teacher, parse_qs(urlparse(teacher.url).query)["class"][0]
+
+
+def teacher_pass(page: Any, code: str, timeout: int = 60_000) -> str:
+    """The pass a teacher's browser keeps for class `code` (its HttpOnly cookie, which no
+    script of the page reads; Playwright does), once it has it."""
+    deadline = time.monotonic() + timeout / 1000
+    while time.monotonic() < deadline:
+        for cookie in page.context.cookies():
+            if cookie["name"] == f"attnlens_teach_{code}":
+                return str(cookie["value"])
+        page.wait_for_timeout(200)
+    raise AssertionError(f"the teacher's browser kept no pass for class {code}")
 
 
 def open_student(browser: Any, url: str, code: str, slide: int) -> Any:

@@ -42,3 +42,18 @@ def save_tiny_lm(folder: Path) -> Path:
         net.generator.bias[[tok.pad_id, tok.bos_id, tok.unk_id]] = -1e4
     checkpoint.save(folder, net, tok, {"name": "tiny-lm", "architecture": "decoder"})
     return folder
+
+
+LONG_LM_POSITIONS = 600  # 2 layers × 4 heads × 600² weights: an 11 MB record, a 106 MB CSV
+
+
+def save_long_lm(folder: Path) -> Path:
+    """A random decoder-only model of ours that reads up to LONG_LM_POSITIONS characters of
+    "ab": a large record in milliseconds, without transformers."""
+    torch.manual_seed(0)
+    tok = CharTokenizer("ab")
+    config = TransformerConfig(
+        len(tok), len(tok), N=2, d_model=16, d_ff=32, h=4, max_len=LONG_LM_POSITIONS
+    )
+    checkpoint.save(folder, DecoderOnlyTransformer(config), tok, {"architecture": "decoder"})
+    return folder

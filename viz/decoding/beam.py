@@ -15,12 +15,13 @@ from attnlens.viz.decoding import beam_rows
 from attnlens.viz.decoding.beam_rows import row_count, rows_of
 from attnlens.viz.shared.labels import token_text
 from attnlens.viz.shared.margins import BASE_FONT, text_px
+from attnlens.viz.shared.palette import BLUE, FADED, GREEN, ORANGE
 
-STATUS_COLOURS = {"alive": "rgb(31,119,180)", "finished": "rgb(44,160,44)", "pruned": "#c0c0c0"}
+STATUS_COLOURS = {"alive": BLUE, "finished": GREEN, "pruned": FADED}
 Node = beam_rows.Node  # (step, beam): one node of the tree
 CHOSEN = "crimson"  # the path of the output
-FOLLOWED = "rgb(255,127,14)"  # the path of another beam the user follows
-CANDIDATE = "rgb(31,119,180)"
+FOLLOWED = ORANGE  # the path of another beam the user follows
+CANDIDATE = BLUE
 OUTPUT_CHARS = 40  # of the output in the tree's title: a 96-token output ran past the figure
 ROW_PX, MIN_HEIGHT, MAX_HEIGHT = 40, 320, 1300  # 16 rows (8 beams' alive and finished) at 24 px
 ROW_FONTS = 2.2  # a row's height in font sizes: the label, the node under it, a gap

@@ -9,6 +9,7 @@ from attnlens.record.decode import DecodeRun
 from attnlens.viz.decoding.beam import chosen_path
 from attnlens.viz.heads.heatmap import cell_gap, grid_layout
 from attnlens.viz.shared.labels import positions_axis, token_axis, token_text
+from attnlens.viz.shared.palette import ALIGNMENT
 
 
 def decoding_alignment(
@@ -36,7 +37,7 @@ def decoding_alignment(
             y=chosen.values,
             zmin=0.0,
             zmax=1.0,
-            colorscale="Greens",
+            colorscale=ALIGNMENT,
             colorbar={"title": {"text": "weight"}},
             hovertemplate="%{y}<br>source %{x}<br>weight %{z:.7g}<extra></extra>",
             xgap=cell_gap(len(cols.values)),

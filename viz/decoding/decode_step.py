@@ -22,10 +22,11 @@ from attnlens.viz.decoding.beam import (
     followed_row,
 )
 from attnlens.viz.shared.labels import positions_axis, visible
+from attnlens.viz.shared.palette import PLOTLY_BLUE
 from attnlens.viz.shared.style import panel_title
 
 PAYLOAD_CHARS = 600_000  # of a run's steps sent to the page at once, at most (steps_data)
-WEIGHT = "#636efa"  # a step's attention bars: Plotly's first colour, as step_attention's
+WEIGHT = PLOTLY_BLUE  # a step's attention bars, as step_attention's
 
 
 def check_step(run: DecodeRun, step: int) -> None:

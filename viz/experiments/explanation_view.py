@@ -11,9 +11,10 @@ from plotly.subplots import make_subplots
 from attnlens.analysis.agreement import METHODS, importance, layers_of
 from attnlens.record.erasure import ErasureCase
 from attnlens.viz.shared.labels import position_labels, token_text
+from attnlens.viz.shared.palette import BLUE, GREEN, NEUTRAL, RED
 
 NAMES = {"raw": "raw attention", "rollout": "rollout", "flow": "flow"}
-COLOURS = {"raw": "rgb(31,119,180)", "rollout": "rgb(44,160,44)", "flow": "rgb(214,39,40)"}
+COLOURS = {"raw": BLUE, "rollout": GREEN, "flow": RED}
 
 
 def _scaled(values: np.ndarray) -> np.ndarray:
@@ -29,8 +30,6 @@ def explanation_view(case: ErasureCase, table: pd.DataFrame, layer: int | None =
     layer = layers_of(case) - 1 if layer is None else layer
     if not 0 <= layer < layers_of(case):
         raise ValueError(f"layer {layer} is outside 0..{layers_of(case) - 1}")
-    keep = case.erasable
-    labels = [lab for lab, k in zip(position_labels(case.input_tokens), keep, strict=True) if k]
     fig = make_subplots(
         1,
         2,
@@ -40,62 +39,10 @@ def explanation_view(case: ErasureCase, table: pd.DataFrame, layer: int | None =
             "Spearman ρ with erasure",
         ],
     )
-    fig.add_trace(
-        go.Bar(
-            x=labels,
-            y=_scaled(case.erasure[keep]),
-            name="erasure",
-            marker={"color": "rgb(90,90,90)"},
-        ),
-        1,
-        1,
-    )
-    for method in METHODS:
-        scores = importance(case, method, layer)[keep]
-        fig.add_trace(
-            go.Scatter(
-                x=labels,
-                y=_scaled(scores),
-                mode="lines+markers",
-                name=NAMES[method],
-                legendgroup=method,
-                line={"color": COLOURS[method]},
-            ),
-            1,
-            1,
-        )
-    for method in METHODS:
-        rows = table[table["method"] == method].sort_values("layer")
-        colour = COLOURS[method]
-        if "mean" in rows and rows["mean"].notna().any():
-            fig.add_trace(
-                go.Scatter(
-                    x=rows["layer"],
-                    y=rows["mean"],
-                    mode="lines+markers",
-                    error_y={"array": rows["std"]},
-                    legendgroup=method,
-                    name=f"{NAMES[method]}, held-out",
-                    showlegend=False,
-                    line={"color": colour},
-                ),
-                1,
-                2,
-            )
-        if "this_input" in rows:
-            fig.add_trace(
-                go.Scatter(
-                    x=rows["layer"],
-                    y=rows["this_input"],
-                    mode="markers",
-                    marker={"symbol": "circle-open", "size": 12, "color": colour},
-                    legendgroup=method,
-                    showlegend=False,
-                    name=f"{NAMES[method]}, this input",
-                ),
-                1,
-                2,
-            )
+    for trace in importance_traces(case, layer):
+        fig.add_trace(trace, 1, 1)
+    for trace in correlation_traces(table):
+        fig.add_trace(trace, 1, 2)
     fig.update_yaxes(title="share of the largest", row=1, col=1)
     fig.update_xaxes(type="category", tickangle=-60, row=1, col=1)
     fig.update_xaxes(title="layer", dtick=1, row=1, col=2)
@@ -111,3 +58,58 @@ def explanation_view(case: ErasureCase, table: pd.DataFrame, layer: int | None =
         margin={"t": 110},
     )
     return fig
+
+
+def importance_traces(case: ErasureCase, layer: int) -> list[go.Bar | go.Scatter]:
+    """The left panel: erasure as bars, raw attention, rollout and flow as lines, over the
+    erasable inputs, each scaled to its largest value."""
+    keep = case.erasable
+    labels = [lab for lab, k in zip(position_labels(case.input_tokens), keep, strict=True) if k]
+    bars = go.Bar(x=labels, y=_scaled(case.erasure[keep]), name="erasure",
+                  marker={"color": NEUTRAL})  # fmt: skip
+    return [bars] + [
+        go.Scatter(
+            x=labels,
+            y=_scaled(importance(case, method, layer)[keep]),
+            mode="lines+markers",
+            name=NAMES[method],
+            legendgroup=method,
+            line={"color": COLOURS[method]},
+        )
+        for method in METHODS
+    ]
+
+
+def correlation_traces(table: pd.DataFrame) -> list[go.Scatter]:
+    """The right panel: each method's ρ per layer, held-out mean ± std as a line where the
+    table has it, this input as open circles."""
+    traces = []
+    for method in METHODS:
+        rows = table[table["method"] == method].sort_values("layer")
+        colour = COLOURS[method]
+        if "mean" in rows and rows["mean"].notna().any():
+            traces.append(
+                go.Scatter(
+                    x=rows["layer"],
+                    y=rows["mean"],
+                    mode="lines+markers",
+                    error_y={"array": rows["std"]},
+                    legendgroup=method,
+                    name=f"{NAMES[method]}, held-out",
+                    showlegend=False,
+                    line={"color": colour},
+                )
+            )
+        if "this_input" in rows:
+            traces.append(
+                go.Scatter(
+                    x=rows["layer"],
+                    y=rows["this_input"],
+                    mode="markers",
+                    marker={"symbol": "circle-open", "size": 12, "color": colour},
+                    legendgroup=method,
+                    showlegend=False,
+                    name=f"{NAMES[method]}, this input",
+                )
+            )
+    return traces

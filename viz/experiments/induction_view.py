@@ -13,10 +13,11 @@ from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heads.colour_scale import HOVER_DIGITS, colorbar, colorscale, colour_position
 from attnlens.viz.heads.heatmap import cell_gap
 from attnlens.viz.shared.labels import position_labels
+from attnlens.viz.shared.palette import MARK
 from attnlens.viz.shared.point_labels import placed_labels
 
 TARGET = 0.9  # issue 15's bar for a sharp head
-ARROW_COLOUR = "rgb(230,85,13)"
+ARROW_COLOUR = MARK
 MAX_ARROWS = 64  # beyond this the arrows hide the heatmap
 SHOWN = 256  # a longer input shows its last SHOWN positions (T² cells would not draw)
 LABELLED = 0.3  # heads scoring this much on either score are named on the chart
@@ -77,12 +78,7 @@ def induction_heads_view(
     """The previous-token head and the induction head side by side on trace's sequence; in
     the induction head, an arrow in each row from the earlier match of the query's token to
     the token after it ("look back one after the match")."""
-    L, H = trace.model.shape(kind)[:2]
-    for layer, head in (previous_head, induction_head):
-        if not 0 <= layer < L:
-            raise ValueError(f"layer {layer} is outside 0..{L - 1} ({L} layers)")
-        if not 0 <= head < H:
-            raise ValueError(f"head {head} is outside 0..{H - 1} ({H} heads)")
+    check_heads(trace, kind, (previous_head, induction_head))
     tokens = trace.tokens(kind)[0]
     T = len(tokens)
     first = max(0, T - SHOWN)  # a long input: its last SHOWN positions, said in the title
@@ -91,55 +87,14 @@ def induction_heads_view(
     matches = [(q, j) for q, j in earlier_matches(tokens) if j >= first]
     two = {(layer, head): trace.head(kind, layer, head, shown, shown)
            for layer, head in (previous_head, induction_head)}  # fmt: skip
-    prev_w, ind_w = two[previous_head], two[induction_head]  # (T', T') each, shown positions
-    rows = range(max(1, first), T)
-    shares = (
-        float(np.mean([prev_w[q - first, q - 1 - first] for q in rows])) if rows else 0.0,
-        float(np.mean([ind_w[q - first, j + 1 - first] for q, j in matches]))
-        if matches
-        else float("nan"),
-    )
+    shares = looked_at(two[previous_head], two[induction_head], first, T, matches)
     # one row axis for both: the rows are the same tokens, and the right panel's own labels ran
     # into the left panel on word tokens (minilm: "7 · because" cut at the left)
     fig = make_subplots(1, 2, shared_yaxes=True, horizontal_spacing=0.03)
-    for col, (layer, head) in enumerate((previous_head, induction_head), start=1):
-        weights = two[layer, head].astype(np.float32)
-        fig.add_trace(
-            go.Heatmap(  # coloured as every head's heatmap: at 1,024 tokens a row's weights
-                # are mostly a few thousandths, and on a linear scale both panels read blank
-                z=colour_position(weights, "perceptual"),
-                customdata=weights,
-                x=labels,
-                y=labels,
-                zmin=0.0,
-                zmax=1.0,
-                colorscale=colorscale(),
-                colorbar=colorbar("perceptual"),
-                showscale=col == 2,
-                xgap=cell_gap(len(labels)),  # 256 cells with 1 px gaps left white lines
-                ygap=cell_gap(len(labels)),
-                hovertemplate="query %{y}<br>key %{x}<br>weight "
-                f"%{{customdata:.{HOVER_DIGITS}f}}<extra></extra>",
-            ),
-            1,
-            col,
-        )
-    for q, j in matches[:MAX_ARROWS]:
-        fig.add_annotation(
-            x=labels[j + 1 - first],
-            y=labels[q - first],
-            ax=labels[j - first],
-            ay=labels[q - first],
-            xref="x2",
-            yref="y2",
-            axref="x2",
-            ayref="y2",
-            showarrow=True,
-            arrowhead=2,
-            arrowwidth=2,
-            arrowcolor=ARROW_COLOUR,
-            text="",
-        )
+    for col, pair in enumerate((previous_head, induction_head), start=1):
+        fig.add_trace(head_panel(two[pair], labels, showscale=col == 2), 1, col)
+    for arrow in match_arrows(matches[:MAX_ARROWS], labels, first):
+        fig.add_annotation(arrow)
     names = (
         f"previous-token head {previous_head[0]}.{previous_head[1]}<br>"
         f"{shares[0]:.0%} on the token before",
@@ -174,3 +129,72 @@ def induction_heads_view(
         height=640,
     )
     return fig
+
+
+def check_heads(trace: Trace, kind: Kind, heads: tuple[tuple[int, int], ...]) -> None:
+    """Each (layer, head) within the model's, or a ValueError naming the value and the range."""
+    L, H = trace.model.shape(kind)[:2]
+    for layer, head in heads:
+        if not 0 <= layer < L:
+            raise ValueError(f"layer {layer} is outside 0..{L - 1} ({L} layers)")
+        if not 0 <= head < H:
+            raise ValueError(f"head {head} is outside 0..{H - 1} ({H} heads)")
+
+
+def looked_at(
+    prev_w: np.ndarray, ind_w: np.ndarray, first: int, T: int, matches: list[tuple[int, int]]
+) -> tuple[float, float]:
+    """The previous-token head's mean weight on the token before, and the induction head's on
+    the token after each earlier match (NaN without one); weights (T', T') of the shown
+    positions, from `first` on."""
+    rows = range(max(1, first), T)
+    before = float(np.mean([prev_w[q - first, q - 1 - first] for q in rows])) if rows else 0.0
+    if not matches:
+        return before, float("nan")
+    return before, float(np.mean([ind_w[q - first, j + 1 - first] for q, j in matches]))
+
+
+def head_panel(weights: np.ndarray, labels: list[str], showscale: bool) -> go.Heatmap:
+    """One head's weights coloured as every head's heatmap: at 1,024 tokens a row's weights are
+    mostly a few thousandths, and on a linear scale both panels read blank."""
+    weights = weights.astype(np.float32)
+    return go.Heatmap(
+        z=colour_position(weights, "perceptual"),
+        customdata=weights,
+        x=labels,
+        y=labels,
+        zmin=0.0,
+        zmax=1.0,
+        colorscale=colorscale(),
+        colorbar=colorbar("perceptual"),
+        showscale=showscale,
+        xgap=cell_gap(len(labels)),  # 256 cells with 1 px gaps left white lines
+        ygap=cell_gap(len(labels)),
+        hovertemplate="query %{y}<br>key %{x}<br>weight "
+        f"%{{customdata:.{HOVER_DIGITS}f}}<extra></extra>",
+    )
+
+
+def match_arrows(
+    matches: list[tuple[int, int]], labels: list[str], first: int
+) -> list[dict[str, object]]:
+    """In the induction head's panel, an arrow in each row from the earlier match of the
+    query's token to the token after it."""
+    return [
+        {
+            "x": labels[j + 1 - first],
+            "y": labels[q - first],
+            "ax": labels[j - first],
+            "ay": labels[q - first],
+            "xref": "x2",
+            "yref": "y2",
+            "axref": "x2",
+            "ayref": "y2",
+            "showarrow": True,
+            "arrowhead": 2,
+            "arrowwidth": 2,
+            "arrowcolor": ARROW_COLOUR,
+            "text": "",
+        }
+        for q, j in matches
+    ]

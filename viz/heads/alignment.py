@@ -9,6 +9,7 @@ from attnlens.record.picking import allowed_of, attention_of, check_head, check_
 from attnlens.record.trace import Trace
 from attnlens.viz.heads.heatmap import grid_layout, masked_layer, query_axis, weight_layer
 from attnlens.viz.shared.labels import positions_axis
+from attnlens.viz.shared.palette import ALIGNMENT
 
 
 def cross_alignment(trace: Trace, layer: int | None = None, head: int | None = None) -> go.Figure:
@@ -26,7 +27,7 @@ def cross_alignment(trace: Trace, layer: int | None = None, head: int | None = N
     cols = positions_axis(trace.src_tokens, trace.src_shown)
     rows, row_title = query_axis(trace, "cross")
     x, y = cols.values, rows.values
-    layers = [weight_layer(w, allowed, x, y, ("target", "source"), "Greens")]
+    layers = [weight_layer(w, allowed, x, y, ("target", "source"), ALIGNMENT)]
     if not allowed.all():
         layers.append(masked_layer(allowed, x, y))
     best = np.where(allowed, w, -np.inf).argmax(-1)  # (T,) the most attended source position

@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from attnlens.viz.heads.model_view import BLUES
+from attnlens.viz.shared.palette import BLUES, WEIGHTS
 
 Scale = Literal["perceptual", "linear"]
 SCALES: tuple[Scale, ...] = ("perceptual", "linear")
@@ -36,9 +36,8 @@ def colour_position(weights: np.ndarray, scale: Scale) -> np.ndarray:
 
 
 def colorscale() -> list[list[Any]]:
-    """Plotly's [position, colour] stops of the Blues every head is drawn in."""
-    n = len(BLUES) - 1
-    return [[i / n, f"rgb{tuple(rgb)}"] for i, rgb in enumerate(BLUES)]
+    """Plotly's [position, colour] stops of the blues every head is drawn in (the palette's)."""
+    return [list(stop) for stop in WEIGHTS]
 
 
 def colorbar(scale: Scale) -> dict[str, Any]:
@@ -52,8 +51,8 @@ def colorbar(scale: Scale) -> dict[str, Any]:
 
 
 def legend(scale: Scale) -> dict[str, Any]:
-    """The browser's colour rule: Blues stops over 0..1, weight^(1/power), the bar's ticks at
-    their positions, the bar's title."""
+    """The browser's colour rule: the palette's blues over 0..1, weight^(1/power), the bar's
+    ticks at their positions, the bar's title."""
     check_scale(scale)
     n = len(BLUES) - 1
     ticks = TICKS[scale]

@@ -24,7 +24,6 @@ from attnlens.record.picking import KIND_TITLES, allowed_of, attention_of, check
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heads.head_marks import kv_group
 from attnlens.viz.heads.model_view import (
-    BLUES,
     CELL_BUDGET,
     GAMMA,
     LEVELS,
@@ -35,6 +34,7 @@ from attnlens.viz.heads.model_view import (
     encode,
 )
 from attnlens.viz.shared.labels import visible
+from attnlens.viz.shared.palette import BLUES
 
 POOLING = "mean"  # how a block of positions becomes one cell (block_share)
 
@@ -155,7 +155,7 @@ def grid_labels(
     window of 8,192 tokens formats 2 × 8,192 labels, 25 ms, for the 192 it shows)."""
     queries, keys = trace.shown(kind)
     at_q, at_k = range(len(queries))[rows], range(len(keys))[cols]
-    if kind == "encoder_self" or trace.model.architecture != "encoder-decoder":
+    if kind == trace.self_kind:  # rows that read the input: its tokens
         return numbered(queries, at_q), numbered(keys, at_k)
     produced = [*queries[1:], "end"]
     labels = tuple(f"{i} · {visible(queries[i])} → {visible(produced[i])}" for i in at_q)
@@ -174,7 +174,7 @@ def tick_byte(share: float) -> int:
 
 
 def colour_stops() -> list[list[float]]:
-    """[byte, r, g, b] stops of the model view's Blues, evenly over the bytes 1..255 (∝ ∛share);
+    """[byte, r, g, b] stops of the palette's blues, evenly over the bytes 1..255 (∝ ∛share);
     between two stops the colour is interpolated, byte 0 is transparent."""
     n = len(BLUES) - 1
     return [[1 + i / n * LEVELS, *map(float, rgb)] for i, rgb in enumerate(BLUES)]

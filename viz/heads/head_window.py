@@ -17,7 +17,8 @@ from typing import Any, Literal
 import numpy as np
 
 from attnlens.record.picking import KIND_TITLES
-from attnlens.record.scores import LayerScores, MaskRule, edges
+from attnlens.record.scores import LayerScores, MaskRule
+from attnlens.record.summary import edges
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heads.colour_scale import Scale, legend
 from attnlens.viz.heads.head_grid import grid_labels

@@ -26,9 +26,8 @@ from attnlens.viz.heads.colour_scale import (
 )
 from attnlens.viz.shared.labels import TokenAxis, positions_axis, produced_labels, token_axis
 from attnlens.viz.shared.margins import BASE_FONT, grid_margins, title_px
+from attnlens.viz.shared.palette import BACKGROUNDS, MARK, MASKED, WEIGHTS
 
-MASKED_COLOUR = "rgb(120,120,120)"
-REFERENCE_COLOUR = "rgb(230,85,13)"
 GAP_LIMIT = 48  # up to this many cells a side, a 1 px gap parts them; beyond, it would hide them
 ROW_PX = 26  # height of a row while the grid fits between MIN_HEIGHT and MAX_HEIGHT
 MIN_HEIGHT, MAX_HEIGHT = 420, 760
@@ -81,7 +80,7 @@ def query_axis(trace: Trace, kind: Kind) -> tuple[TokenAxis, str]:
     """The rows of one kind and their title: decoder rows of an encoder-decoder as
     'input → produced', any other as the positions' tokens."""
     raw, shown = trace.tokens(kind)[0], trace.shown(kind)[0]
-    if kind == "encoder_self" or trace.model.architecture != "encoder-decoder":
+    if kind == trace.self_kind:  # rows that read the input: its tokens
         return positions_axis(raw, shown), "query"
     return token_axis(produced_labels(raw, shown), produced_labels(shown)), PRODUCED_TITLE
 
@@ -119,7 +118,7 @@ def grid_layout(
             "automargin": True,
             **rows.ticks,
         },
-        "plot_bgcolor": "white",
+        "plot_bgcolor": BACKGROUNDS[False],
         "margin": margin,
         "height": grid_height(n),
     }
@@ -161,7 +160,7 @@ def weight_layer(
     x: list[str],
     y: list[str],
     axes: tuple[str, str] = ("query", "key"),
-    colorscale: str = "Blues",
+    colorscale: list[list[Any]] = WEIGHTS,
     scale: Scale = "linear",
 ) -> go.Heatmap:
     """The allowed cells coloured by `scale` (colour_scale.py), the weight itself in the hover
@@ -192,7 +191,7 @@ def masked_layer(allowed: np.ndarray, x: list[str], y: list[str]) -> go.Heatmap:
         z=np.where(allowed, np.nan, 1.0).astype(np.float32),  # (Q, K)
         x=x,
         y=y,
-        colorscale=[[0.0, MASKED_COLOUR], [1.0, MASKED_COLOUR]],
+        colorscale=[[0.0, MASKED], [1.0, MASKED]],
         showscale=False,
         hovertemplate="query %{y}<br>key %{x}<br>masked: not allowed<extra></extra>",
         xgap=cell_gap(len(x)),
@@ -220,7 +219,7 @@ def reference_layer(reference: Sequence[int], x: list[str], y: list[str]) -> go.
         marker={
             "symbol": "circle-open",
             "size": 14,
-            "color": REFERENCE_COLOUR,
+            "color": MARK,
             "line": {"width": 2},
         },
         name="true source",

@@ -18,6 +18,7 @@ import plotly.graph_objects as go
 
 from attnlens.record.picking import KIND_TITLES, allowed_of, attention_of, check_head, check_layer
 from attnlens.record.trace import Kind, Trace
+from attnlens.viz.shared.palette import BLUES
 
 # Float32 cells in all thumbnails together: keeps the figure's JSON under ~1.5 MB.
 CELL_BUDGET = 250_000
@@ -30,7 +31,6 @@ GAP = 0.08  # share of a thumbnail's side left blank between thumbnails
 GAMMA = 1 / 3
 LEVELS = 254  # shares are sent as bytes 1..255 (see encode)
 SHARE_TICKS = (0.0, 0.01, 0.05, 0.25, 0.5, 1.0)
-BLUES = ((247, 251, 255), (198, 219, 239), (107, 174, 214), (33, 113, 181), (8, 48, 107))
 NOMINAL_WIDTH = 900  # px of plot area the height is made for (Explore at a 1400 px window)
 MAX_PITCH = 150  # px: a thumbnail is never drawn larger than this on the nominal width
 MARGIN = {"l": 50, "r": 10, "t": 120, "b": 10}
@@ -155,7 +155,8 @@ def decode(z: np.ndarray) -> np.ndarray:
 
 
 def share_colorscale() -> list[list[Any]]:
-    """Blues, evenly over the encoded bytes 1..255 (so ∝ share ** GAMMA); 0 is transparent."""
+    """The palette's blues, evenly over the encoded bytes 1..255 (so ∝ share ** GAMMA); 0 is
+    transparent."""
     blank = "rgba(0,0,0,0)"
     out: list[list[Any]] = [[0.0, blank], [0.5 / (LEVELS + 1), blank]]
     for i, (r, g, b) in enumerate(BLUES):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from attnlens.record.scores import Summary
+from attnlens.record.summary import Summary
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heads.head_grid import HeadGrid, grid_of, head_grid, thumbnail_side
 from attnlens.viz.heads.head_window import blocks_allowed, check_head_of

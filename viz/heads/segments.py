@@ -12,10 +12,11 @@ from attnlens.record.picking import allowed_of, attention_of, check_head, check_
 from attnlens.record.trace import Trace
 from attnlens.viz.heads.heatmap import grid_layout, grid_title, head_heatmap, weight_layer
 from attnlens.viz.shared.labels import hover_labels, position_labels, token_axis
+from attnlens.viz.shared.palette import MARK
 
 Block = Literal["all", "A→A", "A→B", "B→A", "B→B"]
 BLOCKS: tuple[Block, ...] = ("all", "A→A", "A→B", "B→A", "B→B")
-BOUNDARY_COLOUR = "rgb(230,85,13)"
+BOUNDARY_COLOUR = MARK
 
 
 def sentence_b_start(trace: Trace) -> int:

@@ -17,10 +17,12 @@ from attnlens.viz.heads.colour_scale import (
 from attnlens.viz.heads.head_marks import HeadMarks
 from attnlens.viz.heads.head_window import HeadWindow
 from attnlens.viz.heads.heatmap import grid_title, masked_layer
+from attnlens.viz.shared.labels import MAX_TICKS, escape
+from attnlens.viz.shared.palette import ORANGE, RED
 
 HEIGHT = 760
-BAND = "#ff7f0e"  # the sliding window's edges
-SINK = "#d62728"  # the outline of a sink's key column
+BAND = ORANGE  # the sliding window's edges
+SINK = RED  # the outline of a sink's key column
 
 
 def window_figure(
@@ -59,15 +61,40 @@ def window_figure(
     if marks is not None and marks.caption():
         caption += "<br>" + marks.caption()
     heading, top = grid_title(window.title, caption)
+    rows, cols = window.row_edges[:-1], window.col_edges[:-1]
     layout = {
         "title": heading,
-        "xaxis": {"title": {"text": "key position"}, "side": "bottom", "automargin": True},
-        "yaxis": {"title": {"text": "query position"}, "autorange": "reversed", "automargin": True},
+        "xaxis": {
+            "title": {"text": "key position"},
+            "side": "bottom",
+            "automargin": True,
+            **token_ticks(cols, window.key_labels),
+        },
+        "yaxis": {
+            "title": {"text": "query position"},
+            "autorange": "reversed",
+            "automargin": True,
+            **token_ticks(rows, window.query_labels),
+        },
         "height": HEIGHT,
         "margin": {"t": top, "l": 70, "r": 20, "b": 60},
         "shapes": [] if marks is None else mark_shapes(window, marks),
     }
     return go.Figure(layers, layout=layout)
+
+
+def token_ticks(positions: np.ndarray, labels: tuple[str, ...]) -> dict[str, object]:
+    """An exact window's axis labelled as the screen labels it, each tick its position and
+    token ("576 · w803"), every k-th where they would not fit (MAX_TICKS at most); a pooled
+    window keeps Plotly's own position numbers."""
+    if not labels:
+        return {}
+    step = max(1, -(-len(labels) // MAX_TICKS))
+    return {
+        "tickmode": "array",
+        "tickvals": [float(p) for p in positions[::step]],
+        "ticktext": [escape(label) for label in labels[::step]],
+    }
 
 
 def mark_shapes(window: HeadWindow, marks: HeadMarks) -> list[dict[str, object]]:

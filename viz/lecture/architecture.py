@@ -11,6 +11,7 @@ import plotly.graph_objects as go
 
 from attnlens.record.trace import Kind, ModelInfo
 from attnlens.viz.shared.labels import escape, visible, wrapped
+from attnlens.viz.shared.palette import RED
 
 COLOURS = {  # the paper's Figure 1 palette
     "embedding": "#f6c7c0",
@@ -21,7 +22,7 @@ COLOURS = {  # the paper's Figure 1 palette
     "softmax": "#c5e8bb",
     "frame": "#8a8a8a",
 }
-HIGHLIGHT = "#d62728"
+HIGHLIGHT = RED
 BLOCK_CHARS = 20  # a block's words wrap past this, so they stay inside it on a narrow figure
 # An attention block's bold words wrap past this, as the paper's Figure 1 writes them
 # ("Masked / Multi-Head / Attention"): in the Lecture's column at 1400 px a block is ~180 px,
@@ -30,6 +31,9 @@ ATTENTION_CHARS = 10
 # The attentions' names beside the stacks wrap past this, also after a hyphen or dash: at
 # 1400 px there are ~130 px beside a stack, where "self-attention" takes 135 px
 NAME_CHARS = 9
+# What goes in under a stack is cut past this: the stacks stand ~250 px apart in the Lecture's
+# column at 1400 px, where a longer input ran under the other stack's (20 keeps the example whole)
+IO_CHARS = 20
 # Heights in the diagram's units: on a projector (24 px text, a 760 px figure) a unit is ~29 px,
 # so a block is 1 unit per line of its words
 LINE_UNITS = 1.0
@@ -101,8 +105,8 @@ def _column(x0: float, x1: float, decoder: bool, with_cross: bool, n: int) -> li
 
 def diagram_boxes(info: ModelInfo) -> list[Box]:
     """Every block of the model's Figure 1: the stacks it has, with its own N."""
-    has_encoder = info.architecture in ("encoder-decoder", "encoder")
-    has_decoder = info.architecture in ("encoder-decoder", "decoder")
+    has_encoder = "encoder_self" in info.kinds
+    has_decoder = "decoder_self" in info.kinds
     boxes: list[Box] = []
     if has_encoder:  # columns as wide as the names beside them allow: words fit in blocks
         boxes += _column(0.3, 5.7, False, False, info.n_layers)
@@ -268,20 +272,29 @@ def _io_labels(drawing: Drawing, boxes: list[Box], source: str, target: str) -> 
     for box in boxes:
         x = box.centre[0]
         if box.role == "embedding":
-            text = target if box.x0 > 6 else source
-            drawing.text(x, 0.2, _short(text) or ("Outputs" if box.x0 > 6 else "Inputs"))
+            decoder = box.x0 > 6
+            text = target if decoder else source
+            said = _short(text, IO_CHARS) or ("Outputs" if decoder else "Inputs")
+            drawing.text(x, 0.2, said)
             drawing.arrow((x, 0.65), (x, box.y0))
-            drawing.text(x, 3.6, "⊕ positional encoding", 13)
+            # ⊕ on the arrow, its words on the stack's outer side beside the embedding, as
+            # the paper has them: side by side, centred, the two ran into each other in the
+            # Lecture's column at 1400 px
+            drawing.text(x, 3.6, "⊕", 13)
+            side = {"xanchor": "left"} if decoder else {"xanchor": "right"}
+            at = box.x1 + 0.25 if decoder else box.x0 - 0.25
+            drawing.text(at, box.centre[1], "positional<br>encoding", 13, **side)
         if box.role == "softmax":
             drawing.text(x, box.y1 + 0.7, "output probabilities")
 
 
 def _missing_stack(drawing: Drawing, info: ModelInfo) -> None:
     """Where a stack is absent, say so in its place, so the empty half reads as a fact."""
-    words = {
-        "decoder": (3.0, "decoder-only: no encoder,<br>so no encoder–decoder attention"),
-        "encoder": (9.0, "encoder-only: no decoder,<br>nothing is generated"),
-    }.get(info.architecture)
+    words = None
+    if "encoder_self" not in info.kinds:
+        words = (3.0, "decoder-only: no encoder,<br>so no encoder–decoder attention")
+    elif "decoder_self" not in info.kinds:
+        words = (9.0, "encoder-only: no decoder,<br>nothing is generated")
     if words is not None:
         drawing.text(words[0], 8.0, words[1], 16, font={"color": GREY})
 

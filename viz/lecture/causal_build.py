@@ -8,7 +8,7 @@ from plotly.subplots import make_subplots
 
 from attnlens.record.picking import allowed_of, attention_of, check_head, check_layer
 from attnlens.record.trace import Trace
-from attnlens.viz.lecture.mask_view import ALLOWED, BLOCKED
+from attnlens.viz.lecture.panels import mask_panel, weights_panel
 from attnlens.viz.shared.labels import position_labels, token_text
 from attnlens.viz.shared.outline import outline_row
 
@@ -39,44 +39,8 @@ def causal_build(trace: Trace, layer: int, head: int, step: int) -> go.Figure:
             f"layer {layer} · head {head}: the weights",
         ),
     )
-    fig.add_trace(
-        go.Heatmap(
-            z=mask_z,
-            x=labels,
-            y=labels,
-            zmin=0,
-            zmax=1,
-            showscale=False,
-            colorscale=[[0, BLOCKED], [0.5, BLOCKED], [0.5, ALLOWED], [1, ALLOWED]],
-            xgap=2,
-            ygap=2,
-            hoverongaps=False,
-            name="mask",
-            hovertemplate="query %{y}<br>key %{x}<br>may attend: %{z}<extra></extra>",
-        ),
-        row=1,
-        col=1,
-    )
-    fig.add_trace(
-        go.Heatmap(
-            z=weight_z,
-            x=labels,
-            y=labels,
-            zmin=0,
-            zmax=1,
-            colorscale="Blues",
-            xgap=2,
-            ygap=2,
-            hoverongaps=False,
-            text=np.where(np.isnan(weight_z), "", np.char.mod("%.2f", np.nan_to_num(weight_z))),
-            texttemplate="%{text}",
-            colorbar={"title": "weight"},
-            name="weights",
-            hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.4f}<extra></extra>",
-        ),
-        row=1,
-        col=2,
-    )
+    fig.add_trace(mask_panel(mask_z, labels, labels, "mask", (2, 2)), row=1, col=1)
+    fig.add_trace(weights_panel(weight_z, labels, labels, gap=2, printed=True), row=1, col=2)
     for col in (1, 2):
         outline_row(fig, step, T, col)
     fig.update_xaxes(type="category", side="bottom", tickangle=-45, range=[-0.5, T - 0.5])

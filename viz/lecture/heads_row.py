@@ -8,6 +8,7 @@ from plotly.subplots import make_subplots
 
 from attnlens.record.picking import KIND_TITLES, allowed_of, attention_of, check_layer
 from attnlens.record.trace import Kind, Trace
+from attnlens.viz.lecture.panels import weights_panel
 from attnlens.viz.shared.labels import position_labels
 
 MAX_HEADS = 16  # one row of panels; wider models are shown a slice at a time
@@ -34,26 +35,8 @@ def heads_row(trace: Trace, kind: Kind, layer: int, first_head: int = 0) -> go.F
     )
     for col, h in enumerate(heads, start=1):
         z = np.where(allowed, weights[layer, h], np.nan).astype(np.float32)  # (Q, K)
-        fig.add_trace(
-            go.Heatmap(
-                z=z,
-                x=x,
-                y=y,
-                zmin=0,
-                zmax=1,
-                colorscale="Blues",
-                xgap=1,
-                ygap=1,
-                showscale=col == len(heads),
-                colorbar={"title": "weight"},
-                name=f"head {h}",
-                hoverongaps=False,
-                hovertemplate=f"head {h}<br>query %{{y}}<br>key %{{x}}<br>"
-                "weight %{z:.4f}<extra></extra>",
-            ),
-            row=1,
-            col=col,
-        )
+        panel = weights_panel(z, x, y, f"head {h}", showscale=col == len(heads))
+        fig.add_trace(panel, row=1, col=col)
     fig.update_xaxes(type="category", side="bottom", tickangle=-60, showticklabels=len(x) <= 24)
     fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
     # the queries are named once, left of the first panel: a shared axis's labels drawn for

@@ -8,6 +8,7 @@ from plotly.subplots import make_subplots
 
 from attnlens.record.trace import Trace
 from attnlens.viz.shared.labels import position_labels
+from attnlens.viz.shared.palette import MEASURE, SIGNED
 
 
 def input_tokens(trace: Trace) -> tuple[str, ...]:
@@ -49,7 +50,7 @@ def input_positions(trace: Trace, dims: int = 32) -> go.Figure:
             z=rows,
             x=[str(j) for j in range(rows.shape[1])],
             y=labels,
-            colorscale="RdBu",
+            colorscale=SIGNED,
             zmin=-1,
             zmax=1,
             xgap=1,
@@ -66,7 +67,7 @@ def input_positions(trace: Trace, dims: int = 32) -> go.Figure:
             z=similar,
             x=labels,
             y=labels,
-            colorscale="Viridis",
+            colorscale=MEASURE,
             zmin=-1,
             zmax=1,
             xgap=1,

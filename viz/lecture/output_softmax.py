@@ -13,8 +13,9 @@ from attnlens.record.decode import DecodeRun
 from attnlens.viz.decoding.beam import followed, followed_row
 from attnlens.viz.decoding.decode_step import check_step
 from attnlens.viz.shared.labels import token_text, wrapped
+from attnlens.viz.shared.palette import BLUE, FADED, PALE_BLUE, RED
 
-CHOSEN, OTHER, DROPPED = "#d62728", "rgb(31,119,180)", "#c0c0c0"
+CHOSEN, OTHER, DROPPED = RED, BLUE, FADED
 
 
 def next_token_bars(
@@ -187,7 +188,7 @@ def strategies_view(
     )
     labels = [t if t == REST else token_text(t) for t in reshaped.tokens]
     fig.add_trace(
-        go.Bar(x=labels, y=list(reshaped.before), name="model: p", marker_color="#9ecae1"),
+        go.Bar(x=labels, y=list(reshaped.before), name="model: p", marker_color=PALE_BLUE),
         row=1,
         col=2,
     )

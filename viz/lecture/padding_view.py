@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from attnlens.viz.lecture.mask_view import ALLOWED, BLOCKED
+from attnlens.viz.lecture.panels import mask_panel
 from attnlens.viz.shared.labels import position_labels
 
 PAD = "<pad>"
@@ -35,24 +35,8 @@ def padding_view(batch: Sequence[Sequence[str]], names: Sequence[str] | None = N
     fig = make_subplots(rows=1, cols=len(batch), horizontal_spacing=0.08, subplot_titles=titles)
     for col, (tokens, mask) in enumerate(zip(batch, masks, strict=True), start=1):
         labels = position_labels([*tokens, *[PAD] * (P - len(tokens))])
-        fig.add_trace(
-            go.Heatmap(
-                z=mask.astype(np.int8),
-                x=labels,
-                y=labels,
-                zmin=0,
-                zmax=1,
-                showscale=False,
-                xgap=2,
-                ygap=2,
-                name=f"batch row {col - 1}",
-                colorscale=[[0, BLOCKED], [0.5, BLOCKED], [0.5, ALLOWED], [1, ALLOWED]],
-                hovertemplate="query %{y}<br>key %{x}<br>may attend (1 yes, "
-                "0 no): %{z}<extra></extra>",
-            ),
-            row=1,
-            col=col,
-        )
+        panel = mask_panel(mask.astype(np.int8), labels, labels, f"batch row {col - 1}", (2, 2))
+        fig.add_trace(panel, row=1, col=col)
     fig.update_xaxes(type="category", side="bottom", tickangle=-60)
     # Plotly draws a y axis's labels beside its panel: left of a panel with a neighbour there,
     # they sat over that neighbour's cells (the lecture's slide 9). The first panel keeps them

@@ -7,10 +7,10 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.colors import qualitative
 from plotly.subplots import make_subplots
 
 from attnlens.record.trace import Trace
+from attnlens.viz.shared.palette import HEAD_COLOURS, MEASURE, PLOTLY_BLUE, SIGNED
 from attnlens.viz.shared.style import panel_title
 
 TABLE_SCHEMES = {
@@ -33,6 +33,7 @@ TABLE_NAMES = {
     "learned": "learned position embeddings",
     None: "positional table (scheme not recorded)",
 }
+DRAWN = 512  # positions drawn at most: the similarity panel holds P² cells (1 M at 1,024)
 TITLES = (
     "table: position (rows) × dimension (columns)",
     "chosen dimensions along the positions",
@@ -78,7 +79,8 @@ def positional_view(trace: Trace, dims: Sequence[int] = (0, 1, 4, 5)) -> go.Figu
 
     The title says which scheme the table is; colours span the values the table holds
     (a learned table near ±0.1 is not drawn on a ±1 scale; the hover has exact values)."""
-    pe = positional_encoding_of(trace)  # (P, d_model)
+    whole = positional_encoding_of(trace)  # (P, d_model)
+    pe = whole[:DRAWN]  # (P, d_model): a long input's first DRAWN positions
     P, d_model = pe.shape
     bad = [d for d in dims if not 0 <= d < d_model]
     if bad:
@@ -106,15 +108,16 @@ def positional_view(trace: Trace, dims: Sequence[int] = (0, 1, 4, 5)) -> go.Figu
     reach = robust_reach(pe)
     low, high = np.percentile(sim, [1, 99]) if sim.size else (0.0, 1.0)
     name = TABLE_NAMES.get(trace.positional_scheme, TABLE_NAMES[None])
-    fig.update_layout(panel_title(f"{name} · {P} positions × {d_model} dimensions"))
+    some = f"the first {P:,} of {len(whole):,}" if len(whole) > P else f"{P:,}"
+    fig.update_layout(panel_title(f"{name} · {some} positions × {d_model} dimensions"))
     # each colour bar beside the heatmap it belongs to (the left column), in the gap between
     # the columns, not at the figure's right edge beside the line charts
     beside = float(fig.layout.xaxis.domain[1]) + 0.01
     top, bottom = fig.layout.yaxis.domain, fig.layout.yaxis3.domain
     fig.update_layout(
-        coloraxis={"colorscale": "RdBu", "cmin": -reach, "cmax": reach,
+        coloraxis={"colorscale": SIGNED, "cmin": -reach, "cmax": reach,
                    "colorbar": _bar("value", beside, top)},
-        coloraxis2={"colorscale": "Viridis", "cmin": float(low), "cmax": float(high),
+        coloraxis2={"colorscale": MEASURE, "cmin": float(low), "cmax": float(high),
                     "colorbar": _bar("PE·PE", beside, bottom)},
         height=720,
         # the legend at the foot of the figure, below the lower panels' axis titles
@@ -157,7 +160,7 @@ def _curve(pe: np.ndarray, d: int, n: int, sinusoidal: bool) -> go.Scatter:
         y=pe[:, d],
         mode="lines+markers",
         name=f"dim {d}{wave}",
-        line={"color": qualitative.Plotly[n % len(qualitative.Plotly)]},
+        line={"color": HEAD_COLOURS[n % len(HEAD_COLOURS)]},
         hovertemplate=f"dim {d}<br>position %{{x}}<br>value %{{y:.4f}}<extra></extra>",
     )
 
@@ -188,7 +191,7 @@ def _by_offset(pe: np.ndarray) -> list[go.Scatter]:
         x=k,
         y=mean,
         mode="lines",
-        line={"color": "rgb(99,110,250)"},
+        line={"color": PLOTLY_BLUE},
         name="mean over p",
         hovertemplate="offset %{x}<br>dot product %{y:.4f}<extra></extra>",
     )

@@ -8,10 +8,11 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from attnlens.viz.heads.heatmap import MASKED_COLOUR
+from attnlens.viz.lecture.panels import weights_panel
 from attnlens.viz.lecture.sdpa_steps import attention_steps
 from attnlens.viz.shared.labels import position_labels
 from attnlens.viz.shared.outline import outline_row
+from attnlens.viz.shared.palette import MASKED, SIGNED
 
 PRINTED_UP_TO = 12  # keys and queries whose weights are printed in their cells: past that a
 # cell is too small on a slide for "0.37" to be read (the hover still gives each weight)
@@ -41,7 +42,8 @@ def qkv_view(
     for col, (m, y) in enumerate(((q, rows), (k, keys), (v, keys)), start=1):
         fig.add_trace(_matrix(np.asarray(m, np.float64), dims, y, col == 1), row=1, col=col)
     printed = max(len(rows), len(keys)) <= PRINTED_UP_TO
-    fig.add_trace(_weights(steps.weights, keys, rows, printed), row=1, col=4)
+    weights = np.asarray(steps.weights, np.float64)
+    fig.add_trace(weights_panel(weights, keys, rows, printed=printed), row=1, col=4)
     allowed = np.ones_like(steps.weights, bool) if mask is None else np.asarray(mask, bool)
     if not allowed.all():
         blocked = np.where(allowed, np.nan, 1.0)
@@ -52,7 +54,7 @@ def qkv_view(
                 y=rows,
                 showscale=False,
                 hoverinfo="skip",
-                colorscale=[[0, MASKED_COLOUR], [1, MASKED_COLOUR]],
+                colorscale=[[0, MASKED], [1, MASKED]],
                 xgap=1,
                 ygap=1,
                 name="masked",
@@ -85,7 +87,7 @@ def _matrix(m: np.ndarray, dims: list[str], y: list[str], first: bool) -> go.Hea
         z=m,
         x=dims,
         y=y,
-        colorscale="RdBu",
+        colorscale=SIGNED,
         zmin=-bound,
         zmax=bound,
         showscale=False,
@@ -93,23 +95,4 @@ def _matrix(m: np.ndarray, dims: list[str], y: list[str], first: bool) -> go.Hea
         ygap=1,
         hovertemplate="%{y}<br>dimension %{x}<br>%{z:.3f}<extra></extra>",
         name="Q" if first else "K/V",
-    )
-
-
-def _weights(w: np.ndarray, keys: list[str], rows: list[str], printed: bool) -> go.Heatmap:
-    """The weights, each printed in its cell when `printed`."""
-    text = {"text": np.char.mod("%.2f", w), "texttemplate": "%{text}"} if printed else {}
-    return go.Heatmap(
-        z=w,
-        x=keys,
-        y=rows,
-        zmin=0,
-        zmax=1,
-        colorscale="Blues",
-        xgap=1,
-        ygap=1,
-        colorbar={"title": "weight"},
-        name="weights",
-        hovertemplate="query %{y}<br>key %{x}<br>weight %{z:.4f}<extra></extra>",
-        **text,
     )

@@ -11,8 +11,9 @@ from attnlens.record.decode import DecodeRun
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heads.heatmap import head_heatmap
 from attnlens.viz.shared.labels import escape, token_text
+from attnlens.viz.shared.palette import GREEN, RED, WRONG
 
-RIGHT, WRONG, ROW = "rgb(44,160,44)", "#b0b0b0", "#d62728"
+RIGHT, ROW = GREEN, RED
 
 
 def where_reveal(

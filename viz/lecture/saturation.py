@@ -10,12 +10,13 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from attnlens.viz.shared.labels import position_labels, token_text, wrapped
+from attnlens.viz.shared.palette import BLUE, RED
 
 D_KS = (4, 16, 64, 256, 1024)
 TOP_MARGIN = 100  # px: the title, and the panel titles (two lines at most) under it
 NBSP = "\u00a0"  # keeps "d_k = 16" on one line of a wrapped title
 TITLE_CHARS = 16  # a panel title's lines: 24 px projector text in a panel of ~170 px
-UNSCALED, SCALED = "rgb(214,39,40)", "rgb(31,119,180)"
+UNSCALED, SCALED = RED, BLUE
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 from attnlens.viz.heads.heatmap import cell_gap, drawn_labels
 from attnlens.viz.shared.labels import positions_axis, token_axis
 from attnlens.viz.shared.margins import grid_margins
+from attnlens.viz.shared.palette import SIGNED, WEIGHTS
 
 TEXT_CELLS = 24 * 24  # cells up to which each holds its number
 STEP_TITLES = {
@@ -76,7 +77,7 @@ def step_figure(
         y=y,
         text=text,
         texttemplate="%{text}" if written else None,
-        colorscale="Blues" if step == "weights" else "RdBu",
+        colorscale=WEIGHTS if step == "weights" else SIGNED,
         zmid=None if step == "weights" else 0.0,
         hovertemplate="%{y}<br>%{x}<br>%{text}<extra></extra>",
         xgap=cell_gap(len(x)),

@@ -7,11 +7,11 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
-from plotly.colors import qualitative
 
 from attnlens.record.picking import KIND_TITLES, attention_of, check_head, check_layer
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.shared.labels import token_text
+from attnlens.viz.shared.palette import HEAD_COLOURS
 
 LEVELS = (0.1, 0.25, 0.5, 0.75, 1.01)  # weights binned by upper edge; each bin one trace
 HOVER_AT = 0.15  # hover points sit this far along each line, near the query
@@ -80,8 +80,8 @@ def rows_layout(span: int, text_px: int) -> tuple[int, float, int]:
 
 
 def head_colour(head: int) -> str:
-    """A head's colour in the lines view (Plotly's qualitative palette, by head)."""
-    return str(qualitative.Plotly[head % len(qualitative.Plotly)])
+    """A head's colour in the lines view (the palette's HEAD_COLOURS, by head)."""
+    return HEAD_COLOURS[head % len(HEAD_COLOURS)]
 
 
 def _title(

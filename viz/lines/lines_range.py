@@ -1,6 +1,9 @@
 """The lines view of a chosen range of queries at any length: at most RANGE_QUERIES queries in a
 row, each drawn to its TOP_KEYS heaviest keys of weight ≥ MIN_WEIGHT, the weights exact from the
-record (Trace.head over the keys those rows can reach, one block of rows × keys at a time).
+record (Trace.head over the keys those rows can reach, one block of rows × keys at a time). A
+head that spreads its weight so thin that none reaches MIN_WEIGHT (random weights at 4,000
+tokens: each about 1/4,000) gets each query's heaviest keys all the same, the title saying so:
+an empty panel said nothing.
 
 The payload is viz/lines/lines_data.py's LinesData, its columns holding only the chosen queries and
 the keys their lines reach (at most MAX_KEYS, those with the most weight drawn to them), each row
@@ -52,6 +55,9 @@ def lines_range(
     lo, hi = reach(trace, kind, layer, start, stop, K)
     w = np.asarray(trace.head(kind, layer, head, slice(start, stop), slice(lo, hi)))  # (r, c)
     q, k = heaviest(w, top, min_weight)
+    spread = not len(q) and w.size > 0  # no weight reaches min_weight: a head spread thin
+    if spread:  # each query's heaviest keys all the same (an empty panel said nothing)
+        q, k = heaviest(w, top, 0.0)
     reached = len(np.unique(k))
     keys, kept = key_column(k, w[q, k], MAX_KEYS)
     q, k = q[kept], k[kept]
@@ -68,8 +74,12 @@ def lines_range(
     )
     if len(keys) < reached:
         title += f" (the {len(keys)} keys weighed most of {reached})"
-    if not len(q):
-        title += f" (no weight of these queries reaches {min_weight:g})"
+    if spread:
+        title += (
+            f"; no weight of these queries reaches {min_weight:g} (the largest is "
+            f"{float(w.max()):.2g}: the head spreads its weight), so each query's {top} "
+            "heaviest keys are drawn"
+        )
     return LinesData(
         title=title,
         head=head,

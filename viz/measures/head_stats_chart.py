@@ -9,6 +9,7 @@ import plotly.graph_objects as go
 from attnlens.analysis.head_stats import COLUMNS
 from attnlens.record.picking import KIND_TITLES
 from attnlens.record.trace import Kind
+from attnlens.viz.shared.palette import MEASURE
 
 
 def head_stats_chart(stats: pd.DataFrame, kind: Kind, metric: str = "entropy") -> go.Figure:
@@ -29,7 +30,7 @@ def head_stats_chart(stats: pd.DataFrame, kind: Kind, metric: str = "entropy") -
             text=short,
             texttemplate="%{text}",
             customdata=tags,
-            colorscale="Viridis",
+            colorscale=MEASURE,
             colorbar={"title": metric},
             hovertemplate=f"%{{y}} · %{{x}}<br>{metric} %{{z:.4f}}<br>%{{customdata}}"
             "<extra></extra>",

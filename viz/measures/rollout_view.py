@@ -19,6 +19,7 @@ from attnlens.record.picking import KIND_TITLES, allowed_of, attention_of, check
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heads.heatmap import cell_gap, grid_layout, masked_layer
 from attnlens.viz.shared.labels import positions_axis
+from attnlens.viz.shared.palette import FLOW
 
 Method = Literal["rollout", "flow"]
 SCORES_POSITIONS = 512  # a record kept as scores: rollout drawn up to this many positions
@@ -55,7 +56,7 @@ def rollout_view(
             x=labels,
             y=labels,
             zmin=0.0,
-            colorscale="Purples",
+            colorscale=FLOW,
             colorbar={"title": {"text": method}},
             hovertemplate=f"after layer {layer}: %{{y}}<br>input %{{x}}<br>{method} %{{z:.5f}}"
             "<extra></extra>",

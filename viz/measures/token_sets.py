@@ -22,10 +22,11 @@ from attnlens.viz.heads.colour_scale import (
 )
 from attnlens.viz.shared.labels import hover_labels
 from attnlens.viz.shared.margins import BASE_FONT
+from attnlens.viz.shared.palette import MARK
 
 GRID_WIDTH = 640  # px the squares of one layer may take
 SQUARE_PX = (8, 32)  # a head's square, at least and at most
-OUTLINE = "rgb(230,85,13)"
+OUTLINE = MARK
 MIN_HEIGHT = 320  # px of the grid whatever its layers
 HEAD_LABEL_PX = 30  # px a head's number takes at the projector's size, with room beside it
 BARS_UP_TO = 512  # positions a profile draws as bars; past this, as a filled line

@@ -7,9 +7,10 @@ from collections.abc import Mapping, Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from attnlens.viz.shared.palette import RED
 from attnlens.viz.shared.style import panel_title
 
-MARKER_COLOR = "rgb(214,39,40)"
+MARKER_COLOR = RED
 
 
 def training_curve(

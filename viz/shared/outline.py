@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-ROW_COLOUR = "#d62728"
+from attnlens.viz.shared.palette import RED
+
+ROW_COLOUR = RED
 
 
 def outline_row(fig: go.Figure, row: int, width: int, col: int) -> None:

@@ -8,16 +8,17 @@ from typing import Any
 
 import plotly.graph_objects as go
 
-from attnlens.viz.shared.margins import BASE_FONT, balanced_lines, text_px
+from attnlens.viz.shared.margins import AXIS_ROOM, BASE_FONT, balanced_lines, text_px
+from attnlens.viz.shared.palette import BACKGROUNDS, TEMPLATES
 
 PROJECTOR_FONT = 24  # px: every text of a figure on a projector, ticks included
 TITLE_EXTRA = 6  # figure titles this much larger
 PROJECTOR_HEIGHT = (520, 680)  # px, at least and at most: a figure and the page title fit 1080
 HEIGHT_GROWTH = 1.3  # larger text needs a taller figure
 TICK_PX = 1.6  # px between labelled ticks per px of font
+BAR_TICK_GAP = 1.5  # px between a vertical colour bar's labelled ticks per px of font (a line box)
 PANEL_TITLE_PX = 30  # px a panel title takes at BASE_FONT (make_subplots draws them at 16 px)
 TEXT_PROPERTIES = ("textfont", "insidetextfont", "outsidetextfont")
-EXPORT_TEMPLATES = {False: "plotly_white", True: "plotly_dark"}
 EXPORT_WIDTH = 1100  # px of a PNG or SVG when the figure sets no width of its own
 
 
@@ -37,14 +38,11 @@ def projector(fig: go.Figure, size: int = PROJECTOR_FONT) -> go.Figure:
     own = fig.layout.height or 450  # grown up to the cap; one already taller keeps its height
     height = max(min(PROJECTOR_HEIGHT[1], round(own * HEIGHT_GROWTH)), PROJECTOR_HEIGHT[0], own)
     margin = fig.layout.margin  # margins and paddings set for BASE_FONT text grow with it
-    if margin.t is not None and margin.b is not None:  # a grid's, estimated from its labels:
-        plot = own - margin.t - margin.b  # doubled, they left a 7-row heatmap 138 of 546 px
-        grown = round((margin.t + margin.b) * size / BASE_FONT) + plot
-        height = max(height, min(PROJECTOR_HEIGHT[1], grown))
+    plot = None if margin.t is None or margin.b is None else own - margin.t - margin.b
+    _grown_margins(margin, size)
+    if plot is not None:  # a grid's, estimated from its labels: the plot keeps its height
+        height = max(height, min(PROJECTOR_HEIGHT[1], margin.t + margin.b + plot))
     fig.update_layout(height=height)
-    for side in ("l", "r", "t", "b"):
-        if margin[side] is not None:
-            margin[side] = round(margin[side] * size / BASE_FONT)
     if fig.layout.title.subtitle.text:
         fig.layout.title.subtitle.font.size = size
     if fig.layout.title.pad.b:
@@ -56,7 +54,58 @@ def projector(fig: go.Figure, size: int = PROJECTOR_FONT) -> go.Figure:
     fig.for_each_xaxis(lambda axis: _axis(axis, size, None))
     fig.for_each_yaxis(lambda axis: _axis(axis, size, _axis_px(axis, height, margin)))
     fig.for_each_trace(lambda trace: _trace(trace, size))
+    plot_px = height - (margin.t or 100) - (margin.b or 80)  # a bar's length: the plot's height
+    for bar in _bars(fig):
+        thin_bar_ticks(bar, float(plot_px), size)  # 0 / 0.001 / 0.01 fell on one another
     return fig
+
+
+def thin_bar_ticks(bar: Any, length_px: float, font: float, horizontal: bool = False) -> None:
+    """A colour bar's labelled ticks, those that collide dropped (its ends kept): vertical
+    ticks a line apart, horizontal ones a label's width apart (0 / 0.001 / 0.01 of the
+    perceptual scale fell on one another, issue 49)."""
+    values, texts = bar.tickvals, bar.ticktext
+    if values is None or texts is None or len(values) < 3:
+        return
+    low, high = min(values), max(values)
+    span = (high - low) or 1.0
+    kept = [0]
+    for i in range(1, len(values)):
+        gap = (values[i] - values[kept[-1]]) / span * length_px
+        need = (text_px(str(texts[i]), font) + text_px(str(texts[kept[-1]]), font)) / 2 + 1.5 * font
+        if gap >= (need if horizontal else font * BAR_TICK_GAP):
+            kept.append(i)
+    if kept[-1] != len(values) - 1:  # the top end always, in place of the last kept
+        kept[-1] = len(values) - 1
+    bar.update(tickvals=[values[i] for i in kept], ticktext=[texts[i] for i in kept])
+
+
+def _bars(fig: go.Figure) -> list[Any]:
+    """The colour bars the figure draws (its traces' own and its colour axes')."""
+    out = [fig.layout[k].colorbar for k in fig.layout if k.startswith("coloraxis")]
+    return out + [
+        t.colorbar for t in fig.data
+        if "colorbar" in t and t.showscale is not False and not t.coloraxis
+        and t.colorbar.tickvals is not None
+    ]  # fmt: skip
+
+
+def _grown_margins(margin: Any, size: int) -> None:
+    """Margins set for BASE_FONT text grown for `size`: the room under a grid for its turned
+    key labels and axis title (margins.grid_margins: the labels' width and AXIS_ROOM) grows by
+    its labels' share; a title's room by the title's size; any other side in proportion.
+    (Every side doubled left Explore's projected heatmap a plot 260 px tall in a 680 px
+    figure.)"""
+    scale = size / BASE_FONT
+    if margin.b is not None and margin.b >= AXIS_ROOM:  # below a grid: its keys, turned
+        margin.b = round((margin.b - AXIS_ROOM) * scale + AXIS_ROOM + size / 2)
+    elif margin.b is not None:
+        margin.b = round(margin.b * scale)
+    if margin.t is not None:
+        margin.t = round(margin.t * (size + TITLE_EXTRA) / (BASE_FONT + 4))
+    for side in ("l", "r"):  # beside a grid its queries stand upright: their full width
+        if margin[side] is not None:
+            margin[side] = round(margin[side] * scale)
 
 
 def _axis(axis: Any, size: int, length_px: float | None) -> None:
@@ -119,9 +168,8 @@ def exported(fig: go.Figure, dark: bool = False) -> go.Figure:
     and margins that grow to fit every label), opaque backgrounds, whatever template the
     process holds as default (Streamlit's placeholder colours and fixed margins included)."""
     out = go.Figure(fig)
-    template = EXPORT_TEMPLATES[dark]
-    out.update_layout(template=template)
-    background = "rgb(17,17,17)" if dark else "white"
+    out.update_layout(template=TEMPLATES[dark])
+    background = BACKGROUNDS[dark]
     out.update_layout(paper_bgcolor=background, plot_bgcolor=background)
     out.update_xaxes(automargin=True)
     out.update_yaxes(automargin=True)

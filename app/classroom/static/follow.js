@@ -1,16 +1,20 @@
-const RETRY_MS = %RETRY_MS%;
+const RETRY_MS = %RETRY_MS%, PHONE_BELOW = %PHONE_BELOW_PX%;
 const BASE = new URL("../../", location.href).href;
 const ROUTE = BASE + "%FOLLOW_PATH%/", SLIDE = BASE + "%SLIDE_PATH%/";
 const ANSWER = BASE + "%ANSWER_PATH%/";
 let code = null, me = null, nick = "", present = false, known = null, shown = -2;
 let payload = null, loading = false, running = false, holding = null, rendered = false;
-let askedAt = 0, theme = null, plotly = null;
+let askedAt = 0, theme = null, plotly = null, drawnFor = null;
 const mine = {};  // question id -> this student's choice (null: none), as the server said
 const $ = (id) => document.getElementById(id);
 function send(type, more) {
   window.parent.postMessage(Object.assign({isStreamlitMessage: true, type: type}, more || {}), "*");
 }
 function pause(ms) { return new Promise((done) => setTimeout(done, ms)); }
+function screen() {  // the slide asked for: a projector's, a phone's (laid out again) or a screen's
+  if (present) return "&present=1";
+  return window.innerWidth < PHONE_BELOW ? "&size=phone" : "";
+}
 function rerun(why) {  // the page itself says what became of the class or the student
   if (Date.now() - askedAt < RETRY_MS) return;
   askedAt = Date.now();
@@ -34,10 +38,12 @@ function loadPlotly() {
 async function plot(box, fig) {
   if (!fig) { box.replaceChildren(); return; }
   const Plotly = await loadPlotly();
+  await document.fonts.ready;  // Plotly measures its labels: in the app's font, once it is here
   const layout = Object.assign({}, fig.layout || {}, {autosize: true});
   delete layout.width;
   const fg = getComputedStyle(document.documentElement).getPropertyValue("--fg").trim();
-  layout.font = Object.assign({}, layout.font || {}, {color: fg});
+  const family = getComputedStyle(document.body).fontFamily;
+  layout.font = Object.assign({}, layout.font || {}, {color: fg, family: family});
   const faint = {gridcolor: "rgba(250,250,250,.15)", zerolinecolor: "rgba(250,250,250,.3)"};
   for (const k of Object.keys(layout)) {  // labels kept whole on a phone's narrow figure
     if (!/^[xy]axis[0-9]*$/.test(k)) continue;
@@ -105,6 +111,7 @@ async function draw(p) {
   $("lec_explore").href = new URL(p.explore, BASE).href;
   $("slide").hidden = false;
   shown = p.version;
+  drawnFor = screen();
   status("");
   await plot($("lec_figure"), p.figure);
 }
@@ -130,7 +137,7 @@ async function load() {  // the payload of the newest version known, until it is
   loading = true;
   try {
     while (code && known !== null && known > shown) {
-      const query = "?v=" + known + (present ? "&present=1" : "");
+      const query = "?v=" + known + screen();
       let r = null;
       try { r = await fetch(SLIDE + code + query, {cache: "no-store"}); } catch (e) {}
       if (r && r.ok) {
@@ -151,8 +158,7 @@ async function follow() {
     holding = new AbortController();
     try {
       const after = known === null ? shown : known;
-      const query = "?after=" + after + (me ? "&me=" + me : "") + "&slide=1"
-        + (present ? "&present=1" : "");
+      const query = "?after=" + after + (me ? "&me=" + me : "") + "&slide=1" + screen();
       const reply = await fetch(ROUTE + code + query, {cache: "no-store", signal: holding.signal});
       if (reply.status === 404) { rerun("unread"); await pause(RETRY_MS); }
       else if (reply.ok) {
@@ -169,6 +175,9 @@ async function follow() {
   running = false;
 }
 function start() { if (!running && code && !document.hidden) follow(); }
+window.addEventListener("pagehide", () => {  // the tab closes: the teacher's count drops now
+  if (code && me) navigator.sendBeacon(ROUTE + code + "/left?me=" + me);
+});
 document.addEventListener("visibilitychange", () => {
   if (document.hidden && holding) holding.abort();
   start();
@@ -207,6 +216,15 @@ function fit() {
   send("streamlit:setFrameHeight", {height: height});
 }
 new ResizeObserver(fit).observe(document.body);
+let resizing = null;
+window.addEventListener("resize", () => {  // a phone turned, a window narrowed past PHONE_BELOW
+  clearTimeout(resizing);
+  resizing = setTimeout(() => {
+    if (payload && drawnFor !== null && screen() !== drawnFor) {
+      known = Math.max(known === null ? -2 : known, shown); shown = -2; load();
+    }
+  }, 300);
+});
 // Say "ready" until the page answers with the arguments: a ready sent before the page
 // listens (an iframe served from the cache loads that fast) would be lost.
 function ready() {

@@ -5,12 +5,14 @@ ablation too."""
 from __future__ import annotations
 
 import dataclasses
+from functools import partial
 from typing import Any
 
 import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
 
 from attnlens.analysis.experiments.common import kinds_of
-from attnlens.app.web import urlstate
+from attnlens.app.web import urlstate, waits
 from attnlens.app.web.pickers import memo
 from attnlens.app.web.safe_text import md
 from attnlens.model.decoding.heads import HeadRef, head_name
@@ -157,13 +159,35 @@ def settings(lens: Lens, text: str, stacked: bool = False) -> dict[str, Any]:
 
 
 def decoded(lens: Lens, text: str, slot: str, **kwargs: Any) -> DecodeRun | None:
-    """One decoding run (memoised per session); a message in place of bad settings."""
-    key = (lens.name, id(lens), text, repr(sorted(kwargs.items())))
+    """One decoding run (made_run's); a message in place of bad settings."""
     try:
-        return memo(slot, key, lambda: lens.decode(text, **kwargs))
+        return made_run(lens, text, slot, None, **kwargs)
     except ValueError as err:
         st.error(md(err))
         return None
+
+
+def made_run(
+    lens: Lens, text: str, slot: str, place: DeltaGenerator | None, **kwargs: Any
+) -> DecodeRun:
+    """One decoding run, memoised per session; the lens's ValueError for bad settings. While
+    it runs, what runs and for how long shows in `place` (waits.py), else where the page is."""
+    key = (lens.name, id(lens), text, repr(sorted(kwargs.items())))
+    strategy = str(kwargs.get("strategy", DEFAULT_STRATEGY))
+    steps = int(kwargs.get("max_len") or lens.max_tokens)
+    width = int(kwargs.get("beam_size") or 1) if strategy == "beam" else 1
+    name = f"{lens.name} {strategy}"  # the time of the last such run, per step and beam
+
+    def run() -> DecodeRun:
+        expected = waits.speeds().expected(name, steps * width, growth=1.0)
+        what = f"Decoding with {STRATEGY_NAMES.get(strategy, strategy)}" + (
+            f" ({width} beams)" if width > 1 else ""
+        ) + f" on {lens.name}, at most {steps:,} tokens"  # fmt: skip
+        decode = partial(lens.decode, text, **kwargs)
+        timed = partial(waits.timed, name, steps * width, decode)
+        return waits.waited(place, waits.Wait(what, expected), timed)
+
+    return memo(slot, key, run)
 
 
 def head_names(lens: Lens) -> list[str]:
@@ -186,7 +210,8 @@ def what_if(lens: Lens, n_steps: int) -> tuple[dict[int, str] | None, list[str] 
     urlstate.prepare("w_force_token", "force_token", token, str)
     step = cols[0].number_input("Force at step", 0, max(n_steps - 1, 0), key="w_force_step")
     token = cols[1].text_input("Token to force", key="w_force_token")
-    reason = lens.why_no_ablation()
+    can = lens.capabilities
+    reason = None if can.ablation is not None else can.reason("ablation")
     names = head_names(lens) if reason is None else []
     urlstate.prepare("w_ablate", "ablate", [], None)
     if not isinstance(st.session_state.get("w_ablate"), list):

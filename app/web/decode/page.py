@@ -8,6 +8,7 @@ comparison's three decodings are made only when it is opened.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import streamlit as st
@@ -16,12 +17,12 @@ from attnlens import Lens, viz
 from attnlens.app.web import show, urlstate
 from attnlens.app.web.answers import right_answer
 from attnlens.app.web.click_targets import clickable
-from attnlens.app.web.decode.controls import VIEWS, decoded, settings, what_if
+from attnlens.app.web.decode.controls import VIEWS, decoded, made_run, settings, what_if
 from attnlens.app.web.decode.step_view import step_view as show_steps
 from attnlens.app.web.decode.step_view import stepped
 from attnlens.app.web.downloads import figure_name
 from attnlens.app.web.pickers import layer_head_pickers, text_input
-from attnlens.app.web.safe_text import md
+from attnlens.app.web.safe_text import md, md_items
 from attnlens.app.web.scaffold import page_start
 from attnlens.record.decode import DecodeRun
 from attnlens.viz.decoding import decode_step as steps_viz
@@ -38,6 +39,7 @@ from attnlens.viz.shared.style import PROJECTOR_FONT
 
 
 def page() -> None:
+    top = st.sidebar.container()  # on a projector the text and settings go first in the sidebar
     lens = page_start("decode", "Decode")
     if lens is None:
         return
@@ -50,14 +52,23 @@ def page() -> None:
         ))  # fmt: skip
         return
     present = show.presenting()
-    with st.sidebar if present else st.container():  # on a projector: the step's figures first
+    with top if present else st.container():  # on a projector: the step's figures first
         text = text_input(lens)
         kwargs = settings(lens, text, stacked=present)
+    place = st.empty()  # the run's page; while a new run is made, what runs (waits.py)
+    with contextlib.suppress(ValueError):  # its message is drawn in the slot
+        made_run(lens, text, "decode", place, **kwargs)
+    with place.container():
+        decoded_view(lens, text, kwargs, present)
+
+
+def decoded_view(lens: Lens, text: str, kwargs: dict[str, Any], present: bool) -> None:
+    """The run of these settings (made already), its output, record and tabs."""
     run = decoded(lens, text, "decode", **kwargs)
     if run is None:
         return
-    for warning in run.warnings:
-        st.warning(md(warning))
+    if run.warnings:
+        st.warning(md_items(run.warnings))
     st.text(f"Output: {run.output_text}    score (sum of log-probabilities): {run.score:.4f}")
     wrong = right_answer(lens, text, run.output_text)
     if wrong is not None:
@@ -99,9 +110,9 @@ def what_if_view(lens: Lens, text: str, kwargs: dict[str, Any], run: DecodeRun) 
     if force or ablate:
         changed = decoded(lens, text, "what_if", **{**kwargs, "force": force, "ablate": ablate})
         if changed is not None:
-            for warning in changed.warnings:
-                if warning not in run.warnings:  # e.g. a token forced after the output ended
-                    st.warning(md(warning))
+            new = [w for w in changed.warnings if w not in run.warnings]  # e.g. forced after
+            if new:  # the output ended
+                st.warning(md_items(new))
             st.text(f"Before: {run.output_text}  ({run.score:.4f})")
             st.text(f"After:  {changed.output_text}  ({changed.score:.4f})")
             show.table(steps_viz.output_change(run, changed), "what_if_table", "what-if")
@@ -193,18 +204,19 @@ def step_view(run: DecodeRun) -> None:
         with left:
             st.caption(md(f"Step {step}'s candidates as a table, and their chart to download:"))
             frame = steps_viz.candidates_frame(run, step, row)
-            show.table(frame, "candidates", f"candidates-{step}")
+            show.table(frame, "candidates", f"candidates-step{step}")
             bars = show.styled(viz.candidate_bars(run, step, row, node))
-            show.download_buttons(bars, "candidates_chart", f"candidates-{step}")
+            show.download_buttons(bars, "candidates_chart", f"candidates-step{step}")
         with right:
             st.caption(md(f"Step {step}'s attention, layer {layer} · head {head}, to download:"))
             fig = show.styled(steps_viz.step_attention(run, step, layer, head, row))
-            name = f"step-{step}-" + figure_name("attention", layer, head)
+            kind = "cross" if run.model.architecture == "encoder-decoder" else "decoder_self"
+            name = figure_name(kind, layer, head, f"step{step}")
             show.download_buttons(fig, "step_attention", name)
     width, font = TREE_PX[show.presenting()]
     tree = viz.beam_tree(run, node, font)
     tree = clickable(steps_viz.up_to_step(tree, step, steps_that_fit(run, width, font)))
-    show.figure(tree, "beam_tree", f"beam-tree-step-{step}", lambda: _follow_clicked(n))
+    show.figure(tree, "beam_tree", f"beam-tree-step{step}", lambda: _follow_clicked(n))
     if run.strategy == "beam":
         st.caption("Click a node to follow that beam; the output's path is red.")
 
@@ -230,7 +242,7 @@ def versus(lens: Lens, text: str, kwargs: dict[str, Any]) -> None:
         col.text(run.output_text)
     show.figure(viz.compare_runs(runs), "versus_chart", "side-by-side")
     show.table(steps_viz.runs_table(runs), "versus", "side-by-side")
-    if "cross" in lens.capabilities.kinds:
+    if lens.capabilities.takes_target:  # a source each step looked at
         looked_at(runs, *lens.info.shape("cross"))
     else:
         st.caption(md(
@@ -261,7 +273,9 @@ def looked_at(runs: dict[str, DecodeRun], n_layers: int, n_heads: int) -> None:
         with col:
             fig = viz.decoding_alignment(run, layer, head)
             fig.update_layout(title_text=name)
-            show.figure(fig, f"looked_at_{run.strategy}", f"{run.strategy}-alignment-{layer}")
+            which = "mean" if head is None else f"head{head}"
+            file = f"cross-layer{layer}-{which}-{run.strategy}"
+            show.figure(fig, f"looked_at_{run.strategy}", file)
 
 
 page()

@@ -23,13 +23,15 @@ from attnlens.viz.experiments.importance_view import importance_chart, pruning_c
 from attnlens.viz.experiments.induction_view import induction_heads_view, induction_scores_chart
 
 
-def cached_or_none(lens: Lens, name: str, n: int, seed: int) -> Outcome | None:
-    """The result if this session or the on-disk cache holds it."""
+def cached_or_none(
+    lens: Lens, name: str, n: int, seed: int, scores_only: bool = False
+) -> Outcome | None:
+    """The result if this session or the on-disk cache holds it (scores_only: catalog.peek's)."""
     held = st.session_state.get("_experiment_outcome")
     if held is not None and held[0] == (lens.fingerprint(), name, n, seed):
         return held[1]  # type: ignore[no-any-return]
     try:
-        return peek(lens, name, n, seed)
+        return peek(lens, name, n, seed, scores_only)
     except ValueError:
         return None
 
@@ -95,20 +97,21 @@ def induction_figures(lens: Lens, outcome: Outcome, trace: Trace, key: str) -> N
 
 def induction_section(lens: Lens, trace: Trace) -> None:
     """Heads page: the model's induction heads beside its previous-token heads, on this input."""
-    if "cross" in lens.capabilities.kinds:  # induction reads one sequence
+    if lens.capabilities.takes_target:  # induction reads one sequence
         return
     st.header("Induction heads")
     st.caption(
         "Olsson et al. (2022): a previous-token head marks each position with the token before "
         "it; an induction head then looks back one after the earlier match of the current token. "
-        "Scores are measured on random tokens repeated twice (Experiments page)."
+        "Scores are measured on random tokens repeated twice, once per model and kept (the "
+        "Experiments page also ablates each head in turn: minutes on a large model)."
     )
     n, seed = 100, 0
-    outcome = cached_or_none(lens, "induction", n, seed)
+    outcome = cached_or_none(lens, "induction", n, seed, scores_only=True)
     if outcome is None:  # a decoder is measured at once (seconds); others on request
-        decoder = lens.info.self_kind == "decoder_self"
-        if decoder or st.button("Find induction heads", key="w_find_induction"):
-            outcome = run_in_turn(lens, "induction", n, seed)
+        asked = lens.capabilities.decodes
+        if asked or st.button("Find induction heads", key="w_find_induction"):
+            outcome = run_in_turn(lens, "induction", n, seed, scores_only=True)
     if outcome is not None:
         induction_figures(lens, outcome, trace, "heads_induction")
 

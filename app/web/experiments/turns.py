@@ -41,7 +41,9 @@ def n_refusal(n: int) -> str | None:
     return None if limits is None else limits.n_refusal(n)
 
 
-def run_with_progress(lens: Lens, name: str, n: int, seed: int) -> Outcome | None:
+def run_with_progress(
+    lens: Lens, name: str, n: int, seed: int, scores_only: bool = False
+) -> Outcome | None:
     """Run the experiment under a progress bar; its message in place of bad input."""
     bar = st.progress(0.0, text=f"{TITLES[name]}: starting")
 
@@ -49,22 +51,32 @@ def run_with_progress(lens: Lens, name: str, n: int, seed: int) -> Outcome | Non
         bar.progress(min(1.0, done / max(total, 1)), text=md(f"{what} ({done} of {total})"))
 
     try:
-        outcome = run_experiment(lens, name, n, seed, progress)
+        outcome = run_experiment(lens, name, n, seed, progress, scores_only=scores_only)
     except ValueError as err:
         bar.empty()
         st.info(md(err))
         return None
     bar.empty()
-    st.session_state["_experiment_outcome"] = ((lens.fingerprint(), name, n, seed), outcome)
+    remember(lens, name, n, seed, outcome, scores_only)
     return outcome
 
 
-def run_in_turn(lens: Lens, name: str, n: int, seed: int) -> Outcome | None:
+def remember(lens: Lens, name: str, n: int, seed: int, outcome: Outcome, scores_only: bool) -> None:
+    """The session's last whole result, which the Experiments page shows (the scores alone,
+    the Heads page's, are read back from the cache, never taken for the whole)."""
+    if not scores_only:
+        st.session_state["_experiment_outcome"] = ((lens.fingerprint(), name, n, seed), outcome)
+
+
+def run_in_turn(
+    lens: Lens, name: str, n: int, seed: int, scores_only: bool = False
+) -> Outcome | None:
     """Run the experiment under a progress bar; on a server first within the limits and after
-    the experiments ahead of it. A refusal is one line in place of the run."""
+    the experiments ahead of it. A refusal is one line in place of the run. scores_only:
+    run_experiment's (induction's scores without the ablations)."""
     limits = server_limits()
     if limits is None:
-        return run_with_progress(lens, name, n, seed)
+        return run_with_progress(lens, name, n, seed, scores_only)
     refusal = limits.n_refusal(n) or limits.rate_refusal(
         st.session_state.get("_experiment_ended"), time.monotonic()
     )
@@ -82,17 +94,19 @@ def run_in_turn(lens: Lens, name: str, n: int, seed: int) -> Outcome | None:
         if ahead:
             spot.caption(md(f"Waited {time.monotonic() - asked:.0f} s for a turn ({ahead} ahead)."))
         run = BackgroundRun(
-            lambda report: run_experiment(lens, name, n, seed, report), queue, ticket
+            lambda report: run_experiment(lens, name, n, seed, report, scores_only=scores_only),
+            queue,
+            ticket,
         )
         handed = True  # the run leaves the queue when it ends
-        return _shown_while_running(run, (lens.fingerprint(), name, n, seed))
+        return _shown_while_running(run, (lens.fingerprint(), name, n, seed), scores_only)
     finally:
         if not handed:
             queue.leave(ticket)
 
 
 def _shown_while_running(
-    run: BackgroundRun[Outcome], key: tuple[str, str, int, int]
+    run: BackgroundRun[Outcome], key: tuple[str, str, int, int], scores_only: bool = False
 ) -> Outcome | None:
     """A progress bar while the run goes on; its outcome, or its message for bad input. A
     visitor who leaves cancels the run, which then frees the server at its next step."""
@@ -111,5 +125,6 @@ def _shown_while_running(
         return None
     if run.error is not None:
         raise run.error
-    st.session_state["_experiment_outcome"] = (key, run.result)
+    if not scores_only and run.result is not None:
+        st.session_state["_experiment_outcome"] = (key, run.result)
     return run.result

@@ -14,6 +14,7 @@ from functools import partial
 import streamlit as st
 
 from attnlens.app.web import show
+from attnlens.app.web.downloads import figure_name
 from attnlens.app.web.explore.head_zoom import RESET, head_zoom, zoom_asked
 from attnlens.app.web.explore.lines_canvas import lines_canvas
 from attnlens.app.web.pickers import layer_head_pickers
@@ -96,7 +97,7 @@ def long_head(tr: Trace, kind: Kind, scale: Scale, present: bool) -> None:
         payload = {**window.data(scale), **marks.data(window.rows, window.cols)}
         payload |= {"kind": kind, "selected": [layer, head]}
         head_zoom(payload, present, partial(_zoomed, (id(tr), kind), window.size))
-    _downloads(window, scale, marks, present, f"heatmap-{kind}-{layer}-{head}")
+    _downloads(window, scale, marks, present, figure_name(kind, layer, head))
     range_lines(tr, kind, layer, head, present, None if window.whole else window.rows)
 
 
@@ -154,5 +155,5 @@ def _downloads(
     bound = window.values.size * FIGURE_CELL_BYTES + 64 * 1024
     show.figure_downloads(
         lambda: show.styled(window_figure(window, scale, marks), present), bound, "heatmap",
-        name,
+        name, cells=window.values.size,
     )  # fmt: skip

@@ -54,7 +54,7 @@ def traced_view(started: Started) -> None:
 
 def token_count(tr: Trace, limit: int) -> str:
     """How many tokens the text is, against the model's limit."""
-    n = len(tr.tgt_tokens if tr.model.architecture == "decoder" else tr.src_tokens)
+    n = len(tr.input_tokens)
     return f"{n:,} tokens of the {limit:,} this model reads"
 
 
@@ -152,7 +152,7 @@ def record_downloads(tr: Trace, kind: Kind, layer: int, head: int) -> None:
     with cols[1]:
         every = st.toggle("Table of every kind, layer and head", key="w_csv_all")
         chosen: dict[str, Any] = {} if every else {"kind": kind, "layer": layer, "head": head}
-        name = "trace" if every else f"trace-{kind}-{layer}-{head}"
+        name = "trace" if every else downloads.figure_name(kind, layer, head, "trace")
         downloads.button(
             "Download table (CSV)", downloads.text_writer(lambda: tr.csv_chunks(**chosen)),
             tr.csv_bound(**chosen), f"{name}.csv", "text/csv", "trace_csv",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import streamlit as st
 
 from attnlens.app.web import show, urlstate
+from attnlens.app.web.downloads import figure_name
 from attnlens.record.trace import Trace
 from attnlens.viz.heads.segments import BLOCKS, Block, pair_heatmap, sentence_b_start
 
@@ -33,4 +34,4 @@ def pair_view(tr: Trace, layer: int, head: int) -> None:
     )  # fmt: skip
     urlstate.remember("pair_block", block)
     fig = pair_heatmap(tr, layer, head, block)
-    show.figure(fig, "pair_heatmap", f"pair-{block}-{layer}-{head}")
+    show.figure(fig, "pair_heatmap", figure_name("encoder_self", layer, head, f"pair-{block}"))

@@ -12,7 +12,7 @@ from functools import partial
 import streamlit as st
 
 from attnlens.analysis.token_sets import SIDES, Side, parse_positions, set_attention
-from attnlens.app.web import show
+from attnlens.app.web import show, waits
 from attnlens.app.web.explore.long_head import DRAWN_FOR, FOLLOWING, ZOOM, held_head, is_long
 from attnlens.app.web.pickers import memo
 from attnlens.app.web.safe_text import md
@@ -74,8 +74,11 @@ def token_sets(tr: Trace, kind: Kind, scale: Scale) -> None:
     tokens = queries if side == "queries" else keys
     try:
         positions = parse_positions(typed, tokens, side)
-        result = memo("token_set", (tr, kind, side, positions),
-                      lambda: set_attention(tr, kind, side, positions))  # fmt: skip
+        L, H = tr.model.shape(kind)
+        what = waits.Wait(f"Weighing the set of {len(positions):,} {side} in every head "
+                          f"({L} layers × {H} heads)")  # fmt: skip
+        result = memo("token_set", (tr, kind, side, positions), lambda: waits.waited(
+            None, what, lambda: set_attention(tr, kind, side, positions)))  # fmt: skip
     except ValueError as err:  # names nothing, or more than the weights a set may need
         st.error(md(f"{err}{elsewhere(typed, tr.shown(kind), side)}"))
         return
@@ -90,7 +93,7 @@ def token_sets(tr: Trace, kind: Kind, scale: Scale) -> None:
     )  # fmt: skip
     show.figure(
         token_set_profile(tr, result, layer, head), "token_set_profile",
-        f"{kind}-{side}-set-layer{layer}-head{head}",
+        f"{kind}-layer{layer}-head{head}-{side}-set",
     )  # fmt: skip
     st.caption(md(describe(result) + "; click a head's square to enlarge it above."))
 

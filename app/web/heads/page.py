@@ -61,7 +61,7 @@ def heads_charts(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
     urlstate.prepare("w_metric", "metric", metrics[0], str, metrics)
     metric = cols[1].selectbox("Statistic", metrics, key="w_metric")
     urlstate.remember("metric", metric)
-    show.figure(viz.head_stats_chart(stats, kind, metric), "stats_chart", f"heads-{kind}-{metric}")
+    show.figure(viz.head_stats_chart(stats, kind, metric), "stats_chart", f"{kind}-{metric}")
     st.header("Rollout and flow across layers")
     self_kinds = [k for k in tr.kinds if k != "cross"]
     if not self_kinds:
@@ -81,7 +81,7 @@ def heads_charts(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
     except ValueError as err:
         st.info(md(err))
         return
-    show.figure(fig, "rollout", f"{method}-{flow_kind}-{layer}")
+    show.figure(fig, "rollout", f"{flow_kind}-layer{layer}-{method}")
 
 
 page()

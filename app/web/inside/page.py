@@ -8,6 +8,7 @@ import streamlit as st
 
 from attnlens import viz
 from attnlens.app.web import show
+from attnlens.app.web.downloads import figure_name
 from attnlens.app.web.pickers import kind_picker, layer_head_pickers
 from attnlens.app.web.safe_text import md
 from attnlens.app.web.scaffold import Started, traced_page
@@ -24,7 +25,9 @@ from attnlens.viz.shared.labels import visible
 
 
 def page() -> None:
-    traced_page("inside", "Inside the Transformer", traced_view)
+    # a long input as Explore keeps it (what each head was computed from, past the budget):
+    # the positions and the masks draw from it, where the whole weights were refused
+    traced_page("inside", "Inside the Transformer", traced_view, record="auto")
 
 
 def traced_view(started: Started) -> None:
@@ -54,12 +57,14 @@ def sdpa(lens: Lens, tr: Trace) -> None:
     kind = kind_picker(tr, cols[0])
     layer, head = layer_head_pickers(*tr.model.shape(kind), (cols[1], cols[2]))
     st.header("Masks for this input (§3.2.3)")
-    show.figure(viz.masks_view(tr, kind), "masks", f"masks-{kind}")
+    show.figure(viz.masks_view(tr, kind), "masks", f"{kind}-masks")
     st.header(f"Scaled dot-product attention, layer {layer} head {head} (§3.2.1)")
-    if not lens.capabilities.step_by_step:
-        st.info(md(f"Step-by-step attention needs one of attnlens' own models, not {lens.name}."))
+    projections = lens.capabilities.projections
+    if projections is None:
+        why = lens.capabilities.reason("projections")
+        st.info(md(f"{why[:1].upper()}{why[1:]}."))
         return
-    proj = lens.head_projections(tr, kind, layer, head)
+    proj = projections.head_projections(tr, kind, layer, head)
     steps = attention_steps(proj.q, proj.k, proj.v, proj.mask)
     recorded = tr.attention(kind)
     assert recorded is not None
@@ -74,7 +79,7 @@ def sdpa(lens: Lens, tr: Trace) -> None:
     for tab, step in zip(tabs, STEP_TITLES, strict=True):
         with tab:
             fig = step_figure(steps, step, q_tokens, k_tokens)
-            show.figure(fig, f"sdpa_{step}", f"sdpa-{kind}-{layer}-{head}-{step}")
+            show.figure(fig, f"sdpa_{step}", figure_name(kind, layer, head, f"sdpa-{step}"))
 
 
 def _matrices(

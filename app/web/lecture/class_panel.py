@@ -19,6 +19,8 @@ from attnlens.app.classroom.names import client_key
 from attnlens.app.classroom.qr import qr_png
 from attnlens.app.classroom.state import ClassState, Client, Student
 from attnlens.app.classroom.store import ClassStore
+from attnlens.app.classroom.teach_route import TEACH_PATH
+from attnlens.app.web.lecture import teacher_key
 from attnlens.app.web.safe_text import md
 
 P = ParamSpec("P")
@@ -46,15 +48,13 @@ def class_bar(code: str, store: ClassStore, state: ClassState) -> None:
     """What the room reads: first, when no student could open the link, why and the command
     that serves the class; the link (as text that copies whole: no Markdown, no invisible
     characters), the code, how many joined (and the most from one address: many means one
-    network, or a script); the QR code and the class's settings a click away, on the left
-    (opened, they cover the figure, never the question); what the store did on its own."""
+    network, or a script); the QR code, and the class's settings with a one-time code for
+    another device, a click away on the left (opened, they cover the figure, never the
+    question); what the store did on its own."""
     base = join_here()
     link = join_link(code, base)
     if base.warning:
-        with st.container(key="lec_join_warning"):
-            st.warning(md(base.warning))
-            if base.command:
-                st.code(base.command, language=None)
+        join_warning(base)
     roster = store.roster(code)
     qr, settings, shown, left = st.columns([1, 1, 4, 3], vertical_alignment="center")
     with shown.container(key="lec_join_link"):
@@ -71,9 +71,26 @@ def class_bar(code: str, store: ClassStore, state: ClassState) -> None:
         st.image(qr_png(link), width=420)
         with st.container(key="lec_qr_link"):
             st.code(link, language=None, wrap_lines=True)
-    with settings.popover("Class", width="stretch"):
+    with settings.popover("Class", width="stretch"):  # another device first: it must be seen
+        teacher_key.hand_over_panel(store, code, f"{base.url}/{TEACH_PATH}?class={code}")
+        st.divider()
         class_settings(code, store, state)
     store_notices(store)
+
+
+def join_warning(base: JoinBase) -> None:
+    """Why no student can open the link, in its first sentence; the rest and the command that
+    serves the room a click away (whole, on a 1080-line projector they pushed Previous and
+    Next below the fold)."""
+    first, _, rest = base.warning.partition(". ") if base.warning else ("", "", "")
+    with st.container(key="lec_join_warning"):
+        st.warning(md(first if first.endswith(".") or not rest else first + "."))
+        if rest or base.command:
+            with st.expander("How to let students join"):
+                if rest:
+                    st.markdown(md(rest))
+                if base.command:
+                    st.code(base.command, language=None)
 
 
 def class_settings(code: str, store: ClassStore, state: ClassState) -> None:
@@ -175,14 +192,16 @@ def _ask_again(store: Callable[[], ClassStore]) -> None:
 
 
 def start_class(store: ClassStore, state: ClassState) -> None:
-    """Create the class and put its code and the teacher's key in this page's address."""
+    """Create the class, put its code in this page's address and its key in this session (and
+    the browser's cookie: teacher_key.py), never in the address."""
     made = store.create(state)
     st.query_params["class"] = made.code
-    st.query_params["key"] = made.key
+    teacher_key.started(store, made)
 
 
 def end_class() -> None:
     """Leave the class: the lecture goes on alone (students keep their last slide)."""
+    teacher_key.forget(st.query_params.get("class"))
     for name in ("class", "key"):
         if name in st.query_params:
             del st.query_params[name]
@@ -190,13 +209,13 @@ def end_class() -> None:
 
 @reported
 def _configure(store: ClassStore, code: str, size: int, per_address: int, locked: bool) -> None:
-    store.configure(code, st.query_params.get("key"), size, per_address, locked)
+    store.configure(code, teacher_key.held(code), size, per_address, locked)
 
 
 @reported
 def _remove(store: ClassStore, code: str, student: str | None) -> None:
     if student is not None:
-        store.remove(code, st.query_params.get("key"), student)
+        store.remove(code, teacher_key.held(code), student)
     st.session_state.pop("lec_remove_who", None)
 
 

@@ -1,7 +1,7 @@
 """Lecture: §3 of the paper (or any deck) slide by slide on live models, alone or with a class.
 
-?page=lecture&deck=NAME&slide=N opens a slide; ?class=CODE joins a class as a student; the
-teacher's link also carries key=…, the only thing that can move the class.
+?page=lecture&deck=NAME&slide=N opens a slide; ?class=CODE joins a class as a student, or opens
+it as its teacher in a browser that holds the class's key (teacher_key.py: never in the address).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from attnlens.app.teaching.questions import Question
 from attnlens.app.teaching.slides import Built
 from attnlens.app.teaching.view import View, input_text, model_name
 from attnlens.app.web import urlstate
-from attnlens.app.web.lecture import ask, place, screen
+from attnlens.app.web.lecture import ask, place, screen, teacher_key
 from attnlens.app.web.lecture import class_panel as panel
 from attnlens.app.web.lecture.controls import adjust
 from attnlens.app.web.lecture.resources import (
@@ -35,10 +35,13 @@ from attnlens.app.web.lecture.screen import Place
 from attnlens.app.web.lecture.slide_payload import explore_link, explore_params
 from attnlens.app.web.resources import load_lens
 from attnlens.app.web.safe_text import md
+from attnlens.app.web.screen_size import screen_size
 
 
 def page() -> None:
-    urlstate.remember("page", "lecture")
+    if teacher_key.address_free():
+        urlstate.remember("page", "lecture")
+    screen_size()  # a phone's screen, said once: the slide's figure reflowed for it
     screen.projector_css()
     decks = library()
     if not decks.decks:
@@ -50,20 +53,20 @@ def page() -> None:
         st.error(md(f"{st.query_params.get('class')!r} is not a join code (6 letters and digits)."))
         return
     panel.store_error()
-    key = st.query_params.get("key")
+    claimed = bool(code) and teacher_key.claims(code)
     try:
         store = this_store() if code else None
-        teaching = store is None or store.is_teacher(code, key)
-    except ClassError as err:  # the store cannot be reached: a link with a key is the teacher's
+        teaching = store is None or teacher_key.credential(store, code) is not None
+    except ClassError as err:  # the store cannot be reached: a page that says it teaches does
         panel.again_when_back(err, this_store)
-        if not key:
+        if not claimed:
             st.error(md(err.for_students))
             return
         teaching, store = True, None
         st.error(md(err))
     if store is not None and not teaching:
         try:
-            if key and store.state(code) is None:
+            if claimed and store.state(code) is None:
                 _teachers_class_gone(store, code)
             else:
                 student_page(decks, store, code)
@@ -82,8 +85,8 @@ def page() -> None:
 
 
 def _teachers_class_gone(store: ClassStore, code: str) -> None:
-    """A teacher's link (it has a key) to a class the store no longer holds: words for the
-    teacher, not the students' "check it with your teacher"."""
+    """A teacher's page (it holds a key or a pass) on a class the store no longer holds: words
+    for the teacher, not the students' "check it with your teacher"."""
     st.error(md(f"No class has the code {code} any more: it expired (a week after its teacher "
                 "last moved it), or its store lost it and this server holds no copy. Start a "
                 "new class from the lecture."))  # fmt: skip
@@ -133,9 +136,13 @@ def _prefetch_next(deck: Deck, here: Place, model: str, text: str) -> None:
 
 
 def lecturer_page(decks: Library, store: ClassStore | None, code: str | None) -> None:
-    """The lecture on its own, or the teacher of class `code` (this link carries its key)."""
+    """The lecture on its own, or the teacher of class `code` (this page holds its key)."""
+    if store is not None and code:
+        _at_the_class(decks, store, code)
+        teacher_key.notices(code)
     here = place.current(decks)
-    place.to_url(here)
+    if teacher_key.address_free():
+        place.to_url(here)
     made = slide_at(decks, here)
     if made is None:
         return
@@ -160,6 +167,19 @@ def lecturer_page(decks: Library, store: ClassStore | None, code: str | None) ->
     screen.navigation(here, deck, built, place.go)
     _tools(here, deck, built, model, text, store, code)
     _deck_errors(decks)
+    if code:
+        teacher_key.keeping(code)
+
+
+def _at_the_class(decks: Library, store: ClassStore, code: str) -> None:
+    """A teacher's first page on a class with no slide in its address (another device the
+    class was handed to): it opens where the class is, rather than moving it to slide 1."""
+    if place.SESSION in st.session_state or "slide" in st.query_params:
+        return
+    state = store.state(code)
+    if state is not None and state.deck in decks.decks:
+        st.session_state[place.SESSION] = Place(state.deck, state.slide,
+                                                View.from_dict(state.view))  # fmt: skip
 
 
 def _tools(here: Place, deck: Deck, built: Built, model: str, text: str,
@@ -224,7 +244,7 @@ def _sync(store: ClassStore, code: str, here: Place, question: Question | None) 
         revealed=state.revealed if state.revealed == qid else None,
     )
     if _differs(state, wanted):
-        state = store.update(code, st.query_params.get("key"), wanted)
+        state = store.update(code, teacher_key.held(code), wanted)
     return state
 
 
@@ -237,7 +257,7 @@ def _differs(a: ClassState, b: ClassState) -> bool:
 def _reveal(store: ClassStore, code: str, question: Question | None) -> None:
     state = store.state(code)
     if state is not None and question is not None:
-        store.update(code, st.query_params.get("key"), state.moved(revealed=question.id))
+        store.update(code, teacher_key.held(code), state.moved(revealed=question.id))
 
 
 FOLLOWED = "_lec_followed"  # session key: this student's last run followed the teacher

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import functools
 import json
+import shutil
 import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import plotly.graph_objects as go
@@ -14,6 +16,7 @@ import streamlit as st
 import streamlit.components.v1 as components
 
 from attnlens.app.classroom.board import VersionBoard, shared_board
+from attnlens.app.classroom.follow_page import FONT_FILES
 from attnlens.app.classroom.store import ClassStore
 from attnlens.app.classroom.stores import open_store, store_url
 from attnlens.app.teaching.deck import Deck, Library, read_library
@@ -24,6 +27,8 @@ from attnlens.app.teaching.slide_sizes import projected, screened
 from attnlens.app.teaching.slides import Built
 from attnlens.app.teaching.view import View
 from attnlens.app.web.resources import shared_lens
+
+FONT_PATTERNS = ("SourceSansVF-Upright*.woff2", "SourceSansVF-Italic*.woff2")  # Streamlit's
 
 
 @st.cache_resource(show_spinner=False)
@@ -46,8 +51,15 @@ def version_board(url: str) -> VersionBoard:
 
 @st.cache_resource(show_spinner=False)
 def follow_signal(url: str) -> Callable[..., Any]:
-    """The invisible component that reruns a student's page when the class moves."""
-    return components.declare_component("attnlens_follow", path=str(version_board(url).folder))
+    """The component that draws a following student's slide (app/classroom/follow_page.py),
+    with the app's own font beside it."""
+    folder = version_board(url).folder
+    media = Path(st.__file__).parent / "static" / "static" / "media"
+    for name, pattern in zip(FONT_FILES, FONT_PATTERNS, strict=True):
+        found = sorted(media.glob(pattern))
+        if found:  # none in another Streamlit: the page falls back to a system sans-serif
+            shutil.copyfile(found[0], folder / name)
+    return components.declare_component("attnlens_follow", path=str(folder))
 
 
 @st.cache_resource(show_spinner=False, max_entries=32)

@@ -6,12 +6,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+import plotly.graph_objects as go
 import streamlit as st
 
 from attnlens.app.teaching.deck import Deck, Slide
 from attnlens.app.teaching.slides import Built
 from attnlens.app.teaching.view import View
 from attnlens.app.web.safe_text import md
+from attnlens.app.web.screen_size import narrow
+from attnlens.viz.shared.narrow import narrowed
 
 # Fixed CSS (never user text): no sidebar, little padding, type a back row can read.
 PROJECTOR_CSS = """<style>
@@ -76,6 +79,8 @@ def body(
     fig_col, words_col = st.columns([0.64, 0.36], gap="large")
     with fig_col:
         shown = built.reveal if revealed and built.reveal is not None else built.figure
+        if shown is not None and narrow():  # a phone: a copy reflowed (the build is shared)
+            shown = narrowed(go.Figure(shown))
         if shown is not None:
             st.plotly_chart(shown, width="stretch", key="lec_figure", config=FIGURE_CONFIG)
         if built.problem:

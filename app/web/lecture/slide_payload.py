@@ -1,6 +1,8 @@
 """A class's slide as the payload its students' browsers draw (app/classroom/slide_route.py
-serves it; board.py's FOLLOW_HTML draws it): built once per class version and screen size, from
-the same shared slide build the pages draw (resources.built_slide), never once per student.
+serves it; board.py's FOLLOW_HTML draws it): built once per class version and screen (a
+projector, a student's screen, a phone's), from the same shared slide build the pages draw
+(resources.built_slide), never once per student; a phone's figure is that build laid out again
+for a phone's width (slide_sizes.phoned), on a copy.
 
 What differs between students (their nickname, their own answer) is not in it: the page gives
 the nickname, the answer route the answer.
@@ -16,10 +18,12 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from markdown_it import MarkdownIt
 
+from attnlens.app.classroom.route_parts import PHONE, PROJECTOR
 from attnlens.app.classroom.slide_route import SlideUnavailableError
 from attnlens.app.classroom.state import ClassState
 from attnlens.app.teaching.deck import Deck, Slide
 from attnlens.app.teaching.questions import NoQuestion, Question
+from attnlens.app.teaching.slide_sizes import phoned
 from attnlens.app.teaching.slides import Built
 from attnlens.app.teaching.view import View, input_text, model_name
 from attnlens.app.web.lecture.ask import HISTOGRAM_HEIGHT, LETTERS
@@ -42,8 +46,9 @@ def lettered(question: Question, i: int) -> str:
     return f"{LETTERS[i]} · {question.options[i]}"
 
 
-def slide_payload(code: str, state: ClassState, present: bool) -> bytes:
-    """The class's slide at `state` as JSON bytes, for a projector (`present`) or a screen."""
+def slide_payload(code: str, state: ClassState, screen: str) -> bytes:
+    """The class's slide at `state` as JSON bytes, for a projector, a screen or a phone
+    (`screen`: route_parts.PROJECTOR, SCREEN or PHONE)."""
     deck = library().decks.get(state.deck)
     if deck is None:
         raise SlideUnavailableError(f"the teacher's deck {state.deck!r} is not on this server")
@@ -56,7 +61,7 @@ def slide_payload(code: str, state: ClassState, present: bool) -> bytes:
     except Exception as err:  # not allowed here, or it cannot load: the student is told why
         raise SlideUnavailableError(f"model {model!r} cannot be loaded: {err}") from err
     text = input_text(deck, slide, view, lens.example)
-    built = built_slide(deck.name, slide.number, view, model, text, present)
+    built = built_slide(deck.name, slide.number, view, model, text, screen == PROJECTOR)
     asked = Question.from_dict(state.question) if state.question else None
     same = asked is not None and isinstance(built.question, Question)
     same = same and built.question.id == asked.id  # type: ignore[union-attr]
@@ -67,12 +72,12 @@ def slide_payload(code: str, state: ClassState, present: bool) -> bytes:
         "code": code,
         "version": state.version,
         "header": _header(deck, slide, model),
-        "figure": None if title_slide else _figure(shown),
+        "figure": None if title_slide else _figure(shown, screen),
         "problem": built.problem,
         "notes": list(built.notes),
         "words": "" if title_slide else words_html(slide.words),
         "question": _question(asked if asked is not None else built.question, revealed),
-        "histogram": _histogram(code, asked, present) if revealed and asked else None,
+        "histogram": _histogram(code, asked, screen) if revealed and asked else None,
         "explore": explore_link(model, text, built),
     }
     return json.dumps(payload, ensure_ascii=False, separators=(",", ":")).encode()
@@ -84,7 +89,10 @@ def _header(deck: Deck, slide: Slide, model: str) -> dict[str, Any]:
             "caption": f"{section}{deck.title} · {model}"}  # fmt: skip
 
 
-def _figure(fig: go.Figure | None) -> Any:
+def _figure(fig: go.Figure | None, screen: str) -> Any:
+    """The figure as JSON; on a phone a copy laid out again (the build is every page's)."""
+    if fig is not None and screen == PHONE:
+        fig = phoned(go.Figure(fig))
     return None if fig is None else json.loads(pio.to_json(fig, validate=False))
 
 
@@ -105,12 +113,12 @@ def _question(question: Question | NoQuestion | None, revealed: bool) -> dict[st
     return shown
 
 
-def _histogram(code: str, question: Question, present: bool) -> Any:
+def _histogram(code: str, question: Question, screen: str) -> Any:
     """The class's answers, as counted when the teacher revealed them (none are taken after)."""
     counts = this_store().counts(code, question.id, len(question.options))
-    fig = sized(class_answers(question.options, counts, question.answer), present)
+    fig = sized(class_answers(question.options, counts, question.answer), screen == PROJECTOR)
     fig.update_layout(height=HISTOGRAM_HEIGHT)
-    return _figure(fig)
+    return _figure(fig, screen)
 
 
 def explore_params(model: str, text: str, built: Built) -> dict[str, str]:

@@ -38,16 +38,12 @@ function setUp(root) {
     width: 0,
     drawn: 0,
   };
-  state.canvas.addEventListener("mousemove", (e) => hover(state, e));
-  state.canvas.addEventListener("mouseleave", () => { state.tip.hidden = true; });
+  hoverOn(state, hover);
   state.canvas.addEventListener("click", (e) => {
     const at = locate(state, e);
     if (at) state.pick(at.layer, at.head);
   });
-  state.observer = new ResizeObserver(() => {
-    if (state.data && state.stage.clientWidth !== state.width) draw(state);
-  });
-  state.observer.observe(state.stage);
+  redrawOnResize(state, state.stage, draw);
   // a long input's head view (head_zoom.js) says which head it shows: outline it here, as
   // another head picked there does not send this grid again. A zoom says the same head again:
   // nothing to redraw (at 16 × 32 heads the redraw held the zoomed window's first paint)
@@ -64,9 +60,7 @@ function setUp(root) {
 // The cells at one pixel each, thumbnails packed side by side: (H·k) × (L·q), coloured.
 function cellImage(data) {
   const [L, H, q, k] = data.shape;
-  const raw = atob(data.cells);
-  const bytes = new Uint8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+  const bytes = base64Bytes(data.cells);
   const lut = colourTable(data.colors);
   const canvas = document.createElement("canvas");
   canvas.width = H * k;
@@ -102,8 +96,7 @@ function colourTable(stops) {
 
 function texts(state) {
   const { data } = state;
-  state.root.style.setProperty("--hg-text-px", `${data.text_px}px`);
-  state.root.style.setProperty("--hg-title-px", `${data.title_px}px`);
+  textSizes(state.root, "hg", data);
   state.title.textContent = data.title;
   state.note.textContent = data.note;
   state.note.hidden = !data.note;
@@ -114,15 +107,8 @@ function legend(state) {
   const { data, legend: box } = state;
   const last = data.levels + 1;
   const at = (byte) => `${((byte - 1) / (last - 1)) * 100}%`;
-  const stops = data.colors.map(([b, r, g, bl]) => `rgb(${r},${g},${bl}) ${at(b)}`);
-  box.querySelector(".hg-bar").style.background = `linear-gradient(to right, ${stops.join(",")})`;
-  const ticks = box.querySelector(".hg-ticks");
-  ticks.replaceChildren(...data.ticks.map(([byte, text]) => {
-    const tick = document.createElement("span");
-    tick.textContent = text;
-    tick.style.left = at(byte);
-    return tick;
-  }));
+  colourBar(box.querySelector(".hg-bar"), box.querySelector(".hg-ticks"), data.colors,
+            data.ticks, at);
 }
 
 // Where thumbnails go at the stage's width: pitch per head, a square cell, gaps between; under
@@ -151,14 +137,9 @@ function geometry(state) {
 
 function draw(state) {
   const g = (state.geom = geometry(state));
+  thinTicks(state.root.querySelector(".hg-ticks"));
   const { canvas } = state;
-  const dpr = window.devicePixelRatio || 1;
-  canvas.style.width = `${g.width}px`;
-  canvas.style.height = `${g.height}px`;
-  canvas.width = Math.round(g.width * dpr);
-  canvas.height = Math.round(g.height * dpr);
-  const ctx = canvas.getContext("2d");
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  const ctx = sizedCanvas(canvas, g.width, g.height);
   ctx.imageSmoothingEnabled = false;
   const source = state.image.canvas;
   for (let l = 0; l < g.L; l++)
@@ -204,23 +185,15 @@ function groupName(g, n) {
 
 function axisLabels(state, g) {
   const words = g.pitch >= state.data.text_px * 4.5; // room for "head 11" over each column
-  const label = (text, cls, x, y) => {
-    const span = document.createElement("span");
-    span.className = cls;
-    span.textContent = text;
-    span.style.left = `${x}px`;
-    span.style.top = `${y}px`;
-    return span;
-  };
   const headY = g.group ? Math.round(state.data.text_px * 1.6) : 0;
   const heads = Array.from({ length: g.H }, (_, h) =>
-    label(words ? `head ${h}` : String(h), "hg-head", g.headX(h) + g.tileW / 2, headY));
+    labelAt(words ? `head ${h}` : String(h), "hg-head", g.headX(h) + g.tileW / 2, headY));
   const layers = Array.from({ length: g.L }, (_, l) =>
-    label(`layer ${l}`, "hg-layer", 0, g.top + l * g.pitchY + g.tileH / 2));
+    labelAt(`layer ${l}`, "hg-layer", 0, g.top + l * g.pitchY + g.tileH / 2));
   const groups = Array.from({ length: g.groups }, (_, n) => {
     const first = n * g.group, last = Math.min(g.H, first + g.group) - 1;
     const middle = (g.headX(first) + g.headX(last) + g.tileW) / 2;
-    return label(groupName(g, n), "hg-head hg-group", middle, 0);
+    return labelAt(groupName(g, n), "hg-head hg-group", middle, 0);
   });
   state.labels.replaceChildren(...groups, ...heads, ...layers);
 }
@@ -259,12 +232,8 @@ function hover(state, event) {
   const shared = g0.group ? ` (reads kv head ${Math.floor(at.head / g0.group)})` : "";
   const lines = [`layer ${at.layer} · head ${at.head}${shared}: click to enlarge`];
   if (at.row !== null) lines.push(...cellLines(state, at));
-  tip.textContent = lines.join("\n");
-  tip.hidden = false;
   const g = state.geom;
-  const x = g.left + at.x + 14, y = g.top + at.y + 14;
-  tip.style.left = `${Math.min(x, Math.max(0, g.width - tip.offsetWidth))}px`;
-  tip.style.top = `${y}px`;
+  showTip(tip, lines.join("\n"), g.left + at.x + 14, g.top + at.y + 14, g.width);
 }
 
 function cellLines(state, at) {
@@ -282,4 +251,25 @@ function cellLines(state, at) {
   const share = Math.pow((byte - 1) / data.levels, data.power);
   const shown = share < 0.01 ? share.toPrecision(1) : share.toFixed(2);
   return [rows, cols, `${pooled} ≈ ${shown}`];
+}
+
+// A colour bar's tick labels that would touch the one before are hidden (the last one kept,
+// the one before it hidden instead): at a phone's width 0, 0.001 and 0.01 ran into one another.
+function thinTicks(ticks) {
+  const spans = [...ticks.children];
+  spans.forEach((s) => { s.style.visibility = ""; });
+  let right = -Infinity;
+  const shown = [];
+  for (const span of spans) {
+    const box = span.getBoundingClientRect();
+    if (box.width === 0) return; // not laid out (hidden): left as they are
+    if (box.left >= right + 4) { shown.push(span); right = box.right; }
+    else span.style.visibility = "hidden";
+  }
+  const last = spans[spans.length - 1];
+  if (last && last.style.visibility === "hidden") {
+    last.style.visibility = "";
+    const before = shown[shown.length - 1];
+    if (before && before !== spans[0]) before.style.visibility = "hidden";
+  }
 }

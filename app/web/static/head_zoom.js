@@ -10,8 +10,8 @@ const MIN_DRAG = 4; // px: a smaller drag is a click, not a box
 const MAX_PLOT = 760; // px: the plot's side at most (the old heatmap's height)
 const MIN_PLOT = 240; // px: the plot's side at least, however short the window
 const FRAME = 200; // px of the window left for the title, the caption and the colour bar
-const BAND = "#ff7f0e"; // the sliding window's edges (viz/heads/window_figure.py's)
-const SINK = "#d62728"; // the outline of a sink's key column
+const BAND = "#ff7f0e"; // the sliding window's edges (ORANGE of viz/shared/palette.py)
+const SINK = "#d62728"; // the outline of a sink's key column (RED of viz/shared/palette.py)
 const LEVELS = 1024; // steps of the colour table (colourTable)
 
 export default function headZoom({ data, parentElement, setTriggerValue }) {
@@ -55,21 +55,15 @@ function setUp(root) {
   canvas.addEventListener("mousedown", (e) => startDrag(state, e));
   window.addEventListener("mousemove", (e) => moveDrag(state, e));
   window.addEventListener("mouseup", (e) => endDrag(state, e));
-  canvas.addEventListener("mousemove", (e) => hover(state, e));
-  canvas.addEventListener("mouseleave", () => { state.tip.hidden = true; });
+  hoverOn(state, hover);
   canvas.addEventListener("dblclick", () => state.send({ reset: true }));
   state.reset.addEventListener("click", () => state.send({ reset: true }));
-  state.observer = new ResizeObserver(() => {
-    if (state.data && state.stage.clientWidth !== state.width) draw(state);
-  });
-  state.observer.observe(state.stage);
+  redrawOnResize(state, state.stage, draw);
   return state;
 }
 
 function decode(text, dtype) {
-  const raw = atob(text);
-  const bytes = new Uint8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
+  const bytes = base64Bytes(text);
   if (dtype === "f4") return new Float32Array(bytes.buffer);
   const halves = new Uint16Array(bytes.buffer);
   const out = new Float32Array(halves.length);
@@ -132,23 +126,14 @@ function cellImage(data, values) {
 
 function texts(state) {
   const { data } = state;
-  state.root.style.setProperty("--hz-text-px", `${data.text_px}px`);
-  state.root.style.setProperty("--hz-title-px", `${data.title_px}px`);
+  textSizes(state.root, "hz", data);
   state.title.textContent = data.title;
   state.caption.textContent = data.marks_caption
     ? `${data.caption}\n${data.marks_caption}` : data.caption;
   state.reset.disabled = data.whole;
-  const bar = state.legend.querySelector(".hz-bar");
-  const stops = data.colors.map(([p, r, g, b]) => `rgb(${r},${g},${b}) ${p * 100}%`);
-  bar.style.background = `linear-gradient(to right, ${stops.join(",")})`;
   state.legend.querySelector(".hz-bar-title").textContent = data.bar_title;
-  const ticks = state.legend.querySelector(".hz-ticks");
-  ticks.replaceChildren(...data.ticks.map(([at, text]) => {
-    const tick = document.createElement("span");
-    tick.textContent = text;
-    tick.style.left = `${at * 100}%`;
-    return tick;
-  }));
+  colourBar(state.legend.querySelector(".hz-bar"), state.legend.querySelector(".hz-ticks"),
+            data.colors, data.ticks, (p) => `${p * 100}%`);
 }
 
 // Room for the labels: token labels when the window is exact, position numbers otherwise.
@@ -171,14 +156,9 @@ function geometry(state) {
 
 function draw(state) {
   const g = (state.geom = geometry(state));
+  thinTicks(state.root.querySelector(".hz-ticks"));
   const { canvas } = state;
-  const dpr = window.devicePixelRatio || 1;
-  canvas.style.width = `${g.width}px`;
-  canvas.style.height = `${g.height}px`;
-  canvas.width = Math.round(g.width * dpr);
-  canvas.height = Math.round(g.height * dpr);
-  const ctx = canvas.getContext("2d");
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  const ctx = sizedCanvas(canvas, g.width, g.height);
   ctx.imageSmoothingEnabled = false;
   ctx.drawImage(state.image, g.left, g.top, g.w, g.h);
   const marks = drawMarks(state, ctx, g);
@@ -236,14 +216,7 @@ function drawMarks(state, ctx, g) {
 function axisLabels(state, g) {
   const { data } = state;
   const spans = [];
-  const put = (text, cls, x, y) => {
-    const span = document.createElement("span");
-    span.className = cls;
-    span.textContent = text;
-    span.style.left = `${x}px`;
-    span.style.top = `${y}px`;
-    spans.push(span);
-  };
+  const put = (text, cls, x, y) => spans.push(labelAt(text, cls, x, y));
   const exact = data.query_labels.length > 0;
   const rowStep = Math.max(1, Math.ceil((g.text * 1.3) / g.cellH));
   const colStep = Math.max(1, Math.ceil((g.text * (exact ? 1.3 : 4)) / g.cellW));
@@ -326,9 +299,27 @@ function hover(state, event) {
   ];
   const what = data.pooling ? `${data.pooling} weight` : "weight";
   lines.push(Number.isNaN(value) ? "masked: not allowed" : `${what} ${value.toFixed(data.digits)}`);
-  tip.textContent = lines.join("\n");
-  tip.hidden = false;
   const g = state.geom;
-  tip.style.left = `${Math.min(g.left + at.x + 14, Math.max(0, g.width - tip.offsetWidth))}px`;
-  tip.style.top = `${g.top + at.y + 14}px`;
+  showTip(tip, lines.join("\n"), g.left + at.x + 14, g.top + at.y + 14, g.width);
+}
+
+// A colour bar's tick labels that would touch the one before are hidden (the last one kept,
+// the one before it hidden instead): at a phone's width 0, 0.001 and 0.01 ran into one another.
+function thinTicks(ticks) {
+  const spans = [...ticks.children];
+  spans.forEach((s) => { s.style.visibility = ""; });
+  let right = -Infinity;
+  const shown = [];
+  for (const span of spans) {
+    const box = span.getBoundingClientRect();
+    if (box.width === 0) return; // not laid out (hidden): left as they are
+    if (box.left >= right + 4) { shown.push(span); right = box.right; }
+    else span.style.visibility = "hidden";
+  }
+  const last = spans[spans.length - 1];
+  if (last && last.style.visibility === "hidden") {
+    last.style.visibility = "";
+    const before = shown[shown.length - 1];
+    if (before && before !== spans[0]) before.style.visibility = "hidden";
+  }
 }

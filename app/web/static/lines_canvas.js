@@ -18,8 +18,7 @@ export default function linesView({ data, parentElement }) {
     state.packed = packed;
   }
   state.data = data;
-  root.style.setProperty("--lv-text-px", `${data.text_px}px`);
-  root.style.setProperty("--lv-title-px", `${data.title_px}px`);
+  textSizes(root, "lv", data);
   state.title.textContent = data.title;
   draw(state);
   return () => state.observer.disconnect();
@@ -35,20 +34,13 @@ function setUp(root) {
     width: 0,
     drawn: 0,
   };
-  state.canvas.addEventListener("mousemove", (e) => hover(state, e));
-  state.canvas.addEventListener("mouseleave", () => { state.tip.hidden = true; });
-  state.observer = new ResizeObserver(() => {
-    if (state.data && state.stage.clientWidth !== state.width) draw(state);
-  });
-  state.observer.observe(state.stage);
+  hoverOn(state, hover);
+  redrawOnResize(state, state.stage, draw);
   return state;
 }
 
 function bytesOf(text) {
-  const raw = atob(text);
-  const bytes = new Uint8Array(raw.length);
-  for (let i = 0; i < raw.length; i++) bytes[i] = raw.charCodeAt(i);
-  return bytes.buffer;
+  return base64Bytes(text).buffer;
 }
 
 function unpack(data) {
@@ -79,13 +71,7 @@ function geometry(state) {
 function draw(state) {
   const g = (state.geom = geometry(state));
   const { canvas, data, lines } = state;
-  const dpr = window.devicePixelRatio || 1;
-  canvas.style.width = `${g.width}px`;
-  canvas.style.height = `${g.height}px`;
-  canvas.width = Math.round(g.width * dpr);
-  canvas.height = Math.round(g.height * dpr);
-  const ctx = canvas.getContext("2d");
-  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  const ctx = sizedCanvas(canvas, g.width, g.height);
   ctx.strokeStyle = data.colour;
   ctx.lineCap = "butt";
   const widest = Math.max(1, 0.8 * data.row_px); // lines never merge into bars
@@ -116,13 +102,8 @@ function tokenLabels(state, g) {
   const spans = [];
   const column = (tokens, ys, cls, x) => tokens.forEach((token, i) => {
     if (i % data.every !== 0) return;
-    const span = document.createElement("span");
-    span.className = cls;
     const at = positionOf(data, cls === "lv-query" ? "queries" : "keys", i);
-    span.textContent = data.every === 1 && at === i ? token : `${at} · ${token}`;
-    span.style.left = `${x}px`;
-    span.style.top = `${ys[i]}px`;
-    spans.push(span);
+    spans.push(labelAt(data.every === 1 && at === i ? token : `${at} · ${token}`, cls, x, ys[i]));
   });
   column(data.queries, g.qy, "lv-query", g.left - gap);
   column(data.keys, g.ky, "lv-key", g.right + gap);
@@ -168,9 +149,6 @@ function hover(state, event) {
         + `→ key ${named(data, "keys", lines.key[best])}\nweight ${w.toPrecision(4)}`;
     }
   }
-  tip.hidden = text === null;
-  if (text === null) return;
-  tip.textContent = text;
-  tip.style.left = `${Math.min(px + 14, Math.max(0, g.width - tip.offsetWidth))}px`;
-  tip.style.top = `${py + 14}px`;
+  if (text === null) { tip.hidden = true; return; }
+  showTip(tip, text, px + 14, py + 14, g.width);
 }

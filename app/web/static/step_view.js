@@ -64,8 +64,7 @@ function show(state) {
   const { data, root } = state;
   const n = data.steps.length, entry = data.steps[state.step];
   state.tip.hidden = true; // what it named may be gone
-  root.style.setProperty("--ds-text-px", `${data.text_px}px`);
-  root.style.setProperty("--ds-title-px", `${data.title_px}px`);
+  textSizes(root, "ds", data);
   root.classList.toggle("ds-stacked", Boolean(data.stacked));
   state.slider.max = String(n - 1);
   state.slider.value = String(state.step);
@@ -202,10 +201,7 @@ function hover(state, event) {
   const target = event.target.closest && event.target.closest("[data-tip]");
   const { tip, root } = state;
   if (!target || !root.contains(target)) { tip.hidden = true; return; }
-  tip.textContent = target.dataset.tip;
-  tip.hidden = false;
   const box = root.getBoundingClientRect(), at = target.getBoundingClientRect();
   const x = at.left - box.left + at.width / 2 + 8, y = at.top - box.top + 8;
-  tip.style.left = `${Math.min(x, Math.max(0, box.width - tip.offsetWidth))}px`;
-  tip.style.top = `${y}px`;
+  showTip(tip, target.dataset.tip, x, y, box.width);
 }

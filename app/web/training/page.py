@@ -6,6 +6,7 @@ import streamlit as st
 
 from attnlens import viz
 from attnlens.app.web import show, urlstate
+from attnlens.app.web.downloads import figure_name
 from attnlens.app.web.pickers import kind_picker, layer_head_pickers, memo, text_input, traced
 from attnlens.app.web.resources import load_snapshot, snapshot_scores
 from attnlens.app.web.safe_text import md
@@ -18,15 +19,11 @@ def page() -> None:
     lens = page_start("training", "Training")
     if lens is None:
         return
-    found = lens.snapshots() if lens.capabilities.snapshots else []
-    if not found:
-        st.info(
-            md(
-                f"{lens.name} has no training snapshots (a snapshots/step-NNNNNN/ folder "
-                "beside the model). Pick a bundled model that was trained with them."
-            )
-        )
+    can = lens.capabilities
+    if can.training is None:
+        st.info(md(f"{can.reason('training')}. Pick a bundled model that was trained with them."))
         return
+    found = can.training.snapshots()
     st.caption(md(f"{len(found)} snapshots, from step {found[0].step} to {found[-1].step}."))
     text = text_input(lens)
     emerging(lens, text, found, str(st.session_state.get("_model", "")))
@@ -68,12 +65,12 @@ def emerging(final: Lens, text: str, found: list[Snapshot], name: str) -> None:
         st.subheader(f"after {step} steps")
         st.text("Teacher-forced on the finished model's output")
         fig = viz.head_heatmap(tr_early, kind, layer, head)
-        show.figure(fig, "snapshot_heatmap", f"step-{step}-{kind}-{layer}-{head}")
+        show.figure(fig, "snapshot_heatmap", figure_name(kind, layer, head, f"step{step}"))
     with right:
         st.subheader("finished model")
         st.text("Output: " + output)
         fig = viz.head_heatmap(tr_final, kind, layer, head)
-        show.figure(fig, "final_heatmap", f"final-{kind}-{layer}-{head}")
+        show.figure(fig, "final_heatmap", figure_name(kind, layer, head, "final"))
     progress(final, name, found, int(step), (layer, head) if kind == "cross" else None)
 
 
@@ -83,7 +80,8 @@ def progress(
     """Loss and held-out scores along training, the shown snapshot marked. The scores are
     computed in the background on a first visit: the loss curve shows at once, the scores
     join it when they are ready."""
-    loss_steps, losses = final.loss_curve()
+    training = final.capabilities.training
+    loss_steps, losses = training.loss_curve() if training is not None else ([], [])
     try:
         scored = snapshot_scores(name)
     except Exception as err:  # a failed scoring leaves the loss curve; say why, no traceback
@@ -103,7 +101,7 @@ def progress(
                 float(s.head_alignment[head]) for s in scored
             ]
     fig = viz.training_curve(loss_steps, losses, [s.step for s in found], scores, step)
-    show.figure(fig, "training_curve", f"training-{step}")
+    show.figure(fig, "training_curve", f"training-step{step}")
     if scored:
         st.caption(
             "Held-out examples of the model's task: exact match of greedy outputs, and the "

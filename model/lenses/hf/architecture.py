@@ -1,4 +1,5 @@
-"""Which kind of Transformer a Hugging Face config describes, and its sizes."""
+"""Which architecture a Hugging Face config describes (encoder-decoder, decoder-only or
+encoder-only), and its sizes."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ CAUSAL_ARCHITECTURE_SUFFIXES = ("ForCausalLM", "LMHeadModel")
 DEFAULT_LIMIT = 512  # when neither the config nor the tokenizer states a length
 
 
-def detect_kind(config: PretrainedConfig) -> Architecture:
+def detect_architecture(config: PretrainedConfig) -> Architecture:
     """Encoder-decoder, decoder-only or encoder-only, from the config's own flags and names."""
     if getattr(config, "is_encoder_decoder", False):
         return "encoder-decoder"
@@ -35,7 +36,7 @@ DECODER_LAYER_KEYS = ("decoder_layers", "num_decoder_layers")
 DECODER_HEAD_KEYS = ("decoder_attention_heads", "num_decoder_attention_heads")
 
 
-def model_info(name: str, kind: Architecture, config: PretrainedConfig) -> ModelInfo:
+def model_info(name: str, architecture: Architecture, config: PretrainedConfig) -> ModelInfo:
     """Layers and heads as the config states them: the encoder's (or the only stack's), and
     the decoder's when an encoder-decoder's decoder differs (distilbart: 12 × 16 vs 3 × 16;
     a T5 with num_decoder_layers); a decoder-only model's key/value heads where its layers
@@ -43,15 +44,16 @@ def model_info(name: str, kind: Architecture, config: PretrainedConfig) -> Model
     text = config.get_text_config()
     n_layers, n_heads = int(text.num_hidden_layers), int(text.num_attention_heads)
     decoder_layers = decoder_heads = None
-    if kind == "encoder-decoder":
+    if architecture == "encoder-decoder":
         layers = _first_int(text, DECODER_LAYER_KEYS, n_layers)
         heads = _first_int(text, DECODER_HEAD_KEYS, n_heads)
         decoder_layers = layers if layers != n_layers else None
         decoder_heads = heads if heads != n_heads else None
     kv = getattr(text, "num_key_value_heads", None)
-    shared = kind == "decoder" and isinstance(kv, int) and 0 < kv < n_heads and n_heads % kv == 0
+    divides = isinstance(kv, int) and 0 < kv < n_heads and n_heads % kv == 0
+    shared = architecture == "decoder" and divides
     return ModelInfo(
-        name=name, architecture=kind, n_layers=n_layers, n_heads=n_heads,
+        name=name, architecture=architecture, n_layers=n_layers, n_heads=n_heads,
         d_model=int(text.hidden_size), decoder_layers=decoder_layers, decoder_heads=decoder_heads,
         kv_heads=kv if shared else None,
     )  # fmt: skip

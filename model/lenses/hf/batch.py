@@ -39,7 +39,7 @@ def fingerprint(name: str, folder: Path | None, model: PreTrainedModel) -> str:
 
 def token_space(
     tokenizer: PreTrainedTokenizerBase,
-    kind: Architecture,
+    architecture: Architecture,
     names: Sequence[str],
     start: int | None,
 ) -> TokenSpace:
@@ -49,7 +49,7 @@ def token_space(
     at = next((i for i in range(len(full)) if full[i : i + len(bare)] == bare), 0)
     prefix, suffix = full[:at], full[at + len(bare) :]
     bos = tokenizer.bos_token_id
-    if kind == "decoder":  # as encode_prompt builds a decoder's prompt
+    if architecture == "decoder":  # as encode_prompt builds a decoder's prompt
         suffix = []
         if bos is not None and (not prefix or prefix[0] != bos):
             prefix = [bos, *prefix]
@@ -121,14 +121,14 @@ def last_hidden(
 @torch.inference_mode()
 def run_tokens(
     model: PreTrainedModel,
-    kind: Architecture,
+    architecture: Architecture,
     batch: TokenBatch,
     vocab: int,
     limit: int,
     device: torch.device,
 ) -> TokenRun:
     """One forward pass over the batch, attention and log-probabilities returned by value."""
-    if kind == "encoder-decoder":
+    if architecture == "encoder-decoder":
         if batch.source is None or len(batch.source) != len(batch.tokens):
             raise InputError("an encoder-decoder needs one source per sequence")
         src, src_mask, src_len = _padded(batch.source, vocab, limit, device, "source")
@@ -146,13 +146,13 @@ def run_tokens(
         cross = _attention(out.cross_attentions, tgt_len, src_len)
     else:
         if batch.source is not None:
-            raise InputError(f"a {kind}-only model takes one sequence, no source")
+            raise InputError(f"a {architecture}-only model takes one sequence, no source")
         tgt, tgt_mask, tgt_len = _padded(batch.tokens, vocab, limit, device, "tokens")
         out = model(input_ids=tgt, attention_mask=tgt_mask, output_attentions=True)
-        encoder = _attention(out.attentions, tgt_len) if kind == "encoder" else None
-        decoder = _attention(out.attentions, tgt_len) if kind == "decoder" else None
+        encoder = _attention(out.attentions, tgt_len) if architecture == "encoder" else None
+        decoder = _attention(out.attentions, tgt_len) if architecture == "decoder" else None
         cross = None
-    if kind == "encoder":
+    if architecture == "encoder":
         return TokenRun(encoder, None, None, None, None, _hidden(out.last_hidden_state, tgt_len))
     logprobs = torch.log_softmax(out.logits.float(), dim=-1)  # (B, T, V)
     given = logprobs[:, :-1].gather(-1, tgt[:, 1:].unsqueeze(-1)).squeeze(-1).cpu().numpy()

@@ -28,7 +28,8 @@ from torch import nn
 from transformers import AttentionInterface
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
 
-from attnlens.record.scores import LayerScores, MaskRule
+from attnlens.model.heap import give_back_over, mapped_copy
+from attnlens.record.scores import KEPT_DTYPES, LayerScores, MaskRule
 
 CAPTURE = "attnlens_capture"
 EXTRAS = {  # keyword arguments that change the scores beyond what the record states
@@ -36,6 +37,8 @@ EXTRAS = {  # keyword arguments that change the scores beyond what the record st
     "sinks": "it adds learned sink logits",
 }
 MASK_ROWS = 1024  # rows of the mask compared with a rule at a time
+# what the CPU's flash kernel reads (as sdpa dispatches it), returning a float32 log-sum-exp
+FLASH_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 
 
 class UnexpressibleError(Exception):
@@ -71,15 +74,19 @@ def capture_attention(
         out, lse = _biased(query, key, value, scale, bias, rule)
     else:
         out, lse = _kernel(query, key, value, attention_mask, scale, rule)  # (1,H,Q,d), (1,H,Q)
+    q, dtype = kept(query[0])
+    k, _ = kept(key[0])
     scores = LayerScores(
-        q=_numpy(query[0]),
-        k=_numpy(key[0]),
-        lse=_numpy(lse[0]),
+        q=q,
+        k=k,
+        lse=_numpy(lse[0]),  # the kernel's, float32: the trace's summaries make it exact
         scale=scale,
         mask=rule,
         softcap=cap,
         bias=None if bias is None else _numpy(bias),
+        dtype=dtype,
     )
+    give_back_over()  # the pass's freed buffers, before they strand the next copies
     return out.transpose(1, 2).contiguous(), scores
 
 
@@ -116,7 +123,21 @@ def _softcap(value: object) -> float | None:
 
 
 def _numpy(x: torch.Tensor) -> np.ndarray:
-    return x.detach().float().cpu().numpy().copy()
+    """A float32 copy kept by the record, in pages of its own (model/heap.py)."""
+    return mapped_copy(x.detach().float().cpu().numpy())
+
+
+def kept(x: torch.Tensor) -> tuple[np.ndarray, str]:
+    """A copy of queries or keys at the dtype the kernel read them, and that dtype's name
+    (record/scores.py: bfloat16 as its raw 16-bit words; other dtypes as float32), in pages of
+    its own (model/heap.py)."""
+    x = x.detach()
+    name = str(x.dtype).removeprefix("torch.")
+    if name not in KEPT_DTYPES:
+        return mapped_copy(x.float().cpu().numpy()), "float32"
+    if name == "bfloat16":
+        return mapped_copy(x.view(torch.int16).cpu().numpy().view(np.uint16)), name
+    return mapped_copy(x.cpu().numpy()), name
 
 
 def mask_rule(mask: torch.Tensor | None, Q: int, K: int, causal: bool, window: object) -> MaskRule:
@@ -172,18 +193,20 @@ def _kernel(
     scale: float,
     rule: MaskRule,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Scaled dot-product attention and each row's log-sum-exp: (1, H, Q, d), (1, H, Q)."""
-    group = q.size(1) // k.size(1)
-    k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)  # (1, H, K, d)
+    """Scaled dot-product attention and each row's log-sum-exp: (1, H, Q, d), (1, H, Q).
+    The CPU's flash kernel reads grouped keys as they are (as sdpa's enable_gqa has it, to
+    the bit): copying them once per query head took a layer's worth of memory each time."""
     additive = None
     if mask is not None:
         m = mask[:, :, : q.size(2), : k.size(2)]
         additive = m if m.dtype == q.dtype else _additive(m, q.dtype)
-    if q.device.type == "cpu" and q.dtype == torch.float32:
+    if q.device.type == "cpu" and q.dtype in FLASH_DTYPES:
         causal = mask is None and rule.causal and rule.offset == 0
         flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
         out, lse = flash(q, k, v, 0.0, causal, attn_mask=additive, scale=scale)
         return out, lse
+    group = q.size(1) // k.size(1)
+    k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)  # (1, H, K, d)
     return _math(q, k, v, additive, scale, rule)
 
 
@@ -271,7 +294,7 @@ def _biased(
         if ok is not None:
             add = add.masked_fill(~torch.as_tensor(ok, device=q.device), float("-inf"))
         mask = add.unsqueeze(0)
-        if q.device.type == "cpu" and q.dtype == torch.float32:
+        if q.device.type == "cpu" and q.dtype in FLASH_DTYPES:
             flash = torch.ops.aten._scaled_dot_product_flash_attention_for_cpu
             o, row_lse = flash(q[:, :, start:stop], kk, vv, 0.0, False, attn_mask=mask, scale=scale)
         else:

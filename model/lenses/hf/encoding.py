@@ -8,7 +8,7 @@ from typing import Any
 
 from transformers import BatchEncoding, PreTrainedModel, PreTrainedTokenizerBase
 
-from attnlens.model.lenses.hf.architecture import detect_kind
+from attnlens.model.lenses.hf.architecture import detect_architecture
 from attnlens.record.errors import InputError, quoted
 
 
@@ -182,7 +182,7 @@ def check_ids(
     Only ids attnlens feeds or stops on are checked: it never pads (configs such as the first
     Llama's name pad_token_id -1), and an encoder-only model generates nothing (ModernBERT's
     config names end and start ids of a larger vocabulary)."""
-    if detect_kind(model.config) == "encoder":
+    if detect_architecture(model.config) == "encoder":
         return
     generation = getattr(model, "generation_config", None)
     sources = [model.config.get_text_config(), model.config, generation]

@@ -22,7 +22,7 @@ from transformers import (
     PreTrainedTokenizerBase,
 )
 
-from attnlens.model.lenses.hf.architecture import detect_kind
+from attnlens.model.lenses.hf.architecture import detect_architecture
 from attnlens.model.lenses.hf.names import is_hf_folder, looks_like_hub_id
 from attnlens.model.lenses.hf.sizes import check_sizes, quiet_loading
 from attnlens.record.errors import InputError, ModelNotFoundError
@@ -37,12 +37,12 @@ OFFLINE_VALUES = {"1", "ON", "YES", "TRUE"}
 
 @dataclass(frozen=True)
 class Loaded:
-    """A model ready to trace: weights in eval mode, its tokenizer and its kind."""
+    """A model ready to trace: weights in eval mode, its tokenizer and its architecture."""
 
     model: PreTrainedModel
     tokenizer: PreTrainedTokenizerBase
     config: PretrainedConfig
-    kind: Architecture
+    architecture: Architecture
     folder: Path
 
 
@@ -134,24 +134,25 @@ def load_config(folder: Path) -> PretrainedConfig:
     return config
 
 
-def _model_class(kind: Architecture) -> Any:
+def _model_class(architecture: Architecture) -> Any:
     return {
         "encoder-decoder": AutoModelForSeq2SeqLM,
         "decoder": AutoModelForCausalLM,
         "encoder": AutoModel,
-    }[kind]
+    }[architecture]
 
 
 def load_folder(folder: Path, device: torch.device, allow_pickle: bool = False) -> Loaded:
-    """Weights (eager attention, float32, eval mode), tokenizer and kind from a local folder;
-    the config's sizes and the weights' size are checked against the model budget first."""
+    """Weights (eager attention, float32, eval mode), tokenizer and architecture from a local
+    folder; the config's sizes and the weights' size are checked against the model budget
+    first."""
     check_weights(folder, allow_pickle)
     config = load_config(folder)
     check_sizes(config, folder)
-    kind = detect_kind(config)
+    architecture = detect_architecture(config)
     with quiet_loading():
         try:
-            model = _model_class(kind).from_pretrained(
+            model = _model_class(architecture).from_pretrained(
                 folder,
                 config=config,
                 attn_implementation="eager",  # the only implementation that returns its weights
@@ -181,7 +182,7 @@ def load_folder(folder: Path, device: torch.device, allow_pickle: bool = False) 
             f"{folder.name}: the tokenizer has {len(tokenizer)} tokens but the model's "
             f"vocabulary has {vocab_size}: ids from {vocab_size} up would not run"
         )
-    return Loaded(model.to(device).eval(), tokenizer, config, kind, folder)
+    return Loaded(model.to(device).eval(), tokenizer, config, architecture, folder)
 
 
 def _first_line(error: BaseException) -> str:

@@ -250,18 +250,18 @@ def _single(
     kept = _kept(attention_mask, row, N, "attention_mask")
     side = Side(_tokens(tokens, kept, "tokens", "the attention"), kept)
     weights = _square(raw, side)  # (L, H, n, n)
-    kind = architecture or ("decoder" if causal_output or _is_causal(weights) else "encoder")
-    if kind not in ("encoder", "decoder"):
-        raise InputError(f"architecture must be 'encoder' or 'decoder', got {kind!r}")
+    arch = architecture or ("decoder" if causal_output or _is_causal(weights) else "encoder")
+    if arch not in ("encoder", "decoder"):
+        raise InputError(f"architecture must be 'encoder' or 'decoder', got {arch!r}")
     tolerance = _tolerance(per_layer)
     _check_rows(weights, "attention", tolerance)
     L, H, n, _ = weights.shape
-    info = ModelInfo(name, kind, L, H, d_model)
+    info = ModelInfo(name, arch, L, H, d_model)
     text, allowed = side.tokens, np.ones((n, n), dtype=bool)
-    if kind == "decoder":
+    if arch == "decoder":
         _check_causal(weights)
         allowed = np.tril(allowed)
-    encoder = kind == "encoder"
+    encoder = arch == "encoder"
     return Trace(
         model=info,
         src_tokens=text if encoder else (),

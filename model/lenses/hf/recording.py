@@ -3,8 +3,10 @@
 `weights` keeps every head's T × T weights from eager attention, as attnlens always has;
 `scores` keeps what the kernel computed them from (record/scores.py), which grows with T;
 `auto` keeps the weights where they fit the record budget and the scores past it. The budget
-counts what is stored. A model whose scores the record cannot state is recorded from its eager
-weights, and its record says why; where those do not fit either, the refusal says so.
+counts what is stored: every head's weights are held to ATTNLENS_MAX_RECORD_MB, a record of
+scores by default to a quarter of the memory available (model/budget.py). A model whose scores
+the record cannot state is recorded from its eager weights, and its record says why; where
+those do not fit either, the refusal says so.
 """
 
 from __future__ import annotations
@@ -14,13 +16,21 @@ from dataclasses import dataclass, replace
 
 from transformers import PretrainedConfig
 
-from attnlens.model.budget import budget_bytes, check_budget, trace_bytes
+from attnlens.model.budget import (
+    RECORD_VAR,
+    Limit,
+    budget_bytes,
+    check_budget,
+    scores_limit,
+    trace_bytes,
+)
 from attnlens.model.lenses import summaries
 from attnlens.model.lenses.hf.capture import UnexpressibleError
 from attnlens.model.lenses.lens import RecordMode
 from attnlens.record.trace import ModelInfo, Trace
 
 FLOAT = 4  # float32 bytes
+LSE = 8  # a row's log-sum-exp: float64
 
 
 @dataclass(frozen=True)
@@ -31,9 +41,10 @@ class Widths:
     d_head: int
     decoder_kv_heads: int
     decoder_d_head: int
+    item: int = FLOAT  # bytes of one number of q and k, kept at the model's dtype
 
     @classmethod
-    def of(cls, config: PretrainedConfig, info: ModelInfo) -> Widths:
+    def of(cls, config: PretrainedConfig, info: ModelInfo, item: int = FLOAT) -> Widths:
         text = config.get_text_config()
         heads = info.n_heads
         kv = int(getattr(text, "num_key_value_heads", None) or heads)
@@ -41,7 +52,7 @@ class Widths:
         d_head = int(d or info.d_model // heads)
         dec_heads = info.shape("decoder_self")[1]
         dec_kv = kv if dec_heads == heads else dec_heads
-        return cls(kv, d_head, dec_kv, int(d or info.d_model // dec_heads))
+        return cls(kv, d_head, dec_kv, int(d or info.d_model // dec_heads), item)
 
 
 def weights_bytes(info: ModelInfo, S: int, T: int) -> int:
@@ -52,22 +63,24 @@ def weights_bytes(info: ModelInfo, S: int, T: int) -> int:
 
 
 def scores_bytes(info: ModelInfo, widths: Widths, S: int, T: int) -> int:
-    """Queries, keys and each row's log-sum-exp of every layer: linear in S and T."""
+    """Queries and keys (at the model's dtype) and each row's log-sum-exp (float64) of every
+    layer, and the summaries: linear in S and T."""
     L, H = info.shape("encoder_self")
     dL, dH = info.shape("decoder_self")
     kv, d, dkv, dd = widths.kv_heads, widths.d_head, widths.decoder_kv_heads, widths.decoder_d_head
-    encoder = L * (H * S * d + kv * S * d + H * S) if S else 0
-    decoder = dL * (dH * T * dd + dkv * T * dd + dH * T) if T else 0
-    cross = dL * (dH * T * dd + dkv * S * dd + dH * T) if S and T else 0
+    item = widths.item
+    encoder = L * (item * (H * S * d + kv * S * d) + LSE * H * S) if S else 0
+    decoder = dL * (item * (dH * T * dd + dkv * T * dd) + LSE * dH * T) if T else 0
+    cross = dL * (item * (dH * T * dd + dkv * S * dd) + LSE * dH * T) if S and T else 0
     pooled = _overview(L * H, S, S) + _overview(dL * dH, T, T) + _overview(dL * dH, T, S)
-    return FLOAT * (encoder + decoder + cross) + pooled
+    return encoder + decoder + cross + pooled
 
 
 def _overview(heads: int, Q: int, K: int) -> int:
     """A kind's Summary: max and mean blocks in float16, four statistics a head."""
     if not (Q and K):
         return 0
-    blocks = summaries.OVERVIEW
+    blocks = summaries.OVERVIEW  # (tests patch it there: one place)
     return heads * (2 * 2 * min(Q, blocks) * min(K, blocks) + 4 * FLOAT)
 
 
@@ -88,33 +101,37 @@ def traced(
     limit: int,
 ) -> Trace:
     """run(scores) as `mode` asks, within the budget. sized(scores, n) is the record's bytes
-    for an input of n tokens (n is this input's), limit the model's longest input."""
-    budget = budget_bytes()
-    as_weights = mode == "weights" or (mode == "auto" and sized(False, n) <= budget)
+    for an input of n tokens (n is this input's), limit the model's longest input. Every
+    head's weights are held to ATTNLENS_MAX_RECORD_MB (512 MB by default: `auto` keeps them
+    up to there), a record of scores to scores_limit (by default a quarter of the memory
+    available: model/budget.py)."""
+    weights, scores = Limit(budget_bytes(), RECORD_VAR), scores_limit()
+    as_weights = mode == "weights" or (mode == "auto" and sized(False, n) <= weights.bytes)
     if not as_weights:
-        check_budget(sized(True, n), "trace", _hint(sized, True, budget, limit))
+        check_budget(sized(True, n), "trace", _hint(sized, True, scores, limit), limit=scores)
         try:
             return run(True)
         except UnexpressibleError as why:
             reason = f"not as scores: {why}"
-            hint = _hint(sized, False, budget, limit, scores_possible=False)
-            check_budget(sized(False, n), "trace", f"{reason}; {hint}")
+            hint = _hint(sized, False, weights, limit, scores_possible=False)
+            check_budget(sized(False, n), "trace", f"{reason}; {hint}", limit=weights)
             tr = run(False)
             return replace(tr, warnings=(*tr.warnings, f"recorded as eager weights: {reason}"))
-    check_budget(sized(False, n), "trace", _hint(sized, False, budget, limit))
+    check_budget(sized(False, n), "trace", _hint(sized, False, weights, limit), limit=weights)
     return run(False)
 
 
 def _hint(
     sized: Callable[[bool, int], int],
     scores: bool,
-    budget: int,
+    budget: Limit,
     limit: int,
     scores_possible: bool = True,
 ) -> str:
     """The longest input that fits this record, and the settings that let a longer one in."""
-    most = longest(lambda m: sized(scores, m) <= budget, limit)
+    most = longest(lambda m: sized(scores, m) <= budget.bytes, limit)
+    where = "" if budget.source == RECORD_VAR else " on this machine now"
     other = ""
     if not scores and scores_possible:
         other = "; or record='scores' (--record scores), which grows with T only"
-    return f"the longest input that fits is {most} tokens; raise ATTNLENS_MAX_RECORD_MB{other}"
+    return f"the longest input that fits{where} is {most} tokens; raise {RECORD_VAR}{other}"

@@ -51,11 +51,11 @@ class HFStepper:
     run in the loop)."""
 
     def __init__(
-        self, model: PreTrainedModel, kind: Architecture, projections: OutputProjections
+        self, model: PreTrainedModel, architecture: Architecture, projections: OutputProjections
     ) -> None:
-        if kind == "encoder":
+        if architecture == "encoder":
             raise InputError("an encoder-only model does not generate text")
-        self.model, self.kind, self.projections = model, kind, projections
+        self.model, self.architecture, self.projections = model, architecture, projections
 
     @property
     def device(self) -> torch.device:
@@ -70,7 +70,7 @@ class HFStepper:
         heads are zeroed for the whole run, in a copy of the model the run's states hold."""
         model = self.projections.without(self.model, ablate)
         memory = src_mask = None
-        if self.kind == "encoder-decoder":
+        if self.architecture == "encoder-decoder":
             if source is None:
                 raise InputError("an encoder-decoder model needs a source")
             src = torch.tensor([list(source)], dtype=torch.long, device=self.device)  # (1, S)
@@ -100,11 +100,11 @@ class HFStepper:
 
     def _feed(self, state: HFState, new: torch.Tensor) -> StepOutput[HFState]:
         """Run the decoder on new (B, n) after the cached positions; read off the last one."""
-        if self.kind == "decoder" and new.size(1) > 1 and state.cache is None:
+        if self.architecture == "decoder" and new.size(1) > 1 and state.cache is None:
             prefilled = _prefill(state, new)
             if prefilled is not None:
                 return prefilled
-        if self.kind == "encoder-decoder":
+        if self.architecture == "encoder-decoder":
             out = state.model(
                 encoder_outputs=BaseModelOutput(last_hidden_state=state.memory),
                 attention_mask=state.src_mask,

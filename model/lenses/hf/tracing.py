@@ -13,6 +13,7 @@ import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from attnlens.model.heap import give_back
 from attnlens.model.lenses.hf.capture import CAPTURE, UnexpressibleError
 from attnlens.model.lenses.hf.eager import configs_of
 from attnlens.model.lenses.hf.encoding import Encoded, is_byte_level
@@ -87,11 +88,16 @@ def _record(
 ) -> Trace:
     """A Trace of what one pass computed: masks per kind, positions, readable tokens. A kind
     recorded as LayerScores keeps them instead of its weights (its masks are their rules)."""
+    give_back()  # the forward pass's freed buffers, before the summaries (model/heap.py)
     S, T = len(src.ids) if src else 0, len(tgt.ids) if tgt else 0
     sizes = {"encoder_self": (S, S), "decoder_self": (T, T), "cross": (T, S)}
-    scores: dict[str, tuple[LayerScores, ...]] = {
-        k: v for k, v in recorded.items() if isinstance(v, tuple)
+    # each kind kept as scores: its summary, and its layers' log-sum-exps made exact on the way
+    summarised = {
+        k: summarise(v, _matches(k, src, tgt), _ends(k, src, tgt), run.device)
+        for k, v in recorded.items()
+        if isinstance(v, tuple)
     }
+    scores: dict[str, tuple[LayerScores, ...]] = {k: v[1] for k, v in summarised.items()}
     attention: dict[Kind, np.ndarray | None] = {
         k: v for k, v in recorded.items() if not isinstance(v, tuple)
     }
@@ -130,10 +136,7 @@ def _record(
         layer_masks={k: m.layers for k, m in masks.items() if m.layers is not None} or None,
         src_segments=src.segments if src else None,
         scores=scores or None,
-        summaries={
-            k: summarise(v, _matches(k, src, tgt), _ends(k, src, tgt)) for k, v in scores.items()
-        }
-        or None,
+        summaries={k: v[0] for k, v in summarised.items()} or None,
     )
 
 
@@ -257,7 +260,7 @@ def seq2seq_trace(
 def runner_for(
     model: PreTrainedModel,
     tokenizer: PreTrainedTokenizerBase,
-    kind: Architecture,
+    architecture: Architecture,
     info: ModelInfo,
     device: torch.device,
 ) -> Runner:
@@ -266,7 +269,7 @@ def runner_for(
     form and whether it embeds token types."""
     config = model.config
     rules = StackRules()
-    if kind != "encoder-decoder":
+    if architecture != "encoder-decoder":
         rules = stack_rules(config, info.n_layers)
     takes_types = "token_type_ids" in inspect.signature(model.forward).parameters
     types = getattr(config.get_text_config(), "type_vocab_size", 0) if takes_types else 0

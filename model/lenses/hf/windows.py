@@ -58,19 +58,19 @@ class StackRules:
         ]
 
 
-def _rule(kind: str, text: PretrainedConfig) -> LayerRule:
-    if kind in FULL_TYPES:
+def _rule(layer_type: str, text: PretrainedConfig) -> LayerRule:
+    if layer_type in FULL_TYPES:
         return LayerRule()
-    if kind in SLIDING_TYPES:
-        window = getattr(text, "window_size", None) if kind == "local" else None
+    if layer_type in SLIDING_TYPES:
+        window = getattr(text, "window_size", None) if layer_type == "local" else None
         window = window if window is not None else getattr(text, "sliding_window", None)
         if isinstance(window, int) and window > 0:
             return LayerRule(window=window)
-        return LayerRule(unknown=kind)
-    if kind == "chunked_attention":
+        return LayerRule(unknown=layer_type)
+    if layer_type == "chunked_attention":
         chunk = getattr(text, "attention_chunk_size", None)
         return LayerRule(chunk=chunk) if isinstance(chunk, int) and chunk > 0 else LayerRule()
-    return LayerRule(unknown=kind)
+    return LayerRule(unknown=layer_type)
 
 
 def stack_rules(config: PretrainedConfig, n_layers: int) -> StackRules:

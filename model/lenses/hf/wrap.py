@@ -18,7 +18,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.decoding.request import DecodeSettings
-from attnlens.model.lenses.hf.architecture import CAUSAL_ARCHITECTURE_SUFFIXES, detect_kind
+from attnlens.model.lenses.hf.architecture import CAUSAL_ARCHITECTURE_SUFFIXES, detect_architecture
 from attnlens.model.lenses.hf.eager import switch_of
 from attnlens.model.lenses.hf.lens import HFLens
 from attnlens.model.lenses.hf.loading import Loaded
@@ -33,12 +33,12 @@ def checked_model(model: object) -> PreTrainedModel:
     """The model, or an InputError saying what was passed instead and what to pass."""
     if isinstance(model, PreTrainedModel):
         return model
-    kind = type(model).__name__
+    cls = type(model).__name__
     if hasattr(model, "model") and hasattr(model, "tokenizer"):
-        raise InputError(f"got a {kind}; wrap its parts: attnlens.wrap(pipe.model, pipe.tokenizer)")
+        raise InputError(f"got a {cls}; wrap its parts: attnlens.wrap(pipe.model, pipe.tokenizer)")
     raise InputError(
         f"attnlens.wrap takes a PyTorch Hugging Face model (a transformers PreTrainedModel), "
-        f"not a {kind}"
+        f"not a {cls}"
     )
 
 
@@ -55,21 +55,21 @@ def checked_tokenizer(tokenizer: object) -> PreTrainedTokenizerBase:
     )
 
 
-def wrapped_kind(model: PreTrainedModel) -> Architecture:
+def wrapped_architecture(model: PreTrainedModel) -> Architecture:
     """Encoder-decoder, decoder-only or encoder-only; the class says it first (a model built in
     a notebook has no `architectures` in its config)."""
     if type(model).__name__.endswith(CAUSAL_ARCHITECTURE_SUFFIXES):
         return "decoder"
-    return detect_kind(model.config)
+    return detect_architecture(model.config)
 
 
 def check_wrappable(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) -> Architecture:
     """Refuse, by name, what the lens could not run: no text input, no language-model head where
     decoding needs one, a tokenizer larger than the model's vocabulary, weights on no device."""
-    name, kind = type(model).__name__, wrapped_kind(model)
+    name, architecture = type(model).__name__, wrapped_architecture(model)
     if getattr(model, "main_input_name", "input_ids") != "input_ids":
         raise InputError(f"{name} reads {model.main_input_name}, not text: attnlens reads text")
-    if kind != "encoder" and model.get_output_embeddings() is None:
+    if architecture != "encoder" and model.get_output_embeddings() is None:
         raise InputError(
             f"{name} has no language-model head, so attnlens cannot decode with it nor give "
             "next-token log-probabilities; wrap the model with its head (AutoModelForCausalLM or "
@@ -83,7 +83,7 @@ def check_wrappable(model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase) 
         )
     if model.device.type == "meta":
         raise InputError(f"{name}'s weights are not loaded (they are on the meta device)")
-    return kind
+    return architecture
 
 
 class WrappedLens(HFLens):
@@ -91,12 +91,12 @@ class WrappedLens(HFLens):
 
     def __init__(self, model: object, tokenizer: object, name: str | None = None) -> None:
         hf_model, hf_tokenizer = checked_model(model), checked_tokenizer(tokenizer)
-        kind = check_wrappable(hf_model, hf_tokenizer)
+        architecture = check_wrappable(hf_model, hf_tokenizer)
         self._switch = switch_of(hf_model)
         with self._switch.held(hf_model):  # refuses now, not at the first call
             pass
         origin = hf_model.config.name_or_path or type(hf_model).__name__
-        loaded = Loaded(hf_model, hf_tokenizer, hf_model.config, kind, Path(origin))
+        loaded = Loaded(hf_model, hf_tokenizer, hf_model.config, architecture, Path(origin))
         self._adopt(loaded, hf_model.device, name or origin, "", f"in memory: {origin}")
 
     def _checked_device(self) -> None:
@@ -114,7 +114,7 @@ class WrappedLens(HFLens):
         *,
         target_tokens: Sequence[str] | None = None,
         pair: str | None = None,
-        record: RecordMode = "weights",
+        record: RecordMode = "auto",
     ) -> Trace:
         with self._switch.held(self.model):
             self._checked_device()
@@ -132,17 +132,17 @@ class WrappedLens(HFLens):
 
         return DecodePlan(plan.limits, run)
 
-    def run_tokens(self, batch: TokenBatch, ablate: Sequence[HeadRef] = ()) -> TokenRun:
+    def _run_tokens(self, batch: TokenBatch, ablate: Sequence[HeadRef] = ()) -> TokenRun:
         with self._switch.held(self.model):
             self._checked_device()
-            return super().run_tokens(batch, ablate)
+            return super()._run_tokens(batch, ablate)
 
-    def run_ablations(
+    def _run_ablations(
         self, batch: TokenBatch, ablations: Sequence[Sequence[HeadRef]]
     ) -> list[TokenRun]:
         with self._switch.held(self.model):
             self._checked_device()
-            return super().run_ablations(batch, ablations)
+            return super()._run_ablations(batch, ablations)
 
 
 def wrap(model: object, tokenizer: object, name: str | None = None) -> WrappedLens:

@@ -17,6 +17,7 @@ from attnlens.model.training.tasks.strings import (
     runs,
     with_a_run,
 )
+from attnlens.record.errors import characters, literal, quoted
 from attnlens.record.example import Example
 
 
@@ -73,8 +74,8 @@ class Task(ABC):
         if not self.knows_answers or not text.strip() or self.reference(text) is not None:
             return ()
         return (
-            f"{self.name} cannot read {text!r}: {self.why_unread(text)}. Its output for it is a "
-            "guess, with no right answer to check it against",
+            f"{self.name} cannot read {literal(text)}: {self.why_unread(text)}. Its output for "
+            "it is a guess, with no right answer to check it against",
         )
 
     def why_unread(self, text: str) -> str:
@@ -165,6 +166,6 @@ class StringTask(Task):
         return self.answer(source) if source and set(source) <= set(self.chars) else None
 
     def why_unread(self, text: str) -> str:
-        outside = list(dict.fromkeys(ch for ch in text if ch not in self.chars))
-        verb = "is" if len(outside) == 1 else "are"
-        return f"{', '.join(map(repr, outside))} {verb} not among the characters it was trained on"
+        outside = [c for c in characters(text) if any(ch not in self.chars for ch in c)]
+        verb = "is" if len(dict.fromkeys(outside)) == 1 else "are"
+        return f"{quoted(outside)} {verb} not among the characters it was trained on"

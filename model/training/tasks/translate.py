@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from attnlens.model.net.tokenizer import WordTokenizer
 from attnlens.model.training.tasks.base import HardSuite, Reading, Task, kind_rng
-from attnlens.record.errors import InputError
+from attnlens.record.errors import InputError, literal
 from attnlens.record.example import Example
 
 Variants = tuple[tuple[str, float], ...]  # (translation, probability), probabilities sum to 1
@@ -99,7 +99,7 @@ class TranslateTask(Task):
         "and beam ('kasa') disagree: try 'the cat sees a house'."
     )
     max_source_len = MAX_WORDS
-    example = "The cat sees a house."
+    example = "the cat sees a house"  # as it reads it: a first screen without a warning
 
     @property
     def tokenizer(self) -> WordTokenizer:
@@ -135,12 +135,13 @@ class TranslateTask(Task):
         and a note says so when that changed anything ("The cat sees a house.")."""
         read = self.words_read(text)
         if not read and text.strip():
-            raise InputError(f"text {text!r} has no words once punctuation is dropped")
+            raise InputError(f"text {literal(text)} has no words once punctuation is dropped")
         unread = self.unread_notes(text)
         if read == " ".join(text.split()):
             return Reading(read, unread)
         note = (
-            f"{self.name} reads lower-case words without punctuation: {text!r} was read as {read!r}"
+            f"{self.name} reads lower-case words without punctuation: {literal(text)} was read as "
+            f"{literal(read)}"
         )
         return Reading(read, (note, *unread))
 

@@ -19,6 +19,7 @@ from attnlens.analysis.experiments.induction import measure_induction, repeated_
 from attnlens.model.lenses.lens import Lens
 from attnlens.model.training.tasks import get_task
 from attnlens.record.stats import spearman
+from helpers.parts import runs
 
 DOCS = Path(__file__).resolve().parents[3] / "docs" / "experiments.md"
 
@@ -26,7 +27,7 @@ DOCS = Path(__file__).resolve().parents[3] / "docs" / "experiments.md"
 def test_induction_and_previous_token_scores_are_the_written_means(hand_lm: Lens) -> None:
     result = measure_induction(hand_lm, n=4, seed=1)
     seqs = repeated_tokens(hand_lm, 4, seed=1)  # the inputs: the definition draws them so
-    names = hand_lm.token_space().names
+    names = runs(hand_lm).token_space().names
     P, b = seqs.prefix, seqs.block
     induction, previous = [], []
     for ids in seqs.sequences:

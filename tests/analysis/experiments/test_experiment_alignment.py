@@ -15,6 +15,7 @@ from attnlens.analysis.experiments.importance import measure_importance
 from attnlens.model.lenses.lens import Lens
 from attnlens.model.training.tasks import get_task
 from attnlens.record.errors import InputError
+from helpers.parts import evaluation
 
 
 def test_a_head_on_the_true_source_hits_every_token_and_padding_never_does() -> None:
@@ -34,7 +35,7 @@ def test_a_head_on_the_true_source_hits_every_token_and_padding_never_does() -> 
 def test_accuracy_agrees_with_the_count_attnlens_eval_makes(hand_reverse: Lens) -> None:
     examples = get_task("reverse").examples(30, seed=9)
     accuracy, total = alignment_accuracy(hand_reverse, examples)
-    counted = hand_reverse.evaluate(30, 9)  # the same examples, counted by training's code
+    counted = evaluation(hand_reverse).evaluate(30, 9)  # the same examples, as training counts
     np.testing.assert_allclose(accuracy, counted.head_alignment, atol=1e-4)
     assert total == sum(len(e.target) for e in examples)
 

@@ -13,6 +13,7 @@ from attnlens.model.lenses.lens import Lens
 from attnlens.model.training.tasks import get_task
 from attnlens.record.errors import InputError
 from helpers.handbuilt import PREVIOUS, SILENT
+from helpers.parts import ablation, runs, samples, task
 
 
 def test_a_silent_head_has_importance_zero_and_an_exact_head_confidence_one(
@@ -38,14 +39,14 @@ def test_a_silent_head_has_importance_zero_and_an_exact_head_confidence_one(
 def test_task_scores_agree_with_the_decoding_loop_and_the_trace(hand_reverse: Lens) -> None:
     examples = get_task("reverse").examples(12, seed=5)
     ablate = [HeadRef("cross", 1, 0)]
-    greedy = hand_reverse.task_scores(examples, ablate, "greedy")
+    greedy = task(hand_reverse).task_scores(examples, ablate, "greedy")
     looped = [
         hand_reverse.decode(e.source, ablate=["cross:1.0"], max_len=len(e.target) + 2).output_text
         == e.target
         for e in examples
     ]
     assert greedy.exact.tolist() == looped
-    plain = hand_reverse.task_scores(examples)
+    plain = task(hand_reverse).task_scores(examples)
     for e, loglik in zip(examples, plain.loglik, strict=True):
         traced = hand_reverse.trace(e.source, e.target).tgt_logprobs
         assert traced is not None and loglik == pytest.approx(float(traced.sum()), abs=1e-4)
@@ -84,10 +85,16 @@ def test_ablating_a_head_the_model_lacks_names_the_limits(hand_lm: Lens) -> None
     from attnlens.model.lenses.token_runs import TokenBatch
 
     with pytest.raises(InputError, match="does not exist"):
-        hand_lm.run_tokens(TokenBatch([hand_lm.token_ids("abc")]), [HeadRef("decoder_self", 5, 0)])
+        ablation(hand_lm).run_tokens(
+            TokenBatch([runs(hand_lm).token_ids("abc")]), [HeadRef("decoder_self", 5, 0)]
+        )
     with pytest.raises(InputError, match="no cross attention"):
-        hand_lm.run_tokens(TokenBatch([hand_lm.token_ids("abc")]), [HeadRef("cross", 0, 0)])
-    assert np.isfinite(hand_lm.run_tokens(TokenBatch([hand_lm.token_ids("abc")])).logprobs).all()
+        ablation(hand_lm).run_tokens(
+            TokenBatch([runs(hand_lm).token_ids("abc")]), [HeadRef("cross", 0, 0)]
+        )
+    assert np.isfinite(
+        runs(hand_lm).run_tokens(TokenBatch([runs(hand_lm).token_ids("abc")])).logprobs
+    ).all()
 
 
 def test_progress_counts_every_scoring_run_up_to_its_total(hand_lm: Lens) -> None:
@@ -118,7 +125,7 @@ def test_a_hugging_face_decoders_importance_is_the_log_likelihood_its_head_carri
 
     lens = HFLens(loud("gpt2")[0], torch.device("cpu"), name="loud-gpt2")
     result = measure_importance(lens, n=3, seed=0)
-    ids = [lens.token_ids(t) for t in lens.sample_texts(3, 0)]
+    ids = [runs(lens).token_ids(t) for t in samples(lens).sample_texts(3, 0)]
 
     def loglik(model: object) -> float:  # per token, over the texts, as the experiment counts
         total, count = 0.0, 0
@@ -157,7 +164,7 @@ def test_a_hugging_face_encoders_importance_is_the_output_similarity_it_costs() 
 
     lens = HFLens(loud("bert")[0], torch.device("cpu"), name="loud-bert")
     result = measure_importance(lens, n=3, seed=0)
-    ids = [lens.token_ids(t) for t in lens.sample_texts(3, 0)]
+    ids = [runs(lens).token_ids(t) for t in samples(lens).sample_texts(3, 0)]
 
     def hidden(model: object) -> list[np.ndarray]:
         with torch.no_grad():

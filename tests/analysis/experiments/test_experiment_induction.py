@@ -16,6 +16,7 @@ from attnlens.model.lenses.registry import load
 from attnlens.record.errors import InputError
 from helpers.apptest import require_bundled
 from helpers.handbuilt import PREVIOUS, SILENT
+from helpers.parts import runs
 
 
 def exact_heads(B: int, P: int, b: int) -> np.ndarray:
@@ -69,7 +70,7 @@ def test_the_hand_built_previous_token_head_scores_one_through_the_lens(hand_lm:
 
 def test_sequences_are_a_block_of_distinct_tokens_twice(hand_lm: Lens) -> None:
     seqs = repeated_tokens(hand_lm, 5, seed=3)
-    space = hand_lm.token_space()
+    space = runs(hand_lm).token_space()
     for s in seqs.sequences:
         block = s[seqs.prefix : seqs.prefix + seqs.block]
         assert s[: seqs.prefix] == space.prefix and len(set(block)) == seqs.block

@@ -27,7 +27,9 @@ def test_a_class_follows_its_teacher_and_only_the_teacher(
     monkeypatch.setenv("ATTNLENS_CLASS_STORE", url)
     teacher = open_lecture(deck=DECK, slide="9")
     teacher.button(key="lec_start").click().run()
-    code, key = teacher.query_params["class"], teacher.query_params["key"]
+    code = teacher.query_params["class"]
+    assert "key" not in teacher.query_params  # the key moves nothing from the address (issue 49)
+    key = teacher.session_state["_lec_teacher"][code]
     student = open_lecture(**{"class": code})
     no_errors(student)
     store = open_store(url)

@@ -55,8 +55,8 @@ def store_url(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     return url
 
 
-def payload(code: str, state: ClassState, present: bool = False) -> dict[str, Any]:
-    loaded: dict[str, Any] = json.loads(slide_payload(code, state, present))
+def payload(code: str, state: ClassState, screen: str = "screen") -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads(slide_payload(code, state, screen))
     return loaded
 
 
@@ -93,10 +93,10 @@ def test_the_payload_is_the_shared_slide_with_its_question_hidden_until_the_reve
     assert sum(counts) == 1 and counts[question.answer] == 1
     if built.reveal is not None:
         assert after["figure"] == json.loads(pio.to_json(built.reveal, validate=False))
-    projector = payload(made.code, revealed, present=True)
+    projector = payload(made.code, revealed, "projector")
     assert projector["figure"] != after["figure"]  # the projector's text sizes
 
 
 def test_a_deck_not_on_this_server_is_a_reason_not_a_crash(store_url: str) -> None:
     with pytest.raises(SlideUnavailableError, match="'nosuch' is not on this server"):
-        slide_payload("ABCDEF", ClassState("nosuch", 0), False)
+        slide_payload("ABCDEF", ClassState("nosuch", 0), "screen")

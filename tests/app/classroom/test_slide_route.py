@@ -26,12 +26,12 @@ class Builder:
     enough (0.2 s) that every request of a burst arrives while it builds."""
 
     def __init__(self, fails: Exception | None = None) -> None:
-        self.built: list[tuple[str, int, bool]] = []
+        self.built: list[tuple[str, int, str]] = []
         self.fails = fails
         self.threads: set[str] = set()
 
-    def __call__(self, code: str, state: ClassState, present: bool) -> bytes:
-        self.built.append((code, state.version, present))
+    def __call__(self, code: str, state: ClassState, screen: str) -> bytes:
+        self.built.append((code, state.version, screen))
         self.threads.add(threading.current_thread().name)
         time.sleep(0.2)
         if self.fails is not None:
@@ -54,20 +54,23 @@ def test_a_burst_of_students_gets_one_build_and_the_same_bytes(
         return await asyncio.gather(*(call(app, path) for _ in range(n)))
 
     answers = asyncio.run(burst(50, f"/_attnlens/slide/{made.code}?v=0"))
-    assert build.built == [(made.code, 0, False)]  # once for 50 students
+    assert build.built == [(made.code, 0, "screen")]  # once for 50 students
     assert {name.split("_")[0] for name in build.threads} == {"attnlens-slides"}  # not the loop
     bodies = {json.dumps(body) for _, body, _ in answers}
     assert {status for status, _, _ in answers} == {200} and len(bodies) == 1
     assert answers[0][1] == {"version": 0, "slide": 2}
     assert answers[0][2]["cache-control"] == "no-store"
     asyncio.run(burst(3, f"/_attnlens/slide/{made.code}?v=0&present=1"))  # the projector's size
-    assert build.built[1:] == [(made.code, 0, True)]
+    assert build.built[1:] == [(made.code, 0, "projector")]
+    asyncio.run(burst(3, f"/_attnlens/slide/{made.code}?v=0&size=phone"))  # a phone's layout
+    assert build.built[2:] == [(made.code, 0, "phone")]
+    build.built = build.built[:2]
     store.update(made.code, made.key, store.state(made.code).moved(slide=3))  # type: ignore[union-attr]
     deadline = time.monotonic() + 30
     while board.version(made.code) != 1 and time.monotonic() < deadline:
         time.sleep(0.05)  # the board's thread reads the new version (every 0.1 s)
     moved = asyncio.run(burst(20, f"/_attnlens/slide/{made.code}?v=1"))
-    assert build.built[2:] == [(made.code, 1, False)]
+    assert build.built[2:] == [(made.code, 1, "screen")]
     assert {json.dumps(body) for _, body, _ in moved} == {json.dumps({"version": 1, "slide": 3})}
 
 
@@ -141,7 +144,7 @@ def test_payloads_keep_a_bounded_number() -> None:
 
     async def fill() -> None:
         for version in range(5):
-            await kept.get(("ABCDEF", version, False), lambda: b"x" * 10)
+            await kept.get(("ABCDEF", version, "screen"), lambda: b"x" * 10)
 
     asyncio.run(fill())
     assert len(kept) == 2
@@ -166,7 +169,7 @@ def test_the_follow_route_brings_the_new_slide_with_its_version(
 
     (status, body, headers), (_, same, _) = asyncio.run(both())
     assert (status, body) == (200, {"version": 0, "slide": 2}) and same == body
-    assert headers["cache-control"] == "no-store" and build.built == [(made.code, 0, False)]
+    assert headers["cache-control"] == "no-store" and build.built == [(made.code, 0, "screen")]
     assert asyncio.run(call(app, follow))[1] == {"version": 0, "changed": True}
     failing = Slides(Builder(SlideUnavailableError("cannot")))
     app = Starlette(routes=[follow_route(lambda: board, slide=failing.quietly)])

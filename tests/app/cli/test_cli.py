@@ -10,14 +10,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from attnlens.app.cli.main import main
 from attnlens.record.trace import Trace
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, out, err
+from helpers.cli import run
 
 
 def test_trace_prints_a_valid_record(

@@ -9,12 +9,7 @@ import pytest
 
 from attnlens.app.cli.main import main
 from attnlens.record.decode import DecodeRun
-
-
-def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    code = main(args)
-    out, err = capsys.readouterr()
-    return code, out, err
+from helpers.cli import run
 
 
 def test_decode_prints_a_record_with_every_flag_recorded(

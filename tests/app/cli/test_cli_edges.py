@@ -9,17 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from attnlens.app.cli.main import main
 from attnlens.record.decode import DecodeRun
 from attnlens.record.trace import Trace
+from helpers import cli
 from helpers.hf_zoo import zoo_folder
 
 
 def run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     capsys.readouterr()
-    code = main([*args, "--device", "cpu"])
-    out, err = capsys.readouterr()
-    return code, out, err
+    return cli.run([*args, "--device", "cpu"], capsys)
 
 
 def test_a_decode_record_is_read_back_exactly_from_its_tokens(

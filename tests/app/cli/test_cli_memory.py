@@ -8,44 +8,28 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from attnlens.app.cli.main import main
-from attnlens.model.net import checkpoint
-from attnlens.model.net.config import TransformerConfig
-from attnlens.model.net.decoder_only import DecoderOnlyTransformer
-from attnlens.model.net.tokenizer import CharTokenizer
 from attnlens.record.trace import Trace
 from helpers.memory import own_peak, reset_own_peak
+from helpers.tiny import LONG_LM_POSITIONS as LONG
 
 MB = 2**20
-LONG = 600  # positions: 2 layers × 4 heads × 600² weights, an 11 MB record
-
-
-@pytest.fixture(scope="module")
-def long_lm(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A random decoder-only model of ours that reads up to LONG characters."""
-    torch.manual_seed(0)
-    tok = CharTokenizer("ab")
-    config = TransformerConfig(len(tok), len(tok), N=2, d_model=16, d_ff=32, h=4, max_len=LONG)
-    folder = tmp_path_factory.mktemp("long-lm")
-    checkpoint.save(folder, DecoderOnlyTransformer(config), tok, {"architecture": "decoder"})
-    return folder
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["json", "csv", "npz"])
 def test_writing_a_record_takes_memory_for_the_record_not_its_text(
-    long_lm: Path, tmp_path: Path, fmt: str, capsys: pytest.CaptureFixture[str]
+    long_lm_dir: Path, tmp_path: Path, fmt: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text = "ab" * ((LONG - 2) // 2)
     record_bytes = 2 * 4 * (len(text) + 1) ** 2 * 4
     out = tmp_path / f"trace.{fmt}"
-    main(["trace", str(long_lm), text, "--out", str(out)])  # warm: torch's first call allocates
+    main(["trace", str(long_lm_dir), text, "--out", str(out)])  # warm: torch's first call allocates
     if not reset_own_peak():
         pytest.skip("this kernel does not let a process reset its peak RSS")
     before = own_peak()
-    assert main(["trace", str(long_lm), text, "--format", fmt, "--out", str(out)]) == 0
+    assert main(["trace", str(long_lm_dir), text, "--format", fmt, "--out", str(out)]) == 0
     grown = own_peak() - before
     assert grown < 2 * record_bytes + 48 * MB, f"{fmt}: peak grew {grown / MB:.0f} MB"
     if fmt == "npz":

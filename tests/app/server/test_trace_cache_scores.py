@@ -4,17 +4,19 @@ another sees and the cache stays bounded by what it really holds."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 import attnlens
 from attnlens.app.server.trace_cache import SharedTraces, frozen, size_of
-from helpers.long_gpt2 import long_gpt2, words
+from helpers.long_gpt2 import words
 
 
 @pytest.fixture(scope="module")
-def lens(tmp_path_factory: pytest.TempPathFactory) -> attnlens.Lens:
-    return attnlens.load(str(long_gpt2(tmp_path_factory.mktemp("long_gpt2"))))
+def lens(long_gpt2_dir: Path) -> attnlens.Lens:
+    return attnlens.load(str(long_gpt2_dir))
 
 
 def test_scores_and_overviews_are_counted_and_read_only(lens: attnlens.Lens) -> None:

@@ -22,6 +22,7 @@ from attnlens.app.server.trace_workers import TraceWorkers
 from attnlens.app.web import resources as state
 from attnlens.record.trace import Trace
 from helpers.apptest import require_bundled
+from helpers.parts import training
 from helpers.server import command_of, descendants
 
 OWN = ("reverse", "translate", "lm", "induction")
@@ -124,7 +125,9 @@ def test_the_app_traces_in_a_worker_when_asked_and_here_when_it_dies(
     worker could not load by name, is traced in the server."""
     require_bundled("reverse")
     monkeypatch.setenv("ATTNLENS_TRACE_WORKERS", "1")
-    state._trace_workers.clear()
+    monkeypatch.setenv("ATTNLENS_TRACE_THREADS", "1")  # as the worker and this test trace: the
+    state._trace_workers.clear()  # same sums in the same order, so the same bytes
+    state._trace_threads.clear()
     others = workers_of(os.getpid())
     try:
         lens = state.shared_lens("reverse")
@@ -133,7 +136,7 @@ def test_the_app_traces_in_a_worker_when_asked_and_here_when_it_dies(
         os.kill(worker, signal.SIGKILL)
         time.sleep(0.5)
         same(state.shared_trace(lens, "worker two", None), lens.trace("worker two"))
-        step = lens.snapshots()[0].step
+        step = training(lens).snapshots()[0].step
         early = state.shared_snapshot("reverse", step)
         traced = state.shared_trace(early, "worker one", None)
         same(traced, early.trace("worker one"))
@@ -143,6 +146,7 @@ def test_the_app_traces_in_a_worker_when_asked_and_here_when_it_dies(
         if workers is not None:
             workers.close()
         state._trace_workers.clear()
+        state._trace_threads.clear()
 
 
 def test_a_worker_does_not_run_the_page_script_streamlit_made_main(tmp_path: Path) -> None:

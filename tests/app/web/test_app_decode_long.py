@@ -9,21 +9,16 @@ from pathlib import Path
 import pytest
 
 from helpers.apptest import drawn_by_browser, open_on
-from helpers.long_gpt2 import long_gpt2, words
+from helpers.long_gpt2 import words
 
 N = 560
 
 
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return long_gpt2(tmp_path_factory.mktemp("long_gpt2"))
-
-
 def test_decoding_after_a_long_prompt_steps_over_every_prompt_position(
-    model_dir: Path, monkeypatch: pytest.MonkeyPatch
+    long_gpt2_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", "1")  # the prompt's weights (5 MB) would not fit
-    at = open_on(model_dir, "decode", text=words(N))
+    at = open_on(long_gpt2_dir, "decode", text=words(N))
     assert not at.exception and not at.error
     (view,) = drawn_by_browser(at, "attnlens_steps")
     first = view["steps"][0]  # type: ignore[index]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from attnlens.app.web import downloads
 from attnlens.model.lenses.registry import load
 from attnlens.record.export import json_bound
 from attnlens.record.trace import Trace
-from helpers.apptest import open_on
+from helpers.apptest import open_bundled, open_on
 
 
 @pytest.fixture
@@ -51,7 +52,7 @@ def test_the_table_is_the_head_shown_and_the_record_is_the_trace(
     assert not at.exception
     tr = load(str(tiny_model_dir), device="cpu").trace("abc")
     table = clicked["trace_csv"]
-    assert table["file_name"] == "trace-cross-1-0.csv" and not table["disabled"]
+    assert table["file_name"] == "cross-layer1-head0-trace.csv" and not table["disabled"]
     assert content(table).decode() == tr.to_frame("cross", 1, 0).to_csv(index=False)
     assert content(clicked["trace_json"]).decode() == tr.to_json()
     assert Trace.from_npz(content(clicked["trace_npz"])).equals(tr)
@@ -154,7 +155,47 @@ def test_figures_are_named_by_kind_layer_and_head_and_compressed_only_over_16_mb
     (chart,) = [c for c in at.get("plotly_chart") if c.proto.id and "heatmap" in c.proto.id]
     assert "toImage" in json.loads(chart.proto.config)["modeBarButtonsToRemove"]  # no camera
     at = open_on(tiny_model_dir, "decode", text="bad cafe")
-    assert clicked["step_attention_png"]["file_name"] == "step-0-attention-layer1-head0.png"
+    assert clicked["step_attention_png"]["file_name"] == "cross-layer1-head0-step0.png"
+
+
+HEAD_NAMED = re.compile(
+    r"^(encoder_self|decoder_self|cross)-layer\d+(-head\d+|-mean)?(-[a-z0-9-]+)?\.\w+$"
+)
+KIND_NAMED = re.compile(r"^(encoder_self|decoder_self|cross)-[a-z0-9_-]+\.\w+$")
+
+
+@pytest.mark.parametrize(
+    ("page", "model", "params"),
+    [
+        ("explore", None, {"kind": "cross", "layer": "1", "head": "0"}),
+        ("inside", None, {"kind": "cross", "layer": "1", "head": "0"}),
+        ("heads", None, {}),
+        ("decode", None, {"strategy": "beam", "beam_size": "2", "max_len": "4"}),
+        ("training", "translate", {"kind": "cross", "layer": "1", "head": "0"}),
+    ],
+)
+def test_one_naming_rule_on_every_page(
+    page: str, model: str | None, params: dict[str, str], tiny_model_dir: Path,
+    clicked: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Issue 49: Explore named a head's files `cross-layer1-head0`, while Training, Inside and
+    Heads still wrote `step-N-kind-L-H` (and Decode `step-N-attention-…`): every file that
+    shows one head now starts with its kind, layer and head, what it shows after them; a
+    file of one kind starts with the kind."""
+    monkeypatch.setattr("attnlens.app.web.show.can_export_images", lambda: True)
+    if model is None:
+        at = open_on(tiny_model_dir, page, text="bad cafe", **params)
+    else:
+        at = open_bundled(page, model, **params)
+    assert not at.exception
+    names = [str(v["file_name"]) for v in clicked.values()]
+    about_heads = [n for n in names if re.search(r"(layer\d|head\d|\d-\d)", n)]
+    assert about_heads, names
+    for name in about_heads:
+        assert HEAD_NAMED.match(name), name
+    for name in names:
+        if re.match(r"^(encoder_self|decoder_self|cross)", name):
+            assert HEAD_NAMED.match(name) or KIND_NAMED.match(name), name
 
 
 def test_the_compression_rule_is_the_documented_16_mb() -> None:
@@ -180,3 +221,22 @@ def test_a_file_is_gzipped_only_when_it_may_pass_16_mb(
     monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", "1000")
     downloads.button("x", lambda h: None, bound, "f.svg" if "svg" in name else "f.png", mime, "k")
     assert clicked["k"]["file_name"] == name
+
+
+def test_a_heatmap_past_the_vector_limit_offers_its_png_and_says_why_not_an_svg(
+    tmp_path: Path, clicked: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An SVG draws heatmap cells as vectors up to VECTOR_CELLS (docs/app.md, Downloads): the
+    positional table of a 512-position input holds 270k cells with its similarity panel."""
+    from attnlens.viz.shared.vector_cells import VECTOR_CELLS
+    from helpers.long_gpt2 import long_gpt2, words
+
+    monkeypatch.setattr("attnlens.app.web.show.can_export_images", lambda: True)
+    at = open_on(long_gpt2(tmp_path), "inside", text=words(511), timeout=120)
+    assert not at.exception
+    svg, png = clicked["positional_svg"], clicked["positional_png"]
+    assert svg["disabled"] and f"at most {VECTOR_CELLS:,} as vectors" in svg["help"]
+    assert not png["disabled"]
+    captions = " ".join(c.value for c in at.caption).replace("\\", "").replace("\u2060", "")
+    assert "SVG: a heatmap of" in captions and "the PNG holds them all" in captions
+    assert not clicked["masks_svg"]["disabled"]  # in blocks: 3 × 64² cells

@@ -102,6 +102,39 @@ def test_the_heads_page_shows_a_decoders_induction_heads(hand_lm_dir: Path) -> N
     )
 
 
+def test_the_heads_page_measures_induction_s_scores_alone_once_and_keeps_them(
+    hand_lm_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 49: the Heads page ran the whole experiment, every head ablated in turn (200 s on
+    GPT-2 small's shape, nothing on screen meanwhile); it now measures the scores alone (one
+    run of the inputs), kept in the experiment cache for any session and after a restart; the
+    whole result, once the Experiments page has it, is shown instead."""
+    import attnlens
+    from attnlens.analysis.experiments import catalog
+    from attnlens.analysis.experiments.induction import NOT_ASKED
+
+    ablated: list[object] = []
+    real = catalog.measure_induction
+
+    def counting(*args: object, **kwargs: object) -> object:
+        ablated.append(kwargs.get("ablation", True))
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(catalog, "measure_induction", counting)
+    at = open_on(hand_lm_dir, "heads", text="abcdabcd")
+    assert not at.exception and ablated == [False]
+    lens = attnlens.load(str(hand_lm_dir))
+    light = catalog.peek(lens, "induction", 100, 0, scores_only=True)
+    assert light is not None and any(NOT_ASKED in note for note in light.result.notes)
+    assert catalog.peek(lens, "induction", 100, 0) is None  # never taken for the whole
+    again = open_on(hand_lm_dir, "heads", text="abcdabcd")  # another session, a new process's
+    assert not again.exception and ablated == [False]  # the cache answered
+    whole = catalog.run_experiment(lens, "induction", 100, 0)  # the Experiments page's
+    assert not whole.cached and not any(NOT_ASKED in note for note in whole.result.notes)
+    first = catalog.peek(lens, "induction", 100, 0, scores_only=True)
+    assert first is not None and not any(NOT_ASKED in note for note in first.result.notes)
+
+
 def test_the_heads_page_of_an_encoder_decoder_has_no_induction_section(
     tiny_model_dir: Path,
 ) -> None:

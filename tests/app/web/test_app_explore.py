@@ -102,6 +102,19 @@ def test_unsupported_characters_are_named_in_a_warning(tiny_model_dir: Path) -> 
     assert at.get("plotly_chart")
 
 
+def test_odd_input_on_reverse_is_one_warning_that_draws_an_emoji_whole() -> None:
+    """Issue 49: odd input on `reverse` stacked three warnings (the task's, the tokenizer's,
+    the length's), and they wrote an emoji's zero-width joiner as \\u200d."""
+    family = "\U0001f469\u200d\U0001f469\u200d\U0001f467"  # one emoji of five code points
+    at = open_bundled("explore", "reverse", text=f"Ça va? {family} ½ ﬁn — naïve tab\tend")
+    assert not at.exception
+    [warning] = [w.value.replace("\\", "") for w in at.warning]  # Markdown escapes dropped
+    assert warning.count("\n- ") == 2 and warning.startswith("- ")  # three items, one box
+    assert "u200d" not in warning
+    assert f"'{family}'" in warning  # the emoji whole, among the characters it cannot read
+    assert "U+200D ZERO WIDTH JOINER" in warning  # the joiner alone, read as <unk>, by name
+
+
 def test_a_model_that_fails_to_load_shows_a_message(tmp_path: Path) -> None:
     at = open_page(tmp_path / "nowhere")
     assert not at.exception
@@ -208,9 +221,16 @@ def test_the_output_line_spells_word_outputs_with_spaces() -> None:
     assert "Output: lo gat vid un ca dom" in [t.value for t in at.text]
 
 
-def test_translate_s_example_shows_that_typed_text_is_lower_cased() -> None:
+def test_translate_s_first_screen_opens_without_a_warning_of_its_own_example() -> None:
+    """Issue 49: its example was "The cat sees a house.", and the first screen opened with a
+    warning that the model had lower-cased it."""
     at = open_bundled("explore", "translate")
-    assert at.text_input(key="w_text").value == "The cat sees a house."
+    assert at.text_input(key="w_text").value == "the cat sees a house"
+    assert not at.warning and not at.exception
+
+
+def test_translate_says_that_typed_text_is_lower_cased() -> None:
+    at = open_bundled("explore", "translate", text="The cat sees a house.")
     [warning] = [w.value.replace("\\", "") for w in at.warning]  # Markdown escapes dropped
     assert "reads lower-case words without punctuation" in warning
     assert "'the cat sees a house'" in warning

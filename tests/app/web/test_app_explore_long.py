@@ -15,14 +15,9 @@ from streamlit.testing.v1 import AppTest
 import attnlens
 from attnlens.app.web.explore.head_zoom import RESET, window_of
 from helpers.apptest import drawn_by_browser, figures, head_grids, open_on
-from helpers.long_gpt2 import long_gpt2, words
+from helpers.long_gpt2 import words
 
 N = 400
-
-
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return long_gpt2(tmp_path_factory.mktemp("long_gpt2"))
 
 
 def zooms(at: AppTest) -> list[dict[str, object]]:
@@ -37,17 +32,17 @@ def values(data: dict[str, object]) -> np.ndarray:
 
 
 def test_a_long_input_past_the_budget_shows_one_heads_overview(
-    model_dir: Path, monkeypatch: pytest.MonkeyPatch
+    long_gpt2_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", "1")  # 2 × 2 heads × 401² weights: 2.5 MB
-    at = open_on(model_dir, "explore", text=words(N))
+    at = open_on(long_gpt2_dir, "explore", text=words(N))
     assert not at.exception and not at.error
     assert figures(at) == []  # no Plotly heatmap of 401 × 401
     (zoom,) = zooms(at)
     assert zoom["title"] == "decoder self-attention · layer 1 · head 0"
     assert zoom["pooling"] == "max" and zoom["whole"] and zoom["size"] == [N + 1, N + 1]
     assert zoom["scale"] == "perceptual" and zoom["selected"] == [1, 0]
-    truth = attnlens.load(str(model_dir)).trace(words(N), record="scores")
+    truth = attnlens.load(str(long_gpt2_dir)).trace(words(N), record="scores")
     assert truth.summaries is not None
     kept = truth.summaries["decoder_self"].overview_max[1, 0].astype(np.float32)
     shown = values(zoom)
@@ -63,10 +58,10 @@ def test_a_long_input_past_the_budget_shows_one_heads_overview(
 
 
 def test_the_colour_rule_and_the_pooling_are_the_users_to_pick(
-    model_dir: Path, monkeypatch: pytest.MonkeyPatch
+    long_gpt2_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", "1")
-    at = open_on(model_dir, "explore", text=words(N))
+    at = open_on(long_gpt2_dir, "explore", text=words(N))
     at.toggle(key="w_linear").set_value(True).run()
     at.toggle(key="w_pool_mean").set_value(True).run()
     at.selectbox(key="w_head").select(1).run()
@@ -77,18 +72,18 @@ def test_the_colour_rule_and_the_pooling_are_the_users_to_pick(
     assert zoom["title"] == "decoder self-attention · layer 1 · head 1"
 
 
-def test_a_long_input_within_the_budget_is_pooled_from_its_weights(model_dir: Path) -> None:
-    at = open_on(model_dir, "explore", text=words(300))
+def test_a_long_input_within_the_budget_is_pooled_from_its_weights(long_gpt2_dir: Path) -> None:
+    at = open_on(long_gpt2_dir, "explore", text=words(300))
     assert not at.exception and not at.error
     (zoom,) = zooms(at)
-    truth = attnlens.load(str(model_dir)).trace(words(300))
+    truth = attnlens.load(str(long_gpt2_dir)).trace(words(300))
     assert truth.decoder_self is not None
     block = truth.decoder_self[1, 0, :3, :3].max()  # the first block: 3 × 3 positions
     np.testing.assert_allclose(values(zoom)[0, 0], block, rtol=1e-3)
 
 
-def test_a_short_input_keeps_the_heatmap(model_dir: Path) -> None:
-    at = open_on(model_dir, "explore", text=words(20))
+def test_a_short_input_keeps_the_heatmap(long_gpt2_dir: Path) -> None:
+    at = open_on(long_gpt2_dir, "explore", text=words(20))
     assert not at.exception and zooms(at) == [] and len(at.text_area) == 0
     assert at.text_input(key="w_text").value == words(20)
     (heat,) = figures(at)

@@ -21,7 +21,8 @@ from attnlens.app.web.safe_text import md
 from attnlens.viz.shared.labels import visible as seen  # how a table draws a control character
 from helpers.apptest import open_bundled, open_on
 from helpers.hf_zoo import zoo_folder
-from helpers.long_gpt2 import long_gpt2, words
+from helpers.long_gpt2 import words
+from helpers.parts import predictor
 
 
 def table(at: AppTest) -> pd.DataFrame:
@@ -51,14 +52,21 @@ def test_lm_shows_its_continuation_and_each_positions_next_tokens() -> None:
     assert p.shape[1] == TOP and np.all(np.diff(p, axis=1) <= 0) and np.all(p.sum(1) <= 1 + 1e-6)
 
 
-def test_a_long_input_caps_the_table_and_says_so() -> None:
+def test_a_long_input_caps_the_table_keeping_its_last_position_and_says_so() -> None:
+    """Issue 49: the table showed the first 100 positions, so a long input's last one, where
+    the continuation starts, was missing."""
     at = open_bundled("explore", "lm")
     long = ("the cat sat on the mat " * 6)[:120]  # lm reads 127 characters
     at.text_input(key="w_text").input(long).run()
     assert not at.exception and not at.error
-    assert len(table(at)) == TABLE_ROWS < len(long) + 1
+    shown = table(at)
+    T = len(long) + 1
+    assert len(shown) == TABLE_ROWS < T
+    assert shown["position"].tolist() == [*range(TABLE_ROWS - 1), T - 1]
+    assert shown["token"].iloc[-1] == long[-1]  # the text's last character
     captions = [c.value for c in at.caption]
-    assert md(f"The first {TABLE_ROWS} of {len(long) + 1} positions are shown.") in captions
+    said = f"Positions 0 to {TABLE_ROWS - 2} and the last, {T - 1} (where the continuation "
+    assert md(said + f"starts), of {T} are shown.") in captions
 
 
 def test_a_text_with_no_room_left_says_why_there_is_no_continuation(tiny_lm_dir: Path) -> None:
@@ -90,16 +98,16 @@ def test_a_hugging_face_decoder_shows_its_continuation_and_readable_next_tokens(
     run = lens.decode(text, "greedy", max_len=CONTINUATION_TOKENS)
     assert f'Continuation: "{lens.text_of(run.output_tokens)}"' in texts(at)
     frame = table(at)
-    nt = lens.next_tokens(text, TOP)
+    nt = predictor(lens).next_tokens(text, TOP)
     shown = [seen(t) for t in lens.display_tokens(nt.tokens)]
     assert frame["token"].tolist() == shown
     assert frame["1st"].tolist() == [seen(lens.display_tokens([r[0]])[0]) for r in nt.top_tokens]
     assert not any("Ġ" in t for t in frame["token"])
 
 
-def test_past_its_length_the_continuation_waits_for_a_click(tmp_path: Path) -> None:
+def test_past_its_length_the_continuation_waits_for_a_click(long_gpt2_dir: Path) -> None:
     """Each reads the whole input again: a long one's come on request, then stay."""
-    folder = long_gpt2(tmp_path)
+    folder = long_gpt2_dir
     text = words(AT_ONCE + 40)
     at = open_on(folder, "explore", text=text)
     assert not at.exception and not at.error
@@ -113,10 +121,10 @@ def test_past_its_length_the_continuation_waits_for_a_click(tmp_path: Path) -> N
     assert any(t.startswith("Continuation:") for t in texts(at))
 
 
-def test_a_long_text_filling_the_model_offers_its_next_tokens_only(tmp_path: Path) -> None:
+def test_a_long_text_filling_the_model_offers_its_next_tokens_only(long_gpt2_dir: Path) -> None:
     """At the model's last position there is nothing to continue: the button offers what it
     will do, and the table comes without a continuation, saying why."""
-    folder = long_gpt2(tmp_path)
+    folder = long_gpt2_dir
     lens = load(str(folder), device="cpu")
     text = words(lens.max_tokens - 1)  # with its start token, every position
     at = open_on(folder, "explore", text=text)

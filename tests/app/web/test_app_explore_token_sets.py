@@ -17,7 +17,7 @@ from attnlens.app.web.explore.token_sets import elsewhere, window_range
 from attnlens.app.web.safe_text import WORD_JOINER
 from attnlens.viz.heads.colour_scale import colour_position
 from helpers.apptest import chart, open_bundled, open_on
-from helpers.long_gpt2 import long_gpt2, words
+from helpers.long_gpt2 import words
 
 N = 300
 
@@ -34,21 +34,16 @@ def array(value: Any) -> np.ndarray:
     return np.asarray(value, dtype=float)
 
 
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return long_gpt2(tmp_path_factory.mktemp("long_gpt2"))
-
-
 def test_a_word_as_queries_and_a_range_as_keys_in_every_head(
-    model_dir: Path, monkeypatch: pytest.MonkeyPatch
+    long_gpt2_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", "1")  # kept as scores: no head's T² stored
-    at = open_on(model_dir, "explore", text=words(N))
+    at = open_on(long_gpt2_dir, "explore", text=words(N))
     assert not at.exception
     assert any("Type a word, positions or a range" in c.value for c in at.caption)
     at.text_input(key="w_set_text").input("w7").run()
     assert not at.exception and not at.error
-    truth = attnlens.load(str(model_dir)).trace(words(N), record="scores")
+    truth = attnlens.load(str(long_gpt2_dir)).trace(words(N), record="scores")
     assert truth.decoder_self is None and truth.scores is not None
     tokens = truth.tokens("decoder_self")[0]
     where = [i for i, t in enumerate(tokens) if t == "w7"]
@@ -81,8 +76,8 @@ BAD = (
 )
 
 
-def test_a_set_that_names_nothing_says_what(model_dir: Path) -> None:
-    at = open_on(model_dir, "explore", text=words(20))  # a short input: its weights record
+def test_a_set_that_names_nothing_says_what(long_gpt2_dir: Path) -> None:
+    at = open_on(long_gpt2_dir, "explore", text=words(20))  # a short input: its weights record
     for typed, message in BAD:
         at.text_input(key="w_set_text").input(typed).run()
         assert not at.exception
@@ -91,12 +86,12 @@ def test_a_set_that_names_nothing_says_what(model_dir: Path) -> None:
         assert at.text_input(key="w_set_text").value == typed  # what was typed stays
 
 
-def test_a_short_inputs_set_is_read_from_its_weights(model_dir: Path) -> None:
-    at = open_on(model_dir, "explore", text=words(20))
+def test_a_short_inputs_set_is_read_from_its_weights(long_gpt2_dir: Path) -> None:
+    at = open_on(long_gpt2_dir, "explore", text=words(20))
     at.radio(key="w_set_side").set_value("keys").run()
     at.text_input(key="w_set_text").input("w0, 2").run()
     assert not at.exception and not at.error
-    truth = attnlens.load(str(model_dir)).trace(words(20))
+    truth = attnlens.load(str(long_gpt2_dir)).trace(words(20))
     assert truth.decoder_self is not None  # the weights themselves
     keys = [1, 2]  # w0 is the first word, after the start token
     shares = truth.decoder_self[:, :, :, keys].sum(-1).mean(-1).ravel()
@@ -105,10 +100,10 @@ def test_a_short_inputs_set_is_read_from_its_weights(model_dir: Path) -> None:
 
 
 def test_the_zoomed_windows_queries_or_keys_become_the_set(
-    model_dir: Path, monkeypatch: pytest.MonkeyPatch
+    long_gpt2_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", "1")
-    at = open_on(model_dir, "explore", text=words(N))
+    at = open_on(long_gpt2_dir, "explore", text=words(N))
     at.button(key="w_set_from_keys").click().run()  # nothing zoomed yet: the page says what to do
     assert not at.exception
     assert any("Drag a box on the enlarged head first" in i.value for i in at.info)

@@ -11,22 +11,17 @@ import pytest
 
 import attnlens
 from helpers.apptest import open_on
-from helpers.long_gpt2 import long_gpt2, words
+from helpers.long_gpt2 import words
 
 N = 560  # past the rollout's 512 positions
 
 
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return long_gpt2(tmp_path_factory.mktemp("long_gpt2"))
-
-
 def test_heads_on_a_long_input_tabulates_every_head_from_the_summaries(
-    model_dir: Path, monkeypatch: pytest.MonkeyPatch
+    long_gpt2_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    want = attnlens.analysis.head_statistics(attnlens.load(str(model_dir)).trace(words(N)))
+    want = attnlens.analysis.head_statistics(attnlens.load(str(long_gpt2_dir)).trace(words(N)))
     monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", "1")  # 2 × 2 heads × 561² weights: 5 MB
-    at = open_on(model_dir, "heads", text=words(N))
+    at = open_on(long_gpt2_dir, "heads", text=words(N))
     assert not at.exception and not at.error
     (table,) = [t.value for t in at.dataframe if "entropy" in t.value.columns]
     assert len(table) == len(want) == 4

@@ -33,7 +33,8 @@ def test_a_warning_quoting_user_text_escapes_it(tiny_model_dir: Path) -> None:
 
 
 def test_no_page_writes_user_text_as_markdown() -> None:
-    """Markdown messages built from values go through md(); fixed words are marked as such."""
+    """Markdown messages built from values go through md() (or md_items(), md() of each item
+    of a list); fixed words are marked as such."""
     calls = re.compile(r"st\.(?:error|warning|info|success|caption|markdown|write|spinner)\((.*)")
     for path in Path(APP_SCRIPT).parent.rglob("*.py"):
         for line in path.read_text().splitlines():
@@ -42,4 +43,5 @@ def test_no_page_writes_user_text_as_markdown() -> None:
                 continue
             argument = match.group(1).strip()
             fixed = argument.startswith('"') and "{" not in argument
-            assert fixed or argument.startswith("md(") or argument == "", f"{path.name}: {line}"
+            escaped = argument.startswith(("md(", "md_items("))
+            assert fixed or escaped or argument == "", f"{path.name}: {line}"

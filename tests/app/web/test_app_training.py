@@ -118,7 +118,7 @@ def test_the_first_view_does_not_wait_for_the_scores(
         release.wait(60)
         return [SnapshotScore(s, 0.5, np.full((2, 2), 0.25)) for s in (10, 200)]
 
-    monkeypatch.setattr(Seq2SeqLens, "snapshot_scores", slow_scores)
+    monkeypatch.setattr(Seq2SeqLens, "_snapshot_scores", slow_scores)
     at = open_page(folder)  # returns while the scoring still waits
     assert not at.exception and not at.error
     deadline = time.monotonic() + 30  # the scoring thread may start after the page returned

@@ -9,8 +9,7 @@ from dataclasses import replace
 import pytest
 
 from attnlens import load
-from attnlens.model.decoding.beam_batch import beam_texts
-from attnlens.model.decoding.loop import search
+from attnlens.model.decoding.loop import beam_texts, search
 from attnlens.model.decoding.net_steppers import TransformerStepper
 from attnlens.model.decoding.request import DecodeRequest, resolve
 from attnlens.model.lenses.seq2seq import Seq2SeqLens

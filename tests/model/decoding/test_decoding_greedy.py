@@ -9,14 +9,14 @@ import pytest
 import torch
 
 from attnlens import load
-from attnlens.model.decoding.greedy import greedy_ids
 from attnlens.model.decoding.heads import HeadRef
-from attnlens.model.decoding.loop import Vocabulary, search
+from attnlens.model.decoding.loop import Vocabulary, greedy_ids, search
 from attnlens.model.decoding.net_steppers import TransformerStepper
 from attnlens.model.decoding.request import DecodeRequest, resolve
 from attnlens.model.lenses.seq2seq import Seq2SeqLens
 from attnlens.model.training.batch import source_ids
 from attnlens.model.training.evaluate import greedy_batch
+from helpers.parts import samples
 
 ODD = ("a", "zzzz zzzz", "12 3 45", "the the the")  # inputs the models were never trained on
 ABLATE = (HeadRef("cross", 1, 1), HeadRef("cross", 1, 2))  # heads whose loss changes outputs
@@ -44,7 +44,7 @@ def test_a_batch_decodes_each_source_as_search_does_alone(name: str) -> None:
     the texts equal search's for each source decoded by itself, at the full and a short length."""
     lens = bundled(name)
     tok = lens.tokenizer
-    texts = [*lens.sample_texts(24, seed=7), *ODD]
+    texts = [*samples(lens).sample_texts(24, seed=7), *ODD]
     sources = [source_ids(tok, t) for t in texts]
     plain = lens.vocabulary()
     vocab = replace(plain, banned=(*plain.banned, tok.index[alone(lens, sources[0], plain, 1)[0]]))

@@ -10,13 +10,13 @@ import torch
 
 from attnlens import load
 from attnlens.model.decoding.beam import length_penalty
-from attnlens.model.decoding.greedy import greedy_output
-from attnlens.model.decoding.loop import search
+from attnlens.model.decoding.loop import greedy_output, search
 from attnlens.model.decoding.net_steppers import TransformerStepper
 from attnlens.model.decoding.request import DecodeRequest, resolve
 from attnlens.model.lenses.seq2seq import Seq2SeqLens
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError
+from helpers.parts import samples
 
 TEXTS = ("abc", "hgfedcba", "a b c", "ddd")
 
@@ -193,7 +193,7 @@ def test_a_trace_is_teacher_forced_on_the_output_decode_gives(name: str) -> None
     and on input they were never trained for (where near-ties between tokens are likelier)."""
     loaded = load(name, device="cpu")
     assert isinstance(loaded, Seq2SeqLens)
-    texts = [*loaded.sample_texts(40, seed=7), "a", "zzzz zzzz", "12 3 45", "the the the"]
+    texts = [*samples(loaded).sample_texts(40, seed=7), "a", "zzzz zzzz", "12 3 45", "the the the"]
     for text in texts:
         try:
             run = loaded.decode(text)

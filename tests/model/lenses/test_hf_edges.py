@@ -267,7 +267,7 @@ def test_pairs_without_token_types_are_told_apart_by_their_separators() -> None:
     assert tr.src_segments is not None
     start = tr.src_segments.index(1)
     assert tr.src_tokens[start - 2 : start + 1] == ("</s>", "</s>", "a")
-    assert lens("roberta").reads_pairs and not lens("bart").reads_pairs
+    assert lens("roberta").capabilities.reads_pairs and not lens("bart").capabilities.reads_pairs
 
 
 def test_models_that_read_one_text_refuse_a_pair() -> None:

@@ -14,7 +14,7 @@ import torch
 from safetensors.torch import load_file
 
 import attnlens
-from attnlens.model.lenses.hf.architecture import detect_kind
+from attnlens.model.lenses.hf.architecture import detect_architecture
 from attnlens.model.lenses.hf.lens import HFLens
 from attnlens.model.lenses.hf.loading import load_config
 from attnlens.record.errors import InputError, ModelNotFoundError
@@ -32,14 +32,14 @@ EXPECTED_KIND = {
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_the_kind_is_read_from_the_config(kind: str) -> None:
-    assert detect_kind(load_config(tiny_hf(kind))) == EXPECTED_KIND[kind]
+    assert detect_architecture(load_config(tiny_hf(kind))) == EXPECTED_KIND[kind]
 
 
 def test_a_bare_decoder_config_without_lm_head_is_still_a_decoder(tmp_path: Path) -> None:
     config = json.loads((tiny_hf("gpt2") / "config.json").read_text())
     config["architectures"] = ["GPT2Model"]
     (tmp_path / "config.json").write_text(json.dumps(config))
-    assert detect_kind(load_config(tmp_path)) == "decoder"
+    assert detect_architecture(load_config(tmp_path)) == "decoder"
 
 
 def pickle_only(tmp_path: Path) -> Path:

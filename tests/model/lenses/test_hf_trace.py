@@ -167,7 +167,7 @@ def test_without_target_an_encoder_decoder_is_forced_on_its_greedy_output(kind: 
 def test_records_round_trip_through_json(kind: str) -> None:
     tr = traced(kind)
     assert Trace.from_json(tr.to_json()).equals(tr)
-    assert tr.model.architecture == lens(kind).kind
+    assert tr.model.architecture == lens(kind).architecture
 
 
 def test_bad_input_is_refused_with_the_limit_named() -> None:

@@ -28,6 +28,7 @@ from attnlens.model.lenses.hf.lens import HFLens
 from attnlens.model.lenses.token_runs import TokenBatch
 from attnlens.record.trace import KINDS, Trace
 from helpers.hf_zoo import ZOO, zoo_folder, zoo_reference
+from helpers.parts import ablation, runs, why_no_ablation
 
 CPU = torch.device("cpu")
 TEXT = "the cat sat on the mat on the mat"
@@ -61,10 +62,10 @@ def own_outputs(name: str, tr: Trace) -> dict[str, object]:
     src = torch.tensor([tok.convert_tokens_to_ids(list(tr.src_tokens))])  # (1, S)
     tgt = torch.tensor([tok.convert_tokens_to_ids(list(tr.tgt_tokens))])  # (1, T)
     with torch.no_grad():
-        if ZOO[name].kind == "encoder":
+        if ZOO[name].architecture == "encoder":
             out = model(input_ids=src, attention_mask=torch.ones_like(src), output_attentions=True)
             return {"encoder_self": out.attentions}
-        if ZOO[name].kind == "decoder":
+        if ZOO[name].architecture == "decoder":
             out = model(input_ids=tgt, attention_mask=torch.ones_like(tgt), output_attentions=True)
             return {"decoder_self": out.attentions, "logits": out.logits}
         out = model(
@@ -118,7 +119,7 @@ def generated(name: str, strategy: str, beams: int) -> tuple[list[str], list[str
     """(ours, generate's) output tokens for TEXT."""
     model, tok = zoo_reference(name)
     run = lens(name).decode(TEXT, strategy, beam_size=beams, max_len=NEW)  # type: ignore[arg-type]
-    source = ZOO[name].kind == "encoder-decoder"
+    source = ZOO[name].architecture == "encoder-decoder"
     given = run.src_tokens if source else run.prefix
     ids = torch.tensor([tok.convert_tokens_to_ids(list(given))])
     with torch.no_grad():
@@ -140,7 +141,7 @@ def test_records_are_the_models_own_computation_and_decoding_is_generates(name: 
     tr = lens(name).trace(TEXT)
     check_attention(name, tr)
     check_positions(name, tr)
-    if ZOO[name].kind == "encoder":
+    if ZOO[name].architecture == "encoder":
         return
     for strategy, beams in (("greedy", 1), ("beam", 3)):
         ours, want = generated(name, strategy, beams)
@@ -163,18 +164,20 @@ def weight_copy(model: torch.nn.Module, path: str, head: int, heads: int) -> tor
     return twin
 
 
-def own_output(model: torch.nn.Module, kind: str, src: list[int], tgt: list[int]) -> np.ndarray:
+def own_output(
+    model: torch.nn.Module, architecture: str, src: list[int], tgt: list[int]
+) -> np.ndarray:
     """What the experiments compare: a decoder's log-probabilities of its next tokens, an
     encoder's last hidden states (on one unpadded sequence)."""
     with torch.no_grad():
-        if kind == "encoder":
+        if architecture == "encoder":
             ids = torch.tensor([src])
             return (
                 model(input_ids=ids, attention_mask=torch.ones_like(ids))
                 .last_hidden_state[0]
                 .numpy()
             )
-        if kind == "decoder":
+        if architecture == "decoder":
             ids = torch.tensor([tgt])
             logits = model(input_ids=ids, attention_mask=torch.ones_like(ids)).logits[0]
         else:
@@ -191,21 +194,21 @@ def test_a_head_is_silenced_as_a_weight_copy_silences_it_or_the_lens_says_why_no
     name: str,
 ) -> None:
     lens_ = lens(name)
-    reason = lens_.why_no_ablation()
+    reason = why_no_ablation(lens_)
     if reason is not None:
         assert reason.strip() and "\n" not in reason and len(reason) < 400, reason
         return
     model, _ = zoo_reference(name)
-    kind, arch = lens_.info.kinds[-1], ZOO[name].kind
+    kind, arch = lens_.info.kinds[-1], ZOO[name].architecture
     heads = lens_.info.shape(kind)[1]
     ref = HeadRef(kind, 0, heads - 1)
-    ids = list(lens_.token_ids(TEXT))
-    space = lens_.token_space()
+    ids = list(runs(lens_).token_ids(TEXT))
+    space = runs(lens_).token_space()
     tgt = ids if arch != "encoder-decoder" else [space.start, *ids[:4]]  # type: ignore[list-item]
     batch = TokenBatch([tgt]) if arch != "encoder-decoder" else TokenBatch([tgt], [ids])
     field = "hidden" if arch == "encoder" else "logprobs"
-    got = getattr(lens_.run_tokens(batch, [ref]), field)[0]
-    plain = getattr(lens_.run_tokens(batch), field)[0]
+    got = getattr(ablation(lens_).run_tokens(batch, [ref]), field)[0]
+    plain = getattr(runs(lens_).run_tokens(batch), field)[0]
     path = lens_.projections.found[kind, 0].path
     want = own_output(weight_copy(model, path, ref.head, heads), arch, ids, tgt)
     np.testing.assert_allclose(got, want, atol=1e-5, err_msg=name)

@@ -19,6 +19,7 @@ from attnlens.model.net.checkpoint import model_bytes
 from attnlens.model.net.config import TransformerConfig
 from attnlens.model.net.decoder_only import DecoderOnlyTransformer
 from attnlens.model.net.transformer import Transformer
+from helpers.parts import projections
 
 
 def test_a_stuck_load_does_not_block_loading_another_model(
@@ -108,8 +109,8 @@ def test_limits_must_be_positive_megabytes() -> None:
      lambda lens: lens.decode("ab", force=[1]), lambda lens: lens.decode("ab", seed="x"),
      lambda lens: lens.decode("ab", "sample", temperature=1e-40),
      lambda lens: lens.decode("ab", "sample", top_p=1e-46),
-     lambda lens: lens.head_projections(lens.trace("ab"), "sideways", 0, 0),
-     lambda lens: lens.head_projections(lens.trace("ab"), "cross", "0", 0)],
+     lambda lens: projections(lens).head_projections(lens.trace("ab"), "sideways", 0, 0),
+     lambda lens: projections(lens).head_projections(lens.trace("ab"), "cross", "0", 0)],
 )  # fmt: skip
 def test_wrong_argument_types_are_input_errors(tiny_model_dir: Path, call: Any) -> None:
     lens = load(str(tiny_model_dir), device="cpu")

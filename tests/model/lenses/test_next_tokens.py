@@ -14,6 +14,7 @@ from attnlens.model.lenses.lens import Lens
 from attnlens.model.lenses.next_tokens import MAX_TOP
 from attnlens.model.net.masks import causal_mask
 from helpers.hf_zoo import zoo_folder, zoo_reference
+from helpers.parts import predictor
 
 TEXT = "the cat sat on the mat"
 
@@ -26,7 +27,7 @@ def expected_top(probs: torch.Tensor, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 def test_lm_next_tokens_are_the_softmax_of_its_own_output(lm: CausalLens) -> None:
     k = 4
-    nt = lm.next_tokens(TEXT, k)
+    nt = predictor(lm).next_tokens(TEXT, k)
     tr = lm.trace(TEXT)
     assert nt.tokens == tr.tgt_tokens and nt.k == k
     ids = torch.tensor([[lm.tokenizer.index[t] for t in tr.tgt_tokens]])  # (1, T)
@@ -54,7 +55,7 @@ def test_lm_next_tokens_are_the_softmax_of_its_own_output(lm: CausalLens) -> Non
 def test_hf_next_tokens_are_the_softmax_of_the_reference_logits(name: str) -> None:
     lens = HFLens(zoo_folder(name), torch.device("cpu"), name=name)
     model, _ = zoo_reference(name)  # loaded on its own, eager attention
-    nt = lens.next_tokens(TEXT, 3)
+    nt = predictor(lens).next_tokens(TEXT, 3)
     tr = lens.trace(TEXT)
     assert nt.tokens == tr.tgt_tokens
     ids = torch.tensor([[lens.vocab_ids[t] for t in tr.tgt_tokens]])  # (1, T)
@@ -69,16 +70,16 @@ def test_hf_next_tokens_are_the_softmax_of_the_reference_logits(name: str) -> No
 @pytest.mark.parametrize("k", [0, MAX_TOP + 1, True, 2.0])
 def test_a_k_out_of_range_is_refused_by_name(lm: CausalLens, k: object) -> None:
     with pytest.raises(InputError, match=f"1 to {MAX_TOP}"):
-        lm.next_tokens(TEXT, k)  # type: ignore[arg-type]
+        predictor(lm).next_tokens(TEXT, k)  # type: ignore[arg-type]
 
 
 def test_a_model_that_does_not_continue_text_says_so(hand_reverse: Lens) -> None:
-    with pytest.raises(InputError, match="not a decoder-only model"):
-        hand_reverse.next_tokens("abc")
+    can = hand_reverse.capabilities
+    assert can.predictor is None and "not a decoder-only model" in can.reason("predictor")
 
 
 def test_empty_and_too_long_text_are_refused(lm: CausalLens) -> None:
     with pytest.raises(InputError, match="empty"):
-        lm.next_tokens("")
+        predictor(lm).next_tokens("")
     with pytest.raises(InputError, match=str(lm.max_tokens)):
-        lm.next_tokens("a" * (lm.max_tokens + 1))
+        predictor(lm).next_tokens("a" * (lm.max_tokens + 1))

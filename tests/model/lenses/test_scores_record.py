@@ -5,19 +5,22 @@ input that fits; `auto` keeps the weights where they fit and the scores past the
 from __future__ import annotations
 
 import functools
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
+from attnlens.model import budget
 from attnlens.model.budget import RecordTooLargeError
 from attnlens.model.lenses import summaries
 from attnlens.model.lenses.hf.lens import HFLens
-from attnlens.model.lenses.hf.recording import weights_bytes
+from attnlens.model.lenses.hf.recording import Widths, scores_bytes, weights_bytes
 from attnlens.model.lenses.registry import load
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Trace
 from helpers.hf_zoo import zoo_folder
+from helpers.parts import runs
 
 
 @functools.cache
@@ -55,7 +58,7 @@ def _tokens(lens: HFLens, n: int) -> str:
     for m in range(n, 0, -1):
         text = words(m)
         try:
-            if len(lens.token_ids(text)) == n:
+            if len(runs(lens).token_ids(text)) == n:
                 return text
         except InputError:  # longer than the model takes
             continue
@@ -94,3 +97,51 @@ def test_what_cannot_be_kept_as_scores_is_refused_with_why_when_its_weights_do_n
     with pytest.raises(RecordTooLargeError, match="not as scores: its attention code") as refused:
         bloom.trace(_tokens(bloom, 28), record="scores")
     assert "record='scores'" not in str(refused.value)  # no advice that cannot work
+
+
+@pytest.mark.usefixtures("small_overview")
+def test_a_record_of_scores_takes_a_quarter_of_the_memory_available_by_default(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without ATTNLENS_MAX_RECORD_MB, scores may take a quarter of what the machine has
+    available (at least 512 MB), and a refusal names what fits on this machine now."""
+    llama = zoo("llama")
+    sized = scores_bytes(llama.info, Widths.of(llama.model.config, llama.info), 0, 30)
+    monkeypatch.delenv("ATTNLENS_MAX_RECORD_MB", raising=False)
+    monkeypatch.setattr(budget, "DEFAULT_MB", sized / 4 / 2**20)  # a floor below it
+    monkeypatch.setattr(budget, "available_bytes", lambda: 4 * sized)
+    assert llama.trace(_tokens(llama, 30), record="scores").scores is not None
+    with pytest.raises(RecordTooLargeError) as refused:
+        llama.trace(_tokens(llama, 35), record="scores")
+    message = str(refused.value)
+    assert "the longest input that fits on this machine now is 30 tokens" in message
+    assert "a quarter of the" in message and "this machine has available" in message
+    monkeypatch.setattr(budget, "available_bytes", lambda: 4 * sized - 4)  # a byte short
+    with pytest.raises(RecordTooLargeError, match="on this machine now is 29 tokens"):
+        llama.trace(_tokens(llama, 30), record="scores")
+
+
+def test_the_memory_available_is_the_least_the_system_and_a_container_allow(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "proc").mkdir()
+    (tmp_path / "proc/meminfo").write_text("MemTotal: 100 kB\nMemAvailable:  4096 kB\n")
+    assert budget.available_bytes(tmp_path) == 4096 * 1024
+    group = tmp_path / "sys/fs/cgroup"
+    group.mkdir(parents=True)
+    (group / "memory.max").write_text("3000000\n")
+    (group / "memory.current").write_text("1000000\n")
+    assert budget.available_bytes(tmp_path) == 2_000_000
+    (group / "memory.max").write_text("max\n")  # no container limit
+    assert budget.available_bytes(tmp_path) == 4096 * 1024
+    assert budget.available_bytes(tmp_path / "nowhere") is None
+
+
+def test_a_set_record_budget_is_the_limit_of_scores_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(budget, "available_bytes", lambda: 2**40)
+    assert budget.scores_limit({"ATTNLENS_MAX_RECORD_MB": "64"}) == budget.Limit(
+        64 * 2**20, "ATTNLENS_MAX_RECORD_MB"
+    )
+    assert budget.scores_limit({}).bytes == 2**38
+    monkeypatch.setattr(budget, "available_bytes", lambda: None)  # unreadable: the default
+    assert budget.scores_limit({}).bytes == 512 * 2**20

@@ -42,7 +42,7 @@ def test_each_overview_block_is_the_max_and_mean_of_its_exact_weights(
 ) -> None:
     rng = np.random.default_rng(3)
     layers = [_layer(rng, 4, 2, Q, K, rule) for _ in range(2)]
-    summary = summarise(layers, [])
+    summary, _ = summarise(layers, [])
     r, c = summary.row_edges, summary.col_edges
     assert np.diff(r)[0] > 1 and np.diff(c)[0] > 1 and r[-1] == Q and c[-1] == K
     for i, layer in enumerate(layers):

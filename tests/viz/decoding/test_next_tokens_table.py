@@ -30,9 +30,13 @@ def test_each_position_its_next_token_in_the_text_and_the_likeliest_with_probabi
     np.testing.assert_allclose(frame["p(2nd)"], [0.3, 0.25, 0.05], rtol=1e-6)
 
 
-def test_rows_cap_the_table_and_display_rewrites_every_token() -> None:
+def test_rows_cap_the_table_keeping_the_last_position_and_display_rewrites_every_token() -> None:
+    """Issue 49: the first 100 positions of a long input left out the last one, where the
+    continuation starts."""
     frame = next_tokens_table(record(), rows=2, display=lambda ts: [t.upper() for t in ts])
-    assert frame["position"].tolist() == [0, 1]
-    assert frame["token"].tolist() == ["<S>", "A"]
-    assert frame["next in text"].tolist() == ["A", "B"]  # the cut row still names what follows
-    assert frame["1st"].tolist() == ["A", "B"]
+    assert frame["position"].tolist() == [0, 2]
+    assert frame["token"].tolist() == ["<S>", "B"]
+    assert frame["next in text"][:1].tolist() == ["A"]  # the first row still names what follows
+    assert frame["next in text"].isna().tolist() == [False, True]
+    assert frame["1st"].tolist() == ["A", "C"]
+    np.testing.assert_allclose(frame["p(1st)"], [0.6, 0.9], rtol=1e-6)

@@ -12,7 +12,8 @@ import pytest
 from attnlens.record.trace import Trace
 from attnlens.viz import head_grid, model_view
 from attnlens.viz.heads.head_grid import thumbnail_side
-from attnlens.viz.heads.model_view import BLUES, CELL_BUDGET, MAX_SIDE
+from attnlens.viz.heads.model_view import CELL_BUDGET, MAX_SIDE
+from attnlens.viz.shared.palette import BLUES
 
 
 def one_head(rows: np.ndarray) -> np.ndarray:

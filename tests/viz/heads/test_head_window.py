@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,15 +18,15 @@ from attnlens.viz.heads.head_window import EXACT_SIDE, clamp, head_window
 from attnlens.viz.heads.model_view import block_share, encode
 from attnlens.viz.heads.overview_grid import every_head_grid
 from attnlens.viz.heads.window_figure import window_figure
-from helpers.long_gpt2 import long_gpt2, words
+from helpers.long_gpt2 import words
 
 N = 400  # words: 401 positions with the start token, past EXACT_SIDE
 KIND = "decoder_self"
 
 
 @pytest.fixture(scope="module")
-def lens(tmp_path_factory: pytest.TempPathFactory) -> attnlens.Lens:
-    return attnlens.load(str(long_gpt2(tmp_path_factory.mktemp("long_gpt2"))))
+def lens(long_gpt2_dir: Path) -> attnlens.Lens:
+    return attnlens.load(str(long_gpt2_dir))
 
 
 @pytest.fixture(scope="module")
@@ -151,3 +152,18 @@ def test_the_download_figure_draws_the_window_by_the_same_rule(scores: Trace) ->
     assert "%{customdata:.4f}" in cells.hovertemplate
     assert fig.data[1].name == "masked"  # causal: the upper triangle grey
     assert "exact weight" in fig.layout.title.subtitle.text
+
+
+def test_an_exact_windows_download_carries_the_screens_token_labels(scores: Trace) -> None:
+    """Issue 49: the screen labels a zoomed window "576 · w803", the file said 580, 590, …"""
+    window = head_window(scores, KIND, 1, 0, rows=(200, 290), cols=(150, 240))
+    assert window.exact
+    fig = window_figure(window)
+    y, x = fig.layout.yaxis, fig.layout.xaxis
+    assert y.tickmode == x.tickmode == "array"
+    assert y.ticktext[0] == window.query_labels[0] == f"200 · {scores.shown(KIND)[0][200]}"
+    assert x.ticktext[0] == window.key_labels[0] and x.tickvals[0] == 150
+    step = int(y.tickvals[1] - y.tickvals[0])
+    assert len(y.ticktext) <= 30 and y.ticktext[1] == window.query_labels[step]
+    pooled = window_figure(head_window(scores, KIND, 1, 0))
+    assert pooled.layout.xaxis.tickmode is None  # position numbers while pooled

@@ -5,6 +5,7 @@ two heads, the last positions of a long input."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,14 +14,13 @@ import torch
 from attnlens.model.lenses.hf.lens import HFLens
 from attnlens.viz.experiments.induction_view import SHOWN, induction_heads_view
 from attnlens.viz.measures.rollout_view import SCORES_POSITIONS, rollout_view
-from helpers.long_gpt2 import long_gpt2, words
+from helpers.long_gpt2 import words
 
 
 @pytest.fixture(scope="module")
-def gpt2(tmp_path_factory: pytest.TempPathFactory) -> HFLens:
+def gpt2(long_gpt2_dir: Path) -> HFLens:
     """2 layers × 2 heads reading 600 positions: a long input in milliseconds."""
-    folder = long_gpt2(tmp_path_factory.mktemp("long-gpt2"))
-    return HFLens(folder, torch.device("cpu"), name="long-gpt2")
+    return HFLens(long_gpt2_dir, torch.device("cpu"), name="long-gpt2")
 
 
 def test_rollout_of_a_scores_record_is_that_of_its_weights(gpt2: HFLens) -> None:

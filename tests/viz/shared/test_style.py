@@ -98,8 +98,8 @@ def test_a_projector_thins_position_ticks_further(synth: type) -> None:
 
 def test_a_projector_puts_an_axis_title_longer_than_its_axis_in_two_lines(synth: type) -> None:
     """The issue: 'decoder position: input → produced' at 24 px ran past a 14-row plot into
-    the figure's title."""
-    tr = synth.make_trace(src=list("abcdefghijklm"), tgt=["<s>", *"abcdefghijklm"])
+    the figure's title (a 14-row plot now keeps 461 px, where the title fits: 8 rows)."""
+    tr = synth.make_trace(src=list("abcdefgh"), tgt=["<s>", *"abcdefgh"])
     cross = viz.head_heatmap(tr, "cross", 0, 0)
     assert "<br>" not in cross.layout.yaxis.title.text
     projector(cross, PROJECTOR_FONT)

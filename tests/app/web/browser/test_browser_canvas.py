@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 from helpers.apptest import require_bundled
-from helpers.server import serving
 
 pytestmark = pytest.mark.browser
 HOST = "[data-testid=stBidiComponentIsolated]"  # a component's element; its canvas in its shadow
@@ -229,7 +228,9 @@ def test_labels_follow_the_dark_theme(
 
 
 @pytest.mark.slow
-def test_a_500_token_minilm_input_stays_readable_and_the_page_short(browser: Any) -> None:
+def test_a_500_token_minilm_input_stays_readable_and_the_page_short(
+    browser: Any, server: str
+) -> None:
     """Explore on minilm with exactly 500 tokens (issue 36: past 256 positions the enlarged
     head is its overview, drawn on a canvas): the head shows its pattern (layer 0 head 2 looks
     at a neighbour: its diagonal blocks dark, the rest light, colour ∝ ∛weight); the grid of
@@ -239,24 +240,24 @@ def test_a_500_token_minilm_input_stays_readable_and_the_page_short(browser: Any
     words = ["the", "cat", "sat", "on", "a", "mat", "and", "dog", "ran", "to", "house"]
     rng = random.Random(0)
     text = " ".join(rng.choice(words) for _ in range(498))  # each one token; [CLS], [SEP]
-    with serving("minilm") as url:
-        page = browser.new_page(viewport={"width": 1400, "height": 900})
-        page.goto(f"{url}/?layer=0&head=2&text={urllib.parse.quote(text)}", timeout=120_000)
-        page.wait_for_function(BOTH_DRAWN, timeout=120_000)  # the lines view's is a third
-        page.wait_for_timeout(500)  # the page takes its final width
-        head = page.locator(f"{HOST} canvas.hz-canvas")
-        assert json.loads(head.get_attribute("data-window")) == {"rows": [0, 500], "cols": [0, 500]}
-        g = json.loads(head.get_attribute("data-geometry"))
-        at = lambda fx, fy: page.evaluate(  # noqa: E731
-            PIXELS, ["hz-canvas", g["left"] + fx * g["w"], g["top"] + fy * g["h"]]
-        )["at"]
-        diagonal, far = at(0.501, 0.501), at(0.9, 0.1)
-        assert sum(diagonal[:3]) + 150 < sum(far[:3]), (diagonal, far)  # the pattern shows
-        heights = page.evaluate(HEIGHTS)
-        overview, grid = (page.evaluate(HOST_HEIGHT, name) for name in ("hz-canvas", "hg-canvas"))
-        note = page.locator(f"{HOST} .hg-note").text_content()
-        drawn = page.evaluate(PIXELS, ["hg-canvas", 0, 0])["drawn"]
-        page.close()
+    page = browser.new_page(viewport={"width": 1400, "height": 900})  # the worker's server
+    query = f"model=minilm&layer=0&head=2&text={urllib.parse.quote(text)}"
+    page.goto(f"{server}/?{query}", timeout=120_000)
+    page.wait_for_function(BOTH_DRAWN, timeout=120_000)  # the lines view's is a third
+    page.wait_for_timeout(500)  # the page takes its final width
+    head = page.locator(f"{HOST} canvas.hz-canvas")
+    assert json.loads(head.get_attribute("data-window")) == {"rows": [0, 500], "cols": [0, 500]}
+    g = json.loads(head.get_attribute("data-geometry"))
+    at = lambda fx, fy: page.evaluate(  # noqa: E731
+        PIXELS, ["hz-canvas", g["left"] + fx * g["w"], g["top"] + fy * g["h"]]
+    )["at"]
+    diagonal, far = at(0.501, 0.501), at(0.9, 0.1)
+    assert sum(diagonal[:3]) + 150 < sum(far[:3]), (diagonal, far)  # the pattern shows
+    heights = page.evaluate(HEIGHTS)
+    overview, grid = (page.evaluate(HOST_HEIGHT, name) for name in ("hz-canvas", "hg-canvas"))
+    note = page.locator(f"{HOST} .hg-note").text_content()
+    drawn = page.evaluate(PIXELS, ["hg-canvas", 0, 0])["drawn"]
+    page.close()
     assert heights["charts"] == [] and grid <= 700 and drawn > 0 and overview <= 1000
     assert "blocks of 9×9 positions" in note and "mean" in note
     # the overview, the grid, the lines view of 256 queries (about 550 px) and the token sets'

@@ -16,7 +16,7 @@ import pytest
 
 import attnlens
 from helpers.browser import settle
-from helpers.long_gpt2 import long_gpt2, words
+from helpers.long_gpt2 import words
 from helpers.server import serving
 
 pytestmark = pytest.mark.browser
@@ -33,13 +33,8 @@ WINDOW = """() => {
 
 
 @pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return long_gpt2(tmp_path_factory.mktemp("long_gpt2"))
-
-
-@pytest.fixture(scope="module")
-def long_server(model_dir: Path) -> Iterator[str]:
-    with serving(str(model_dir), env=BUDGET) as url:
+def long_server(long_gpt2_dir: Path) -> Iterator[str]:
+    with serving(str(long_gpt2_dir), env=BUDGET) as url:
         yield url
 
 
@@ -75,7 +70,7 @@ def hovered_weight(page: Any, row: int, col: int, shape: tuple[int, int]) -> flo
 
 
 def test_overview_zoom_exact_cells_head_switch_and_back(
-    browser: Any, long_server: str, model_dir: Path, monkeypatch: pytest.MonkeyPatch
+    browser: Any, long_server: str, long_gpt2_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     received: list[int] = []
@@ -99,7 +94,7 @@ def test_overview_zoom_exact_cells_head_switch_and_back(
     assert r0 % 4 == 0 and c0 % 4 == 0  # whole overview blocks
 
     monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", "1")
-    truth = attnlens.load(str(model_dir)).trace(words(N), record="scores")
+    truth = attnlens.load(str(long_gpt2_dir)).trace(words(N), record="scores")
     head = truth.head("decoder_self", 1, 0, slice(r0, r1), slice(c0, c1))
     shape = (r1 - r0, c1 - c0)
     for row, col in ((shape[0] - 1, 0), (shape[0] // 2, shape[1] // 3), (shape[0] - 1, 5)):

@@ -7,17 +7,14 @@ edges, counted in the canvases' own pixels."""
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import pytest
 
-from helpers.browser import settle
+from helpers.browser import explore_on, settle
 from helpers.long_gpt2 import words
 from helpers.long_modern import WINDOW, long_modern
-from helpers.server import serving
 
 pytestmark = pytest.mark.browser
 N = 400
@@ -38,15 +35,14 @@ PIXELS = """([cls, rgb, tol]) => {
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    folder: Path = long_modern("mistral", tmp_path_factory.mktemp("mistral"))
-    with serving(str(folder)) as url:
-        yield url
+def mistral(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return long_modern("mistral", tmp_path_factory.mktemp("mistral"))
 
 
-def test_grouped_heads_and_the_window_band_are_drawn(browser: Any, server: str) -> None:
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{server}/?page=explore&text={quote(words(N))}", timeout=120_000)
+def test_grouped_heads_and_the_window_band_are_drawn(
+    browser: Any, server: str, mistral: Path
+) -> None:
+    page = explore_on(browser, server, mistral, words(N))
     page.wait_for_function(
         f"() => ({PIXELS})(['hz-canvas', [0, 0, 0], 0]) !== null"
         f" && ({PIXELS})(['hg-canvas', [0, 0, 0], 0]) !== null",

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,6 @@ import pytest
 from attnlens.app.web.sidebar import THEME_HINT
 from helpers import figure_checks as check
 from helpers.browser import settle
-from helpers.server import serving
 
 pytestmark = [
     pytest.mark.browser,
@@ -255,23 +253,33 @@ BUTTON_TEXT_SIZES = """() => Object.fromEntries(
     .map(p => [p.innerText.trim(), getComputedStyle(p).fontSize]))"""
 
 
-@pytest.fixture(scope="module")
-def induction_server() -> Iterator[str]:
-    from helpers.apptest import require_bundled
-
-    require_bundled("induction")
-    with serving("induction") as url:
-        yield url
-
-
 @pytest.mark.parametrize("size", [{"width": 1400, "height": 1000}, PROJECTOR])
 def test_the_induction_figure_keeps_its_two_line_title_whole(
-    browser: Any, induction_server: str, size: dict[str, int]
+    browser: Any, server: str, size: dict[str, int]
 ) -> None:
     """Seen on Experiments and Heads with the induction model: the title's first line ("look
     back one after the match") was cut at the top of the figure, on a projector by half."""
-    page = opened(browser, f"{induction_server}/?page=heads", size)
+    from helpers.apptest import require_bundled
+
+    require_bundled("induction")
+    page = opened(browser, f"{server}/?page=heads&model=induction", size)
     page.get_by_text("look back one after the match").first.wait_for(timeout=60_000)
     found = [t for t in check.texts(page) if "look back" in t["text"] or "arrows:" in t["text"]]
     assert found and not check.clipped(found)
+    page.close()
+
+
+def test_figure_1s_notes_stay_in_their_own_column_at_1400_px(browser: Any, server: str) -> None:
+    """Issue 49: at 1400 px Figure 1's notes under one stack ran onto the other's: the two
+    "⊕ positional encoding" side by side, and an input longer than the stack is wide under
+    the decoder's own."""
+    from helpers.apptest import require_bundled
+
+    require_bundled("translate")
+    text = "the%20big%20cat%20sees%20the%20small%20dog%20that%20eats%20a%20fish"
+    page = opened(browser, f"{server}/?page=lecture&deck=section3&slide=2&text={text}", LECTURE)
+    found = check.texts(page)
+    notes = [t for t in found if "annotation" in t["role"] or "annotation" in t["group"]]
+    assert any("positional" in t["text"] for t in notes)
+    assert not check.overlapping(found)
     page.close()

@@ -3,7 +3,6 @@ an encoded surrogate as the text on every page, Markdown shortcodes as the model
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -11,8 +10,6 @@ import pytest
 from attnlens.app.web.main import PAGES
 from attnlens.app.web.safe_text import WORD_JOINER
 from helpers.apptest import require_bundled
-from helpers.browser import chromium
-from helpers.server import serving
 
 pytestmark = pytest.mark.browser
 PYTHON_ERRORS = ("Traceback", "TypeError", "UnicodeEncodeError", "surrogates", "IndexError")
@@ -20,10 +17,10 @@ SHORTCODES = ":material/warning: :red[x] :streamlit:"
 
 
 @pytest.fixture(scope="module")
-def browser_page() -> Iterator[tuple[Any, str]]:
+def browser_page(browser: Any, server: str) -> tuple[Any, str]:
+    """A tab on the worker's server: every link below names its model."""
     require_bundled("reverse")
-    with chromium() as browser, serving("reverse") as url:
-        yield browser.new_page(viewport={"width": 1200, "height": 900}), url
+    return browser.new_page(viewport={"width": 1200, "height": 900}), server
 
 
 def settled(page: Any, url: str, query: str, drawn: str = "h1") -> list[str]:

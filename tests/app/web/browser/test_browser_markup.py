@@ -23,7 +23,7 @@ from attnlens.model.net.tokenizer import CharTokenizer
 from attnlens.model.net.transformer import Transformer
 from attnlens.record.trace import ModelInfo, Trace
 from helpers.browser import settle
-from helpers.server import ROOT, serving
+from helpers.server import ROOT
 
 pytestmark = [
     pytest.mark.browser,
@@ -53,24 +53,26 @@ def nothing_ran(page: Any) -> bool:
     return bool(page.evaluate("() => window.__xss === undefined"))
 
 
-def test_markup_text_and_model_name_stay_text_in_the_app(markup_model: Path, browser: Any) -> None:
-    with serving(str(markup_model)) as url:
-        page = browser.new_page()
-        page.goto(f"{url}/?text={quote(IMG)}&target={quote(SCRIPT)}", timeout=60_000)
-        page.wait_for_selector(".js-plotly-plot", timeout=60_000)
-        settle(page)
-        assert nothing_ran(page)
-        assert page.locator("img[src='x']").count() == 0  # Playwright looks in shadow roots too
-        assert page.get_by_label("Text", exact=True).input_value() == IMG
-        keys = page.locator("[data-testid=stBidiComponentIsolated] .lv-key").all_text_contents()
-        assert keys[0] in ("<", "0 · <")  # the canvases' tokens are plain text
+def test_markup_text_and_model_name_stay_text_in_the_app(
+    markup_model: Path, browser: Any, server: str
+) -> None:
+    url, model = server, quote(str(markup_model))  # the worker's server, on the markup model
+    page = browser.new_page()
+    page.goto(f"{url}/?model={model}&text={quote(IMG)}&target={quote(SCRIPT)}", timeout=60_000)
+    page.wait_for_selector(".js-plotly-plot", timeout=60_000)
+    settle(page)
+    assert nothing_ran(page)
+    assert page.locator("img[src='x']").count() == 0  # Playwright looks in shadow roots too
+    assert page.get_by_label("Text", exact=True).input_value() == IMG
+    keys = page.locator("[data-testid=stBidiComponentIsolated] .lv-key").all_text_contents()
+    assert keys[0] in ("<", "0 · <")  # the canvases' tokens are plain text
 
-        page.goto(f"{url}/?model={quote(IMG)}&model_choice=other", timeout=60_000)
-        page.wait_for_selector("[data-testid='stMain'] [data-testid='stElementContainer']")
-        settle(page)
-        assert nothing_ran(page)
-        assert page.locator("img[src='x']").count() == 0
-        page.close()
+    page.goto(f"{url}/?model={quote(IMG)}&model_choice=other", timeout=60_000)
+    page.wait_for_selector("[data-testid='stMain'] [data-testid='stElementContainer']")
+    settle(page)
+    assert nothing_ran(page)
+    assert page.locator("img[src='x']").count() == 0
+    page.close()
 
 
 def markup_trace() -> Trace:

@@ -6,18 +6,15 @@ to load (a long one's record, kept as scores, is checked under AppTest)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 import numpy as np
 import pytest
 
 import attnlens
-from helpers.browser import settle
-from helpers.long_gpt2 import long_gpt2, words
-from helpers.server import serving
+from helpers.browser import explore_on, settle
+from helpers.long_gpt2 import words
 
 pytestmark = pytest.mark.browser
 N = 40
@@ -36,22 +33,10 @@ TITLES = """() => [...document.querySelectorAll('.js-plotly-plot .gtitle')]
   .map(t => t.textContent).join('|')"""
 
 
-@pytest.fixture(scope="module")
-def model_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return long_gpt2(tmp_path_factory.mktemp("long_gpt2"))
-
-
-@pytest.fixture(scope="module")
-def server_url(model_dir: Path) -> Iterator[str]:
-    with serving(str(model_dir)) as url:
-        yield url
-
-
 def test_a_word_as_queries_hovered_and_clicked(
-    browser: Any, server_url: str, model_dir: Path
+    browser: Any, server: str, long_gpt2_dir: Path
 ) -> None:
-    page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{server_url}/?page=explore&text={quote(words(N))}", timeout=120_000)
+    page = explore_on(browser, server, long_gpt2_dir, words(N))
     box = page.get_by_role("textbox", name="Tokens", exact=True)
     box.wait_for(timeout=120_000)
     settle(page)
@@ -68,7 +53,7 @@ def test_a_word_as_queries_hovered_and_clicked(
     found = re.search(r"layer 0 · head 1looks most at (\d+) · w\d+: (\d\.\d{4})$", text)
     assert found, text
 
-    truth = attnlens.load(str(model_dir)).trace(words(N))
+    truth = attnlens.load(str(long_gpt2_dir)).trace(words(N))
     where = [i for i, t in enumerate(truth.tgt_tokens) if t == "w7"]
     mean = np.mean([truth.head("decoder_self", 0, 1, slice(i, i + 1))[0] for i in where], 0)
     assert int(found.group(1)) == int(mean.argmax())

@@ -9,6 +9,7 @@ label is. Kaleido draws both with the system's Chromium.
 from __future__ import annotations
 
 import io
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from itertools import pairwise
@@ -181,3 +182,39 @@ def test_html_png_and_svg_of_a_figure_share_one_layout(
     png = Image.open(io.BytesIO(show.export(fig, "png")))
     assert png.size == (2 * size["width"], 2 * size["height"])
     assert labels and all(a[1] <= b[0] for a, b in pairwise(labels)), labels  # apart
+
+
+def test_an_svgs_heatmap_cells_are_vectors_in_the_colours_of_its_png(
+    figures: dict[str, Callable[[], go.Figure]], browser: Any, tmp_path: Path
+) -> None:
+    """Issue 49: the SVG held the cells as an embedded PNG. Now each cell is a filled path
+    (viz/shared/vector_cells.py); the SVG as Chromium draws it has, at every cell's centre,
+    the colour the PNG has there (within a shade of 64 steps)."""
+    fig = as_shown(figures["heatmap"](), present=False)
+    svg = show.export(fig, "svg")
+    text = svg.decode()
+    assert re.search(r"<image[^>]*opacity: 0", text)  # the picture hidden
+    assert text.count('fill-rule="evenodd"') >= 10  # a path per shade of the cells
+    path = tmp_path / "figure.svg"
+    path.write_bytes(svg)
+    size = image_size(fig)
+    page = browser.new_page(viewport=size)
+    page.goto(path.as_uri())
+    cells = page.evaluate(CELL_CENTRES)
+    drawn = np.asarray(Image.open(io.BytesIO(page.screenshot())).convert("RGB"), dtype=float)
+    page.close()
+    png = Image.open(io.BytesIO(show.export(fig, "png"))).convert("RGB")
+    raster = np.asarray(png.resize((size["width"], size["height"])), dtype=float)
+    assert len(cells) == len(fig.data[0].x) * len(fig.data[0].y)
+    worst = max(float(np.abs(drawn[y, x] - raster[y, x]).max()) for x, y in cells)
+    assert worst <= 12, f"a cell's colour differs by {worst} of 255"
+
+
+# the centre of every cell of the first plot, in px of the page (the SVG's own coordinates)
+CELL_CENTRES = """() => { const clip = document.querySelector('clipPath.axesclip[id$="xy"] rect');
+  const [x0, y0, w, h] = ['x', 'y', 'width', 'height'].map(k => +clip.getAttribute(k));
+  const ticks = (axis) => document.querySelectorAll(`.${axis}tick`).length;
+  const nx = ticks('x'), ny = ticks('y'), out = [];
+  for (let i = 0; i < ny; i++) for (let j = 0; j < nx; j++)
+    out.push([Math.round(x0 + (j + 0.5) * w / nx), Math.round(y0 + (i + 0.5) * h / ny)]);
+  return out; }"""

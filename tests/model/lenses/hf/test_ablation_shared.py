@@ -18,6 +18,7 @@ from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.lenses.hf.lens import HFLens
 from attnlens.model.lenses.token_runs import TokenBatch
 from helpers.hf_models import in_memory, tiny_hf
+from helpers.parts import ablation, runs
 
 CPU = torch.device("cpu")
 TEXTS = ("the cat sat on the mat", "hello world", "a dog sat on a log")
@@ -45,13 +46,13 @@ def assert_unchanged(model: torch.nn.Module, before: dict[str, tuple[torch.Tenso
 def test_ablated_runs_and_decodes_leave_the_shared_model_as_it_was() -> None:
     lens = gpt2()
     before = weights(lens.model)
-    batch = TokenBatch([lens.token_ids(t) for t in TEXTS])
-    plain = lens.run_tokens(batch)
+    batch = TokenBatch([runs(lens).token_ids(t) for t in TEXTS])
+    plain = runs(lens).run_tokens(batch)
     every_head = [HeadRef("decoder_self", layer, head) for layer in range(2) for head in range(2)]
-    ablated = lens.run_tokens(batch, every_head)
+    ablated = ablation(lens).run_tokens(batch, every_head)
     lens.decode(TEXTS[0], strategy="beam", beam_size=3, max_len=4, ablate=["1.0", "0.1"])
     assert_unchanged(lens.model, before)
-    again = lens.run_tokens(batch)
+    again = runs(lens).run_tokens(batch)
     np.testing.assert_array_equal(again.logprobs, plain.logprobs)
     assert np.nanmax(np.abs(ablated.logprobs - plain.logprobs)) > 1e-6
 
@@ -60,15 +61,17 @@ def test_runs_without_ablation_beside_ablated_ones_give_what_they_give_alone() -
     lens = gpt2()
     before = weights(lens.model)
     heads = [HeadRef("decoder_self", layer, head) for layer in range(2) for head in range(2)]
-    batch = TokenBatch([lens.token_ids(t) for t in TEXTS])
+    batch = TokenBatch([runs(lens).token_ids(t) for t in TEXTS])
     work = [("plain", None), *[("ablated", h) for h in heads]] * 4
     trace_alone = lens.trace(TEXTS[0]).to_json()
-    alone = {h: lens.run_tokens(batch, [] if h is None else [h]).logprobs for _, h in work}
+    alone = {
+        h: ablation(lens).run_tokens(batch, [] if h is None else [h]).logprobs for _, h in work
+    }
     decode_alone = lens.decode(TEXTS[1], ablate=["1.1"], max_len=4).to_json()
 
     def call(item: tuple[str, HeadRef | None]) -> tuple[HeadRef | None, np.ndarray, str]:
         _, head = item
-        run = lens.run_tokens(batch, [] if head is None else [head])
+        run = ablation(lens).run_tokens(batch, [] if head is None else [head])
         other = lens.trace(TEXTS[0]) if head is None else lens.decode(TEXTS[1], ablate=["1.1"],
                                                                       max_len=4)  # fmt: skip
         return head, run.logprobs, other.to_json()
@@ -95,11 +98,11 @@ def test_a_copy_larger_than_the_budget_is_refused_naming_its_size(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     lens = gpt2()
-    ids = lens.token_ids("hi")  # a short batch passes the record budget; the copy does not
+    ids = runs(lens).token_ids("hi")  # a short batch passes the record budget; the copy does not
     monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", "0.0005")  # 524 bytes; W^O is 16 × 16 × 4
     with pytest.raises(RecordTooLargeError) as caught:
-        lens.run_tokens(TokenBatch([ids]), [HeadRef("decoder_self", 0, 0)])
+        ablation(lens).run_tokens(TokenBatch([ids]), [HeadRef("decoder_self", 0, 0)])
     message = str(caught.value)
     assert "output projections, 0.000977 MB" in message and "limit of 0.0005 MB" in message
     assert "ATTNLENS_MAX_RECORD_MB" in message
-    assert np.isfinite(lens.run_tokens(TokenBatch([ids])).logprobs).all()
+    assert np.isfinite(runs(lens).run_tokens(TokenBatch([ids])).logprobs).all()

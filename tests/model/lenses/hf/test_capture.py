@@ -20,6 +20,7 @@ from attnlens.model.lenses.hf.tracing import capture_twin
 from attnlens.record.scores import LayerScores
 from attnlens.record.trace import Trace
 from helpers.hf_zoo import ZOO, zoo_folder
+from helpers.parts import runs
 
 CPU = torch.device("cpu")
 TEXT = "the cat sat on the mat and the dog sat on the cat"
@@ -100,9 +101,9 @@ ALL_MASK_ATTENTION_FUNCTIONS.register("attnlens_capture_test", sdpa_mask)  # CAP
 def test_weights_times_values_give_the_kernels_own_output(name: str) -> None:
     model = capture_twin(lens(name).model)
     model.set_attn_implementation("attnlens_capture_test")
-    ids = torch.tensor([lens(name).token_ids(TEXT)])  # (1, N)
+    ids = torch.tensor([runs(lens(name)).token_ids(TEXT)])  # (1, N)
     inputs: dict[str, Any] = {"input_ids": ids}
-    if lens(name).kind == "encoder-decoder":
+    if lens(name).architecture == "encoder-decoder":
         inputs["decoder_input_ids"] = ids[:, :7]
     with torch.inference_mode():
         out = model(**inputs, output_attentions=True)
@@ -228,7 +229,7 @@ def test_eager_weights_times_values_give_each_layer_its_own_output(
     recorded = hf.trace(TEXT, record="scores")
     assert recorded.scores is None  # eager weights, with the note saying why (test above)
     weights = recorded.attention("decoder_self")  # (N, h, T, T)
-    ids = torch.tensor([hf.token_ids(TEXT)])
+    ids = torch.tensor([runs(hf).token_ids(TEXT)])
     model = hf.model
     blocks = len(model.transformer.h)
     assert weights is not None and len(weights) == blocks
