@@ -11,6 +11,7 @@ import torch
 
 from attnlens.analysis.norm_shares import shares, special_keys
 from attnlens.model.lenses.registry import MINILM, load, minilm_folder
+from helpers.parts import runs
 
 SENTENCES = (
     "The cat sat on the mat because it was warm.",
@@ -51,7 +52,7 @@ def test_minilms_middle_layers_weigh_specials_heavily_and_carry_little_from_them
     weights, norms = [], []
     for text in SENTENCES:
         tr = lens.trace(text)
-        ids = torch.tensor([lens.token_ids(text)])
+        ids = torch.tensor([runs(lens).token_ids(text)])
         inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
         carried = head_norms(model, "bert", lens.info, inputs)["encoder_self"].carried
         a = tr.encoder_self

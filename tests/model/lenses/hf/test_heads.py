@@ -29,6 +29,7 @@ from attnlens.model.lenses.hf.tracing import kernel_twin
 from attnlens.model.net.contributions import head_slices, head_vectors
 from attnlens.record.trace import Kind, Trace
 from helpers.hf_zoo import ZOO, zoo_folder
+from helpers.parts import runs
 from helpers.sharp import SHARP, largest_score, sharp_hf_folder
 
 CPU = torch.device("cpu")
@@ -41,7 +42,7 @@ def lens(name: str, folder: Path | None = None) -> HFLens:
 
 
 def inputs(hf: HFLens) -> dict[str, Any]:
-    ids = torch.tensor([hf.token_ids(TEXT)])  # (1, N)
+    ids = torch.tensor([runs(hf).token_ids(TEXT)])  # (1, N)
     out: dict[str, Any] = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
     if hf.info.architecture == "encoder-decoder":
         out["decoder_input_ids"] = ids[:, :7]

@@ -23,11 +23,12 @@ from attnlens.model.net.stream import Stream
 from attnlens.record.attribution import LogitAttribution
 from attnlens.record.errors import InputError
 from helpers.hf_zoo import ZOO, variant, zoo_folder
+from helpers.parts import runs
 from helpers.sharp import sharp_hf_folder
 
 CPU = torch.device("cpu")
 TEXT = "the cat sat on the mat and the dog sat on the cat"
-DECODERS = [n for n, s in ZOO.items() if s.kind != "encoder"]
+DECODERS = [n for n, s in ZOO.items() if s.architecture != "encoder"]
 
 
 @functools.cache
@@ -37,7 +38,7 @@ def lens(name: str, folder: Path | None = None) -> HFLens:
 
 def _case(hf: HFLens) -> tuple[list[int], list[int] | None]:
     """(decoder ids, source ids or None) of TEXT."""
-    ids = list(hf.token_ids(TEXT))
+    ids = list(runs(hf).token_ids(TEXT))
     if hf.info.architecture != "encoder-decoder":
         return ids, None
     return [hf.model.config.decoder_start_token_id, *ids[:6]], ids
