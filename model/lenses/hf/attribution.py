@@ -114,20 +114,28 @@ LOGIT_EXTRAS = ("final_logit_softcapping", "logit_scale", "logits_scaling")
 
 def layout_of(model: PreTrainedModel, model_type: str, name: str) -> Layout:
     """The layout attnlens states for this model, or an InputError saying why there is none."""
+    why = why_no_layout(model, model_type, name)
+    if why:
+        raise InputError(why)
+    return LAYOUTS[model_type]
+
+
+def why_no_layout(model: PreTrainedModel, model_type: str, name: str) -> str:
+    """Why attnlens cannot attribute this model's logits ("" where its layout is stated)."""
     layout = LAYOUTS.get(model_type)
     if layout is None:
-        raise InputError(
+        return (
             f"no direct logit attribution for {name}: attnlens does not know how the blocks of "
             f"{model_type} models add to the residual stream (known: {', '.join(sorted(LAYOUTS))})"
         )
     text = model.config.get_text_config()
     for why, broken in layout.breaks:
         if broken(text):
-            raise InputError(f"no direct logit attribution for {name}: {why}")
+            return f"no direct logit attribution for {name}: {why}"
     for extra in LOGIT_EXTRAS:
         if extra != layout.softcap and getattr(text, extra, None) not in (None, 1, 1.0):
-            raise InputError(f"no direct logit attribution for {name}: its logits pass {extra}")
-    return layout
+            return f"no direct logit attribution for {name}: its logits pass {extra}"
+    return ""
 
 
 @torch.inference_mode()
