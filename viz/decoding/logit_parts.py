@@ -14,6 +14,10 @@ from attnlens.record.picking import KIND_TITLES
 
 RAISES, LOWERS = "#b2182b", "#2166ac"  # the ends of the diverging scale
 SCALE = [[0, LOWERS], [0.5, "#f7f7f7"], [1, RAISES]]
+# under the grids, not beside them, where it covered the first grid's layer labels
+COLORBAR = {"title": {"text": "part of the logit", "side": "top"}, "orientation": "h",
+            "x": 0.0, "xanchor": "left", "y": -0.2, "yanchor": "top", "len": 0.45,
+            "thickness": 12}  # fmt: skip
 SHORT = {"decoder_self": "self-attention", "cross": "cross-attention"}  # bar labels
 
 
@@ -35,7 +39,7 @@ def logit_parts(record: LogitAttribution, token: str | None = None) -> go.Figure
     fig = make_subplots(
         rows=1, cols=len(kinds) + 1, column_widths=[*([1.0] * len(kinds)), 0.9],
         subplot_titles=[*(f"{KIND_TITLES[k]} heads" for k in kinds), "other parts"],  # type: ignore[index]
-        horizontal_spacing=0.09,
+        horizontal_spacing=0.17,  # room for the bars' labels and the next grid's layers
     )  # fmt: skip
     reach = max([float(np.abs(v).max()) for v in record.heads.values()] + [1e-12])
     for col, kind in enumerate(kinds, start=1):
@@ -44,7 +48,7 @@ def logit_parts(record: LogitAttribution, token: str | None = None) -> go.Figure
             z=parts, x=[f"head {h}" for h in range(parts.shape[1])],
             y=[f"layer {i}" for i in range(parts.shape[0])],
             zmin=-reach, zmax=reach, zmid=0, colorscale=SCALE,
-            showscale=col == 1, colorbar={"title": {"text": "part of the logit"}, "x": -0.12},
+            showscale=col == 1, colorbar=COLORBAR,
             hovertemplate="%{y} · %{x}<br>part of the logit %{z:+.4f}<extra></extra>",
             xgap=2, ygap=2,
         ), row=1, col=col)  # fmt: skip
@@ -62,6 +66,6 @@ def logit_parts(record: LogitAttribution, token: str | None = None) -> go.Figure
         title={"text": f"which parts wrote {shown!r}: logit {record.logit:+.4f}{capped} "
                f"(log p {record.logprob:.3f}) = the sum of the parts",
                "subtitle": {"text": f"direct logit attribution through {record.frozen}"}},
-        plot_bgcolor="white", showlegend=False, margin={"t": 110},
+        plot_bgcolor="white", showlegend=False, margin={"t": 110, "b": 110},
     )  # fmt: skip
     return fig
