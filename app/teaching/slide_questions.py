@@ -178,4 +178,5 @@ def carried_reveal(live: LiveInput, kind: Kind) -> go.Figure:
     keys = special_keys(tr.shown(kind)[1])
     weight, norm = shares(weights.sum(2), live.carried(kind), weights.shape[2], keys)
     names = " + ".join(dict.fromkeys(tr.shown(kind)[1][j] for j in keys))
-    return shares_by_layer(weight.mean(-1), norm.mean(-1), names)
+    fig = shares_by_layer(weight.mean(-1), norm.mean(-1), names)
+    return fig.update_layout(title_text=f"{names}: weight vs what heads carry")  # fits a slide

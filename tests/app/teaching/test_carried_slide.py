@@ -42,7 +42,7 @@ def test_on_minilm_it_asks_then_reveals_weight_against_norm_share() -> None:
     assert question.layer == 2 and "special tokens" in question.prompt
     assert built.figure is not None and built.reveal is not None
     weight, norm = (np.asarray(t.y, dtype=np.float64) for t in built.reveal.data)
-    assert len(weight) == 6 and "[CLS]" in built.reveal.layout.title.text
+    assert len(weight) == 6 and "[CLS] + [SEP]" in built.reveal.layout.title.text
     assert (weight[1:5] > 0.5).all() and (norm[1:5] < weight[1:5] / 2).all(), (weight, norm)
     answer = question.options[question.answer]
     assert answer not in str(built.figure.to_plotly_json())  # the answer waits for the reveal
