@@ -31,6 +31,7 @@ from attnlens.viz.decoding.beam import (
     Node,
     check_node,
     extended,
+    followed,
     followed_row,
     output_node,
     steps_that_fit,
@@ -214,7 +215,7 @@ def step_view(lens: Lens, run: DecodeRun) -> None:
             kind = "cross" if run.model.architecture == "encoder-decoder" else "decoder_self"
             name = figure_name(kind, layer, head, f"step{step}")
             show.download_buttons(fig, "step_attention", name)
-        wrote_view(lens, run, step, row)
+        wrote_view(lens, run, step, row, followed(run, step, node)[step].token)
     width, font = TREE_PX[show.presenting()]
     tree = viz.beam_tree(run, node, font)
     tree = clickable(steps_viz.up_to_step(tree, step, steps_that_fit(run, width, font)))

@@ -11,7 +11,7 @@ from attnlens import Lens
 from attnlens.app.web import show, waits
 from attnlens.app.web.pickers import memo
 from attnlens.app.web.safe_text import md
-from attnlens.model.lenses.parts import Attribution, chosen_token
+from attnlens.model.lenses.parts import Attribution
 from attnlens.record.attribution import LogitAttribution
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError
@@ -21,8 +21,9 @@ TITLE = "Which heads wrote this token"
 KEY = "w_wrote"
 
 
-def wrote_view(lens: Lens, run: DecodeRun, step: int, row: int) -> None:
-    """The expander; its token picker and figure are drawn (and computed) only when open."""
+def wrote_view(lens: Lens, run: DecodeRun, step: int, row: int, decoded: str) -> None:
+    """The expander; its token picker and figure are drawn (and computed) only when open.
+    decoded: the token the followed path took at this step, from live row `row`."""
     can = lens.capabilities
     box = st.expander(TITLE, key=KEY, on_change="rerun")
     with box:
@@ -31,7 +32,7 @@ def wrote_view(lens: Lens, run: DecodeRun, step: int, row: int) -> None:
         if can.attribution is None:
             st.caption(md(f"Not for this model: {can.reason('attribution')}"))
             return
-        token = picked_token(lens, run, step, row)
+        token = picked_token(lens, run, step, row, decoded)
         part = can.attribution
         key = (id(lens), lens.name, repr(run.params), run.src_tokens, step, row, token)
         try:
@@ -45,9 +46,8 @@ def wrote_view(lens: Lens, run: DecodeRun, step: int, row: int) -> None:
         show.figure(logit_parts(record, shown), "logit_parts", f"logit-parts-step{step}")
 
 
-def picked_token(lens: Lens, run: DecodeRun, step: int, row: int) -> str:
+def picked_token(lens: Lens, run: DecodeRun, step: int, row: int, decoded: str) -> str:
     """The token asked about: the one decoded at this step (default), or any candidate."""
-    decoded = chosen_token(run, step, row)
     options = list(dict.fromkeys([decoded, *(c.token for c in run.steps[step].candidates[row])]))
     shown = dict(zip(options, lens.display_tokens(options), strict=True))
     return str(st.selectbox(

@@ -15,7 +15,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from attnlens.app.web.decode.wrote import KEY
-from helpers.apptest import chart, open_bundled, open_on
+from helpers.apptest import chart, open_bundled, open_on, step_views
 from helpers.hf_zoo import variant
 
 TITLE = "which parts wrote"
@@ -77,3 +77,15 @@ def test_a_decoder_without_the_part_says_why(tmp_path: Path) -> None:
     reason = next(c.value for c in at.caption if c.value.startswith("Not for this model"))
     assert "do_layer_norm_before" in reason.replace("\\", "") and "\n" not in reason
     assert not [s for s in (e.proto.spec for e in at.get("plotly_chart")) if TITLE in s]
+
+
+def test_under_beam_search_the_default_token_is_the_one_the_followed_path_took() -> None:
+    """At a step where several beams extend the followed row, the token asked about is the one
+    on the followed path (the step view's last token), not merely that row's likeliest child."""
+    at = opened(open_bundled("decode", "lm", timeout=120, strategy="beam", step="3"))
+    assert not at.exception
+    (view,) = step_views(at)
+    taken = view["steps"][3]["tokens"].split(" ")[-1]
+    picker = next(s for s in at.selectbox if s.label == "Token")
+    assert str(picker.value).replace(" ", "␣") == taken
+    assert picker.options[0].endswith("(decoded)")
