@@ -34,7 +34,7 @@ def wrote_view(lens: Lens, run: DecodeRun, step: int, row: int, decoded: str) ->
             return
         token = picked_token(lens, run, step, row, decoded)
         part = can.attribution
-        key = (id(lens), lens.name, repr(run.params), run.src_tokens, step, row, token)
+        key = (id(lens), lens.name, run.strategy, repr(run.params), run.src_tokens, step, row, token)
         try:
             record = memo("decode_wrote", key, lambda: _attributed(lens, part, run, step, row,
                                                                    token))  # fmt: skip
