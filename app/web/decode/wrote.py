@@ -34,7 +34,8 @@ def wrote_view(lens: Lens, run: DecodeRun, step: int, row: int, decoded: str) ->
             return
         token = picked_token(lens, run, step, row, decoded)
         part = can.attribution
-        key = (id(lens), lens.name, run.strategy, repr(run.params), run.src_tokens, step, row, token)
+        run_key = (run.strategy, repr(run.params), run.src_tokens)
+        key = (id(lens), lens.name, run_key, step, row, token)
         try:
             record = memo("decode_wrote", key, lambda: _attributed(lens, part, run, step, row,
                                                                    token))  # fmt: skip
