@@ -48,6 +48,8 @@ FIGURES: dict[str, str] = {  # name -> what it shows
     "softmax": "the output softmax: the next token's probabilities (§3.4)",
     "decoding": "greedy vs beam search vs sampling with temperature / top-k / top-p",
     "heatmap": "one head's attention: queries × keys",
+    "carried": "a weight is not what a head carries: where a head looks, then what it carries "
+    "from the special tokens (Kobayashi et al. 2020)",
 }
 QUESTIONS: dict[str, tuple[str, ...]] = {  # question kind -> figures it may be asked on
     "where": ("qkv", "scaling", "heads", "causal", "cross", "heatmap"),
@@ -55,6 +57,7 @@ QUESTIONS: dict[str, tuple[str, ...]] = {  # question kind -> figures it may be 
     "alignment-head": ("heads", "heatmap", "cross"),
     "greedy-next": ("softmax", "decoding"),
     "beam-vs-greedy": ("softmax", "decoding"),
+    "carried": ("carried", "heatmap"),
 }
 Auto = str  # "auto", "first" or "last", resolved against the model when the slide is shown
 

@@ -6,6 +6,9 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+import numpy as np
+
+from attnlens.model.lenses.carried import carried_norms
 from attnlens.model.lenses.lens import Lens
 from attnlens.model.lenses.parts import Projections
 from attnlens.record.decode import DecodeRun
@@ -83,6 +86,16 @@ class LiveInput:
         if can.projections is None:
             raise InputError(can.reason("projections"))
         return can.projections
+
+    def carried(self, kind: Kind) -> np.ndarray:
+        """(L, H, K) ‖f_h(xⱼ)‖ of the trace's keys, what each key gives each head; an
+        InputError (the slide's note) where the model cannot say."""
+        found = self._once("carried", lambda: carried_norms(self.lens, self.text))
+        if isinstance(found, str):
+            raise InputError(found)
+        if kind not in found:
+            raise InputError(f"{self.lens.name} records no {kind} norms")
+        return found[kind].carried
 
     def other(self, text: str) -> Trace:
         """Another input's trace on the same model (a batch partner for padding)."""

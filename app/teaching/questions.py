@@ -296,3 +296,49 @@ def beam_question(greedy: DecodeRun, beam: DecodeRun) -> Question:
         answer=0 if better else 1,
         why=why,
     )
+
+
+EDGE = 0.02  # a carried share this close to a band's edge is too close to call
+
+
+def carried_question(
+    trace: Trace, kind: Kind, layer: int, carried: np.ndarray, head: int | None = None
+) -> Question | NoQuestion:
+    """ "This head puts w of its weight on the special tokens: what share of what it carries
+    comes from them?" (Kobayashi et al. 2020), on the head of the layer (or `head`) with the
+    most weight on them, when that is at least SHARP; carried: (L, H, K) ‖f_h(xⱼ)‖. The
+    options are bands of the weight share: under a quarter of it, a quarter to a half, a half
+    to all of it, more."""
+    weights = attention_of(trace, kind)[layer].astype(np.float64)  # (H, Q, K)
+    keys = [j for j, t in enumerate(trace.shown(kind)[1]) if t in SPECIAL]
+    if not keys:
+        return NoQuestion("the keys hold no special token ([CLS], [SEP], <s>, …) to ask about")
+    weight = weights[:, :, keys].sum(-1).mean(-1)  # (H,)
+    carrying = weights.sum(1) * carried[layer]  # (H, K): Σᵢ αᵢⱼ ‖f(xⱼ)‖
+    norm = carrying[:, keys].sum(-1) / np.maximum(carrying.sum(-1), 1e-30)  # (H,)
+    h = int(np.argmax(weight)) if head is None else head
+    w, n = float(weight[h]), float(norm[h])
+    if w < SHARP:
+        return NoQuestion(
+            f"no head of layer {layer} puts {SHARP:.0%} of its weight on the special tokens "
+            f"(head {h}: {w:.0%}): nothing striking to ask about"
+        )
+    edges = (w / 4, w / 2, w)
+    if min(abs(n - e) for e in edges) < EDGE:
+        return NoQuestion(f"head {h} carries {n:.0%} from them, too close to a band's edge")
+    options = (f"under {edges[0]:.0%}", f"{edges[0]:.0%} to {edges[1]:.0%}",
+               f"{edges[1]:.0%} to {edges[2]:.0%}", f"over {edges[2]:.0%}")  # fmt: skip
+    return Question(
+        ask="carried",
+        prompt=f"Layer {layer}, head {h} puts {w:.0%} of its weight on the special tokens. "
+        "What share of what it carries comes from them?",
+        options=options,
+        answer=int(np.searchsorted(edges, n)),
+        why=f"{n:.0%}: the special tokens' vectors are short, so the weight they take "
+        f"carries little (‖f(x)‖ on them {np.mean(carried[layer, h, keys]):.2f}, elsewhere "
+        f"{np.mean(np.delete(carried[layer, h], keys)):.2f}).",
+        kind=kind,
+        layer=layer,
+        head=h,
+        scores=tuple(float(x) for x in norm),
+    )

@@ -153,4 +153,5 @@ FIGURES: dict[str, Callable[[Slide, LiveInput, Shown], go.Figure]] = {
     "softmax": _softmax,
     "decoding": _decoding,
     "heatmap": _heatmap,
+    "carried": _heatmap,  # where the head looks: what it carries is the question's reveal
 }

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
+from attnlens.analysis.norm_shares import shares, special_keys
 from attnlens.app.teaching.deck import Slide
 from attnlens.app.teaching.live import LiveInput
 from attnlens.app.teaching.questions import (
@@ -16,6 +17,7 @@ from attnlens.app.teaching.questions import (
     NoQuestion,
     Question,
     beam_question,
+    carried_question,
     greedy_question,
     head_question,
     head_scores,
@@ -28,6 +30,7 @@ from attnlens.record.picking import true_source_hits
 from attnlens.record.trace import Kind
 from attnlens.viz.lecture import reveal as reveal_viz
 from attnlens.viz.lecture.output_softmax import next_token_bars
+from attnlens.viz.measures.carried import shares_by_layer
 
 JOBS: dict[str, Job] = {
     "previous-head": "previous",
@@ -56,6 +59,9 @@ def slide_question(
         layer = shown.layer if slide.layer is not None or view.layer is not None else None
         ref = live.reference() if shown.kind == "cross" else None
         return head_question(tr, shown.kind, job, layer, ref)  # type: ignore[arg-type]
+    if ask == "carried":
+        assert shown.kind is not None and shown.layer is not None
+        return carried_question(tr, shown.kind, shown.layer, live.carried(shown.kind), shown.head)
     greedy = live.greedy()
     if ask == "greedy-next":
         step = shown.step
@@ -146,6 +152,9 @@ def reveal(question: Question, live: LiveInput) -> go.Figure:
         return reveal_viz.head_scores(
             question.scores, head, f"layer {question.layer}: each head's {job} share"
         )
+    if question.ask == "carried":
+        assert question.kind is not None
+        return carried_reveal(live, question.kind)
     greedy = live.greedy()
     if question.ask == "greedy-next":
         return next_token_bars(greedy, question.step or 0)
@@ -158,3 +167,16 @@ def split_step(greedy: DecodeRun, beam: DecodeRun) -> int:
     """The first step where beam search's output leaves greedy's (0 when they agree)."""
     g, b = greedy.output_tokens, beam.output_tokens
     return next((i for i, (x, y) in enumerate(zip(g, b, strict=False)) if x != y), 0)
+
+
+def carried_reveal(live: LiveInput, kind: Kind) -> go.Figure:
+    """Per layer, the heads' weight share on the special tokens beside their share of what the
+    heads carry (the mean over heads; analysis/norm_shares.py)."""
+    tr = live.trace
+    weights = tr.attention(kind)
+    assert weights is not None, "a slide's trace keeps its weights"
+    keys = special_keys(tr.shown(kind)[1])
+    weight, norm = shares(weights.sum(2), live.carried(kind), weights.shape[2], keys)
+    names = " + ".join(dict.fromkeys(tr.shown(kind)[1][j] for j in keys))
+    fig = shares_by_layer(weight.mean(-1), norm.mean(-1), names)
+    return fig.update_layout(title_text=f"{names}: weight vs what heads carry")  # fits a slide

@@ -31,7 +31,8 @@ from attnlens.model.lenses.lens import (
 )
 from attnlens.model.lenses.next_tokens import check_logits_budget, check_top, top_next
 from attnlens.model.lenses.own import OwnLens
-from attnlens.model.lenses.parts import Evaluation, Predictor, Samples
+from attnlens.model.lenses.own_attribution import causal_part
+from attnlens.model.lenses.parts import Attribution, Evaluation, Predictor, Samples
 from attnlens.model.lenses.tensors import numpy_of, past_length
 from attnlens.model.lenses.token_runs import TokenBatch, TokenRun
 from attnlens.model.net.attention import QKV
@@ -116,6 +117,9 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
             tgt_logprobs=numpy_of(logprobs.gather(-1, nxt.unsqueeze(-1)).squeeze(-1)),
             warnings=tuple(warnings), positional_scheme="sinusoidal",
         )  # fmt: skip
+
+    def _attribution(self) -> Attribution:
+        return causal_part(self)
 
     def _predictor(self) -> Predictor:
         return Predictor(self._next_tokens)

@@ -24,6 +24,7 @@ from attnlens.model.decoding.request import (
 )
 from attnlens.model.lenses.parts import (
     Ablation,
+    Attribution,
     Evaluation,
     Predictor,
     Projections,
@@ -70,6 +71,7 @@ WHY_NOT = {
     "token_runs": "{name} does not run on token ids",
     "ablation": "no head of {name} can be ablated",
     "samples": "attnlens has no inputs of {name}'s kind to sample",
+    "attribution": "{name} writes no text: which heads wrote a token is asked of a decoder",
 }
 
 
@@ -92,6 +94,7 @@ class Capabilities:
     token_runs: TokenRuns | None = None  # what the head experiments run on
     ablation: Ablation | None = None  # heads ablated
     samples: Samples | None = None  # inputs of the model's kind
+    attribution: Attribution | None = None  # which heads wrote a token (decoders)
     why_not: Mapping[str, str] = field(default_factory=dict)  # part → why it is None
 
     @classmethod
@@ -108,6 +111,7 @@ class Capabilities:
         token_runs: TokenRuns | None = None,
         ablation: Ablation | None = None,
         samples: Samples | None = None,
+        attribution: Attribution | None = None,
         reasons: Mapping[str, str] | None = None,
     ) -> Capabilities:
         """The facts from the record's ModelInfo, the parts as given; each part left None gets
@@ -116,7 +120,7 @@ class Capabilities:
         facts = cls(
             kinds, info.default_kind, info.self_kind, "decoder_self" in kinds, "cross" in kinds,
             reads_pairs, predictor, projections, task, evaluation, training, token_runs,
-            ablation, samples,
+            ablation, samples, attribution,
         )  # fmt: skip
         missing = [p for p in WHY_NOT if p != "decode" and getattr(facts, p) is None]
         missing += [] if facts.decodes else ["decode"]

@@ -22,6 +22,7 @@ from attnlens.model.decoding.stepper import Stepper
 from attnlens.model.lenses.lens import Capabilities, Lens, RecordMode, check_mode, forced_past_end
 from attnlens.model.lenses.parts import (
     Ablation,
+    Attribution,
     Evaluation,
     Predictor,
     Projections,
@@ -88,8 +89,7 @@ class OwnLens(Lens, Generic[NetT]):
 
     @property
     def capabilities(self) -> Capabilities:
-        """Every own model: a head's Q, K and V, token-id runs with heads ablated through the
-        head mask, snapshots where training kept some; and what its architecture adds."""
+        """Every own model: Q, K and V, ablation by head mask, snapshots; its architecture's."""
         return Capabilities.of(
             self.info,
             predictor=self._predictor(),
@@ -100,7 +100,11 @@ class OwnLens(Lens, Generic[NetT]):
             token_runs=TokenRuns(self._token_space, self._token_ids, self._run_tokens),
             ablation=Ablation(self._run_tokens, self._run_ablations),
             samples=self._samples(),
+            attribution=self._attribution(),
         )
+
+    def _attribution(self) -> Attribution | None:  # a decoder's: which heads wrote a token
+        return None
 
     def _predictor(self) -> Predictor | None:  # an architecture's own parts: none by default
         return None

@@ -20,6 +20,9 @@ from attnlens.model.lenses.token_runs import (
     TokenSpace,
     without_attention,
 )
+from attnlens.record.attribution import LogitAttribution
+from attnlens.record.decode import DecodeRun
+from attnlens.record.errors import InputError
 from attnlens.record.example import Example
 from attnlens.record.next_tokens import NextTokens
 from attnlens.record.projections import HeadProjections
@@ -183,3 +186,46 @@ class Samples:
 
     def sample_texts(self, n: int, seed: int) -> list[str]:
         return self.of(n, seed)
+
+
+Tokens = tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Attribution:
+    """Which heads wrote a token: a decoder's logit of one token split into each head's direct
+    part, beside the embeddings', biases' and MLPs' (record/attribution.py), by value."""
+
+    of: Callable[[Tokens | None, Tokens, str], LogitAttribution]  # (source, decoder, token)
+    tokens_of: Callable[[str, str | None], tuple[Tokens | None, Tokens]]
+
+    def at_step(
+        self, run: DecodeRun, step: int, token: str | None = None, row: int = 0
+    ) -> LogitAttribution:
+        """The logit of `token` at a decode run's step, on live row `row`'s prefix (default
+        token: the one that row's likeliest beam chose); any candidate of that step may be
+        asked about, or any token of the vocabulary."""
+        if not 0 <= step < len(run.steps):
+            last = len(run.steps) - 1
+            raise InputError(f"step {step} does not exist: the run has steps 0-{last}")
+        rows = len(run.steps[step].candidates)
+        if not 0 <= row < max(rows, 1):
+            raise InputError(f"row {row} does not exist at step {step}: it has rows 0-{rows - 1}")
+        chosen = token if token is not None else chosen_token(run, step, row)
+        return self.of(run.src_tokens, run.keys(step, row), chosen)
+
+    def at_text(self, text: str, token: str, target: str | None = None) -> LogitAttribution:
+        """The logit of `token` as the next token after text (then target, an
+        encoder-decoder's decoder input; without one, its first output token)."""
+        source, tokens = self.tokens_of(text, target)
+        return self.of(source, tokens, token)
+
+
+def chosen_token(run: DecodeRun, step: int, row: int) -> str:
+    """The token a live row's likeliest extension took at a step (its top candidate where no
+    beam extends it)."""
+    record = run.steps[step]
+    beams = [b for b in record.beams if (b.parent or 0) == row]
+    if beams:
+        return beams[0].token
+    return record.candidates[row][0].token

@@ -20,7 +20,8 @@ from attnlens.model.lenses.lens import (
     refuse_pair,
 )
 from attnlens.model.lenses.own import OwnLens
-from attnlens.model.lenses.parts import Evaluation, Samples, TaskModel
+from attnlens.model.lenses.own_attribution import seq2seq_part
+from attnlens.model.lenses.parts import Attribution, Evaluation, Samples, TaskModel
 from attnlens.model.lenses.tensors import numpy_of, past_length
 from attnlens.model.lenses.token_runs import (
     EXPERIMENT_BEAM,
@@ -130,6 +131,9 @@ class Seq2SeqLens(OwnLens[Transformer]):
             self.limits,
             lambda settings: self.run(stepper, settings, src, prefix, src_tokens, warnings),
         )
+
+    def _attribution(self) -> Attribution:
+        return seq2seq_part(self)
 
     def _task_model(self) -> TaskModel | None:
         """A model of one of our tasks: its references and scores, evaluation and inputs."""

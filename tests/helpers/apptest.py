@@ -99,5 +99,5 @@ def no_errors(at: AppTest) -> None:
 
 
 def slide_counter(at: AppTest) -> str:
-    """The lecture's "4 / 14" in the corner."""
+    """The lecture's "4 / 15" in the corner."""
     return next(m.value for m in at.markdown if " / " in m.value and m.value[0].isdigit())

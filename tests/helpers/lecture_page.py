@@ -40,8 +40,8 @@ WATCH = """() => {
 
 
 def shows(n: int) -> str:
-    """A page function true once the counter shows slide n of the 14 of deck section3."""
-    return f"() => ({COUNTER})() === '{n} / 14'"
+    """A page function true once the counter shows slide n of the 15 of deck section3."""
+    return f"() => ({COUNTER})() === '{n} / 15'"
 
 
 def start_class(browser: Any, url: str, slide: int, timeout: int = 60_000) -> tuple[Any, str]:

@@ -20,6 +20,7 @@ from attnlens.app.web.click_targets import clickable
 from attnlens.app.web.decode.controls import VIEWS, decoded, made_run, settings, what_if
 from attnlens.app.web.decode.step_view import step_view as show_steps
 from attnlens.app.web.decode.step_view import stepped
+from attnlens.app.web.decode.wrote import wrote_view
 from attnlens.app.web.downloads import figure_name
 from attnlens.app.web.pickers import layer_head_pickers, text_input
 from attnlens.app.web.safe_text import md, md_items
@@ -30,6 +31,7 @@ from attnlens.viz.decoding.beam import (
     Node,
     check_node,
     extended,
+    followed,
     followed_row,
     output_node,
     steps_that_fit,
@@ -81,7 +83,7 @@ def decoded_view(lens: Lens, text: str, kwargs: dict[str, Any], present: bool) -
     tabs = view_tabs()
     with tabs["steps"]:
         if tabs["steps"].open:
-            step_view(run)
+            step_view(lens, run)
     with tabs["versus"]:
         if tabs["versus"].open:
             versus(lens, text, kwargs)
@@ -178,7 +180,7 @@ def followed_node(run: DecodeRun) -> Node | None:
 
 
 @st.fragment
-def step_view(run: DecodeRun) -> None:
+def step_view(lens: Lens, run: DecodeRun) -> None:
     """The step-through, drawn in the browser from every step at once (app/web/decode/step_view.py):
     moving it shows the step's candidates and attention with no rerun to wait for; this
     fragment then reruns for what follows from the step (table, tree, downloads, URL)."""
@@ -213,6 +215,7 @@ def step_view(run: DecodeRun) -> None:
             kind = "cross" if "cross" in run.model.kinds else "decoder_self"  # what a step shows
             name = figure_name(kind, layer, head, f"step{step}")
             show.download_buttons(fig, "step_attention", name)
+        wrote_view(lens, run, step, row, followed(run, step, node)[step].token)
     width, font = TREE_PX[show.presenting()]
     tree = viz.beam_tree(run, node, font)
     tree = clickable(steps_viz.up_to_step(tree, step, steps_that_fit(run, width, font)))

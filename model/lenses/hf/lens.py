@@ -15,6 +15,7 @@ import torch
 from attnlens.model.lenses.hf import batch as batches
 from attnlens.model.lenses.hf.ablation import output_projections
 from attnlens.model.lenses.hf.architecture import config_limit, model_info
+from attnlens.model.lenses.hf.attributing import hf_part
 from attnlens.model.lenses.hf.decoding import HFDecoding
 from attnlens.model.lenses.hf.encoding import (
     Encoded,
@@ -103,9 +104,11 @@ class HFLens(HFDecoding, HFRuns, Lens):
     @property
     def capabilities(self) -> Capabilities:
         """Token-id runs and samples on every model; heads ablated where its W^O can be found
-        (ablation.py); next tokens on a decoder-only model."""
+        (ablation.py); next tokens on a decoder-only model; which heads wrote a token on a
+        decoder whose layout is stated (attribution.py)."""
         decoder_only = self.architecture == "decoder"
         ablates = self.projections.reason is None
+        attribution, why = hf_part(self)
         return Capabilities.of(
             self.info,
             reads_pairs=self.architecture == "encoder",  # BERT-style segment ids
@@ -113,7 +116,8 @@ class HFLens(HFDecoding, HFRuns, Lens):
             token_runs=TokenRuns(self._token_space, self._token_ids, self._run_tokens),
             ablation=Ablation(self._run_tokens, self._run_ablations) if ablates else None,
             samples=Samples(self._sample_texts),
-            reasons={"ablation": self.projections.reason or ""},
+            attribution=attribution,
+            reasons={"ablation": self.projections.reason or "", "attribution": why},
         )
 
     def display_tokens(self, tokens: Sequence[str]) -> list[str]:

@@ -74,12 +74,12 @@ def test_a_student_can_step_away_and_rejoin(
     teacher.button(key="lec_next").click().run()  # the student's page does not rerun for it
     student.toggle(key="lec_follow").set_value(False).run()
     no_errors(student)
-    assert slide_counter(student) == "3 / 14"  # stepped away from where the teacher is now
+    assert slide_counter(student) == "3 / 15"  # stepped away from where the teacher is now
     student.button(key="stu_next").click().run()
     student.button(key="stu_next").click().run()
     no_errors(student)
-    assert slide_counter(student) == "5 / 14"  # on their own
-    assert slide_counter(teacher.run()) == "3 / 14"  # the class did not move
+    assert slide_counter(student) == "5 / 15"  # on their own
+    assert slide_counter(teacher.run()) == "3 / 15"  # the class did not move
     student.toggle(key="lec_follow").set_value(True).run()
     assert following(student) and not _has(student, "stu_next")
     assert not any(" / " in m.value for m in student.markdown)  # no slide of their own

@@ -97,7 +97,7 @@ def follow_three_slides(teacher: Any, students: list[Any]) -> list[int]:
         teacher.keyboard.press("ArrowRight")
         for i, page in enumerate(students):
             follows(page, n, teacher, f"student {i}")
-            late.append(int(page.evaluate(f"() => window.__shown['{n} / 14']")) - int(pressed))
+            late.append(int(page.evaluate(f"() => window.__shown['{n} / 15']")) - int(pressed))
         students[0].wait_for_timeout(1000)  # a rerun asked late would show by now
         assert [len(page.sent) for page in students] == sent, "a student's page reran"
     return late
@@ -144,8 +144,8 @@ def assert_students_cannot_move(
     students[0].wait_for_timeout(2500)
     state = open_store(store_url).state(code)
     assert state is not None and state.slide == 3  # slide 4, counted from 0
-    assert teacher.evaluate(COUNTER) == "4 / 14"
-    assert [page.evaluate(COUNTER) for page in students] == ["4 / 14"] * STUDENTS
+    assert teacher.evaluate(COUNTER) == "4 / 15"
+    assert [page.evaluate(COUNTER) for page in students] == ["4 / 15"] * STUDENTS
 
 
 def test_one_browser_opening_tab_after_tab_joins_three_students(

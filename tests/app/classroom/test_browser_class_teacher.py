@@ -143,7 +143,7 @@ def test_another_device_takes_control_with_a_one_time_code_once(
     other.fill("#once", once.lower())
     other.get_by_role("button", name="Take control of the class").click()
     teaches(other)  # the lecture, at the class's slide, as its teacher
-    assert other.evaluate(COUNTER) == f"{SLIDE} / 14" and "key=" not in other.url
+    assert other.evaluate(COUNTER) == f"{SLIDE} / 15" and "key=" not in other.url
     teacher.get_by_text("Another device took control").wait_for(timeout=60_000)
     third = browser.new_context().new_page()  # the same code again: refused
     third.goto(f"{served[0]}/_attnlens/teach?class={code}", timeout=60_000)

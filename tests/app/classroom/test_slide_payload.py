@@ -22,7 +22,7 @@ from attnlens.app.web.lecture.slide_payload import slide_payload, words_html
 from attnlens.app.web.resources import shared_lens
 from helpers.apptest import require_bundled
 
-SLIDE = 3  # "Scaled dot-product attention" (4 / 14), which asks a question
+SLIDE = 3  # "Scaled dot-product attention" (4 / 15), which asks a question
 
 
 @pytest.mark.parametrize(
@@ -77,7 +77,7 @@ def test_the_payload_is_the_shared_slide_with_its_question_hidden_until_the_reve
     shown = payload(made.code, asked)
     assert shown["version"] == asked.version and shown["code"] == made.code
     assert shown["header"]["title"] == "Scaled dot-product attention"
-    assert (shown["header"]["number"], shown["header"]["count"]) == (4, 14)
+    assert (shown["header"]["number"], shown["header"]["count"]) == (4, 15)
     assert shown["figure"] == json.loads(pio.to_json(built.figure, validate=False))  # one build
     assert shown["question"]["id"] == question.id
     assert shown["question"]["options"][1].startswith("B · ")

@@ -16,13 +16,13 @@ DECK = "section3"
 def test_a_link_opens_its_slide_and_the_buttons_move_the_link() -> None:
     at = open_lecture(deck=DECK, slide="4")
     no_errors(at)
-    assert slide_counter(at) == "4 / 14" and at.title[0].value == "Scaled dot-product attention"
+    assert slide_counter(at) == "4 / 15" and at.title[0].value == "Scaled dot-product attention"
     assert len(at.get("plotly_chart")) == 1
     at.button(key="lec_next").click().run()
-    assert slide_counter(at) == "5 / 14" and at.query_params["slide"] == "5"
+    assert slide_counter(at) == "5 / 15" and at.query_params["slide"] == "5"
     at.button(key="lec_pageup").click().run()  # what a clicker's "back" sends
     at.button(key="lec_prev").click().run()
-    assert slide_counter(at) == "3 / 14" and at.query_params["slide"] == "3"
+    assert slide_counter(at) == "3 / 15" and at.query_params["slide"] == "3"
     first = open_lecture(deck=DECK, slide="1")
     assert first.button(key="lec_prev").disabled
 
@@ -32,7 +32,7 @@ def test_a_bad_deck_or_slide_in_a_link_gets_a_message_and_the_start() -> None:
     assert not at.exception
     warnings = " ".join(w.value for w in at.warning)
     assert "No deck is named" in warnings and "section3" in warnings
-    assert "which has slides 1 to 14" in warnings and slide_counter(at) == "1 / 14"
+    assert "which has slides 1 to 15" in warnings and slide_counter(at) == "1 / 15"
 
 
 def test_an_old_lessons_link_opens_the_matching_slide() -> None:

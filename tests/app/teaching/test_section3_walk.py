@@ -35,7 +35,7 @@ SECTION_FIGURES = {  # what each section of the paper is shown with
     "3": {"stacks"},
     "3.1": {"stacks"},
     "3.4–3.5": {"embeddings"},
-    "3.2.1": {"qkv", "scaling"},
+    "3.2.1": {"qkv", "scaling", "carried"},
     "3.2.2": {"heads"},
     "3.2.3": {"causal", "padding", "cross"},
     "3.4": {"softmax"},
@@ -144,6 +144,9 @@ def test_the_bundled_lecture_walks_on_a_model(model_name: str, deck: Any) -> Non
     for index, slide in enumerate(deck.slides):
         built = build_in_deck(deck.slides, index, live, view)  # as the lecture builds it
         where = f"{model_name}, slide {slide.number} ({slide.title})"
+        if slide.figure == "carried":  # minilm's slide (test_carried_slide.py): ours say why
+            assert built.figure is None and "Hugging Face" in (built.problem or ""), where
+            continue
         if model_name == "lm" and slide.figure == "cross":
             assert built.figure is None and "no cross-attention" in (built.problem or ""), where
             continue

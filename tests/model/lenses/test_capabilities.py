@@ -63,6 +63,8 @@ def calls(lens: Lens, can: Capabilities) -> dict[str, object]:
         out["ablation"] = can.ablation.run_ablations(batch, [[]])
     if can.samples is not None:
         out["samples"] = can.samples.sample_texts(2, 0)
+    if can.attribution is not None:
+        out["attribution"] = can.attribution.at_step(lens.decode(lens.example, max_len=2), 0)
     return out
 
 
@@ -101,6 +103,7 @@ def test_what_the_bundled_models_and_a_hugging_face_model_can_do() -> None:
     assert not bert.decodes and bert.projections is None and bert.training is None
     assert bert.reads_pairs and bert.token_runs is not None and bert.kinds == ("encoder_self",)
     assert bert.predictor is None and gpt2.predictor is not None
+    assert bert.attribution is None and None not in (lm.attribution, gpt2.attribution)
 
 
 def test_the_contract_raises_not_supported_nowhere() -> None:

