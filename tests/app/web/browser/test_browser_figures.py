@@ -35,13 +35,15 @@ PROJECTOR = {"width": 1920, "height": 1080}
 LECTURE = {"width": 1400, "height": 1000}  # a laptop: the slide's figure in a narrow column
 PROJECTOR_TEXT_PX = 20  # every text of a projected figure at least this large
 FIRST_SCREEN_PX = 400  # a taller first figure shows at least this much of itself at once
+# a page's first figure, a condition: on two cores at a load average of 30, 60 s was not enough
+LOADED_MS = 180_000
 
 
 def opened(browser: Any, url: str, viewport: dict[str, int] | None = None) -> Any:
     """A new tab on url once its figures are drawn and the page has settled."""
     page = browser.new_page(viewport=viewport or {"width": 1400, "height": 1000})
-    page.goto(url, timeout=60_000)
-    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+    page.goto(url, timeout=LOADED_MS)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=LOADED_MS)
     settle(page)  # the fragments' figures arrive a moment after the first
     assert page.locator("[data-testid='stException']").count() == 0
     return page
