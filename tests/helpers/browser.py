@@ -45,7 +45,7 @@ QUIET = """(quiet) => {
 }"""
 
 
-def settle(page: Any, quiet_ms: int = 700, timeout: int = 60_000) -> None:
+def settle(page: Any, quiet_ms: int = 700, timeout: int = 180_000) -> None:
     """Wait until the page has settled: its script done and nothing drawn for quiet_ms (in
     place of a fixed pause long enough for the slowest machine)."""
     page.wait_for_function(QUIET, arg=quiet_ms, timeout=timeout, polling=100)

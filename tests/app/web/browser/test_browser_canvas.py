@@ -129,7 +129,7 @@ def test_a_click_on_a_thumbnail_picks_that_layer_and_head_every_time(
     assert pickers(page) == ("1", "0")  # the last layer, head 0, outlined
     canvas, g = page.locator(CANVAS), geometry(page)
     canvas.click(position=tile_point(g, 0, 1, 0.5, 0.5))
-    page.wait_for_function(enlarged("layer 0 · head 1"), timeout=30_000)
+    page.wait_for_function(enlarged("layer 0 · head 1"), timeout=120_000)
     assert pickers(page) == ("0", "1")
     page.wait_for_timeout(500)
     left, top = tile_point(g, 0, 1, 0, 0).values()  # the outline moved there, a crimson frame
@@ -139,13 +139,13 @@ def test_a_click_on_a_thumbnail_picks_that_layer_and_head_every_time(
     page.get_by_role("combobox", name="Head").click()
     page.keyboard.type("0")
     page.keyboard.press("Enter")
-    page.wait_for_function(enlarged("layer 0 · head 0"), timeout=30_000)
+    page.wait_for_function(enlarged("layer 0 · head 0"), timeout=120_000)
     page.wait_for_timeout(500)
     # the same thumbnail again, near a corner: a click is a new event, never a stale selection
     canvas.click(position=tile_point(g, 0, 1, 0.1, 0.9))
-    page.wait_for_function(enlarged("layer 0 · head 1"), timeout=30_000)
+    page.wait_for_function(enlarged("layer 0 · head 1"), timeout=120_000)
     canvas.click(position=tile_point(g, 1, 0, 0.9, 0.1))
-    page.wait_for_function(enlarged("layer 1 · head 0"), timeout=30_000)
+    page.wait_for_function(enlarged("layer 1 · head 0"), timeout=120_000)
     assert pickers(page) == ("1", "0")
     assert page.locator("[data-testid='stException']").count() == 0
     page.close()

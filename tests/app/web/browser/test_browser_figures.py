@@ -35,13 +35,15 @@ PROJECTOR = {"width": 1920, "height": 1080}
 LECTURE = {"width": 1400, "height": 1000}  # a laptop: the slide's figure in a narrow column
 PROJECTOR_TEXT_PX = 20  # every text of a projected figure at least this large
 FIRST_SCREEN_PX = 400  # a taller first figure shows at least this much of itself at once
+# a page's first figure, a condition: on two cores at a load average of 30, 60 s was not enough
+LOADED_MS = 180_000
 
 
 def opened(browser: Any, url: str, viewport: dict[str, int] | None = None) -> Any:
     """A new tab on url once its figures are drawn and the page has settled."""
     page = browser.new_page(viewport=viewport or {"width": 1400, "height": 1000})
-    page.goto(url, timeout=60_000)
-    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=60_000)
+    page.goto(url, timeout=LOADED_MS)
+    page.wait_for_selector(".js-plotly-plot .main-svg", timeout=LOADED_MS)
     settle(page)  # the fragments' figures arrive a moment after the first
     assert page.locator("[data-testid='stException']").count() == 0
     return page
@@ -152,7 +154,8 @@ def drawn_once(page: Any, title: str, present: bool) -> None:
 def test_screenshots_light_dark_and_projector(browser: Any, server: str) -> None:
     """The README's screenshot set, taken as a user sees Explore; each checked as above. On
     the way, the sidebar's hint must name what the ⋮ menu offers (the issue: it sent users to
-    '⋮ menu → Settings → theme', which is not there)."""
+    '⋮ menu → Settings → theme', which is not there). Explore dark and on a projector are the
+    two tests above's own (explore): their pages are loaded here only to be kept."""
     view = "page=explore&kind=cross&layer=1&head=0"  # the model's own example text
     page = opened(browser, f"{server}/?{view}")
     assert not check.unreadable(check.texts(page))
@@ -163,6 +166,9 @@ def test_screenshots_light_dark_and_projector(browser: Any, server: str) -> None
         item = page.locator(f"[data-testid='stMainMenuItem-theme-{choice}']")
         assert item.count() == 1 and choice in THEME_HINT
     page.keyboard.press("Escape")
+    if not os.environ.get("ATTNLENS_SCREENSHOTS"):
+        page.close()
+        return
     choose_theme(page, "Dark")
     assert not check.unreadable(check.texts(page))
     keep(page, "screenshot-dark.png")

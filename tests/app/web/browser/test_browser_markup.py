@@ -94,7 +94,7 @@ def test_exported_html_shows_tokens_literally(view: str, tmp_path: Path, browser
     fig.write_html(out, include_plotlyjs=True)
     page = browser.new_page()
     page.goto(out.as_uri())
-    page.wait_for_selector(".js-plotly-plot text", timeout=30_000)
+    page.wait_for_selector(".js-plotly-plot text", timeout=120_000)
     page.wait_for_timeout(500)
     assert nothing_ran(page)
     shown = page.evaluate(SHOWN_TEXT)
@@ -116,7 +116,7 @@ def test_cli_export_of_markup_model_runs_nothing(
     assert done.returncode == 0, done.stderr
     page = browser.new_page()
     page.goto(out.as_uri())
-    page.wait_for_selector(".js-plotly-plot", timeout=30_000)
+    page.wait_for_selector(".js-plotly-plot", timeout=120_000)
     page.wait_for_timeout(500)
     assert nothing_ran(page)
     page.close()

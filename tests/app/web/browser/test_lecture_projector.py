@@ -5,16 +5,14 @@ characters), whose QR code opens beside the question, never over it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
 from helpers import figure_checks as check
 from helpers.apptest import require_bundled
-from helpers.browser import chromium, settle
+from helpers.browser import settle
 from helpers.lecture_page import shows, start_class
-from helpers.server import serving
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]  # handed out first (tests/conftest.py)
 PROJECTOR = {"width": 1920, "height": 1080}
@@ -43,18 +41,11 @@ TOOLBARS = """() => [...document.querySelectorAll('.modebar')]
   .filter(m => getComputedStyle(m).display !== 'none').length"""
 
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+@pytest.fixture(autouse=True)
+def _deck_model() -> None:
+    """The deck's model, translate, which the lecture opens on the worker's shared server
+    (tests/app/conftest.py: its class store is the session's temporary one)."""
     require_bundled("translate")
-    store = f"sqlite:///{tmp_path_factory.mktemp('store') / 'classes.sqlite3'}"
-    with serving("translate", {"ATTNLENS_CLASS_STORE": store}) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as opened:
-        yield opened
 
 
 def drawn(page: Any, n: int) -> None:
