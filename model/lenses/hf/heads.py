@@ -28,6 +28,7 @@ from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
 from attnlens.model.lenses.hf.ablation import output_projections, weight_of
 from attnlens.model.lenses.hf.capture import UnexpressibleError, capture_attention
 from attnlens.model.lenses.hf.tracing import kernel_twin
+from attnlens.model.lenses.summaries import exact
 from attnlens.model.net.contributions import head_outputs
 from attnlens.record.errors import InputError
 from attnlens.record.scores import LayerScores
@@ -70,8 +71,8 @@ def heads_attention(
     state its scores (a local mask), as the model's own eager attention function does; its
     values and heads' outputs handed back with the scores or weights."""
     try:
-        out, scores = capture_attention(module, query, key, value, attention_mask, **kwargs)
-        weights = None
+        out, captured = capture_attention(module, query, key, value, attention_mask, **kwargs)
+        scores, weights = exact(captured), None  # the weights a trace keeps, to the bit
     except UnexpressibleError:
         eager = getattr(sys.modules.get(type(module).__module__), "eager_attention_forward", None)
         if eager is None or query.size(0) != 1:
