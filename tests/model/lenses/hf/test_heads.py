@@ -136,6 +136,9 @@ def test_sharp_heads_sum_to_each_layers_own_output(
         weights = trace.attention(trace.kinds[0])
         assert weights is not None and (weights.max(-1) > 0.999).mean() > 0.5
     assert_sums_to_the_layers(hf, trace if hf.info.architecture != "encoder-decoder" else None)
+    if hf.info.architecture != "encoder-decoder":  # the trace's own norms, on sharp heads too
+        assert trace.norms is not None, trace.norms_missing
+        assert_norms_as_seen(hf, trace.norms)
 
 
 def _seen_values(
@@ -282,6 +285,8 @@ def test_a_traces_norms_equal_what_the_calls_and_hooks_saw(name: str, record: st
     tile = trace.head(kind, 1, 1, slice(2, 6), slice(0, 5), measure="norm")
     want = trace.head(kind, 1, 1, slice(2, 6), slice(0, 5)) * trace.norms[kind].carried[1, 1, :5]
     np.testing.assert_allclose(tile, want, rtol=1e-6)
+    for back in (Trace.from_npz(trace.to_npz()), Trace.from_json(trace.to_json())):
+        assert back.equals(trace) and back.norms is not None
 
 
 def test_an_eager_architecture_not_stated_has_no_parts(monkeypatch: pytest.MonkeyPatch) -> None:
