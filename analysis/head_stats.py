@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from attnlens.analysis.norm_shares import shares, special_keys
 from attnlens.record.picking import END_TOKENS, attention_of, earlier_matches, true_source_hits
 from attnlens.record.summary import Summary
 from attnlens.record.trace import Kind, Trace
@@ -14,7 +15,11 @@ from attnlens.record.trace import Kind, Trace
 SHARES = ("self", "previous", "first", "end", "induction")
 TAGS = {"self": "self head", "previous": "previous-token head", "first": "first-token head",
         "end": "end-token head", "induction": "induction head"}  # fmt: skip
-COLUMNS = ("kind", "layer", "head", "entropy", "mean_distance", *SHARES, "aligned", "tag")
+# beside the weight shares, what the keys gave (Kobayashi et al. 2020; analysis/norm_shares.py):
+# the norm share of the first key, and the weight and norm shares of the special tokens
+NORM_SHARES = ("first_norm", "special", "special_norm")
+COLUMNS = ("kind", "layer", "head", "entropy", "mean_distance", *SHARES, *NORM_SHARES,
+           "aligned", "tag")  # fmt: skip
 INDUCTION_QUERIES = 4  # fewer queries with an induction key than this: too few to tell
 ALIGNED_TAG = 0.8  # a cross head whose argmax is the true source this often is tagged
 
@@ -55,10 +60,12 @@ def _kind_frame(
         aligned = _aligned_by_layer(trace, kind, reference) if kind == "cross" else None
     else:
         w = attention_of(trace, kind)  # (L, H, Q, K) float32; sums accumulate in float64
-        stats = _stats(w, trace.tokens(kind)[1], kind)
+        stats = _stats(w, trace.tokens(kind)[1], kind) | _norm_shares(trace, kind, w)
         L, H = stats["entropy"].shape
         aligned = _aligned(w, reference) if kind == "cross" else None
     layer, head = (a.ravel() for a in np.indices((L, H)))
+    for name in NORM_SHARES:  # a long record's, or one without norms: not known, not guessed
+        stats.setdefault(name, np.full((L, H), np.nan))
     stats["aligned"] = np.full((L, H), np.nan) if aligned is None else aligned
     columns = {"layer": layer, "head": head, **stats}
     frame = pd.DataFrame({"kind": kind, **{k: np.ravel(v) for k, v in columns.items()}})
@@ -87,6 +94,23 @@ def _summarised(trace: Trace, kind: Kind, summary: Summary) -> dict[str, np.ndar
         "first": kept(summary.first),
         "end": kept(summary.end),
         "induction": kept(summary.induction, square and enough),
+    }
+
+
+def _norm_shares(trace: Trace, kind: Kind, w: np.ndarray) -> dict[str, np.ndarray]:
+    """The first key's norm share and the special tokens' weight and norm shares, (L, H) each,
+    from the weights' column sums and the record's norms; none where it has no norms."""
+    if trace.norms is None or kind not in trace.norms:
+        return {}
+    received, carried = w.sum(2, dtype=np.float64), trace.norms[kind].carried  # (L, H, K)
+    Q = w.shape[2]
+    specials = special_keys(trace.tokens(kind)[1])
+    special_weight, special_norm = shares(received, carried, Q, specials)
+    nan = np.full(special_weight.shape, np.nan)
+    return {
+        "first_norm": shares(received, carried, Q, [0])[1],
+        "special": special_weight if specials else nan,
+        "special_norm": special_norm if specials else nan,
     }
 
 

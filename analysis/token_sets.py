@@ -18,6 +18,7 @@ from typing import Literal
 
 import numpy as np
 
+from attnlens.record.norms import Measure, check_measure
 from attnlens.record.scores import LayerScores
 from attnlens.record.trace import Kind, Trace
 
@@ -46,10 +47,14 @@ class SetAttention:
     profile: np.ndarray  # (L, H, N) float32 (summed in float64): N keys (query set) or queries
     summary: np.ndarray  # (L, H) float64
     peak: np.ndarray | None  # (L, H) int64: the key of the largest mean weight; keys: None
+    measure: Measure = "weight"  # norm: every αᵢⱼ above is αᵢⱼ ‖f_h(xⱼ)‖ (record/norms.py)
 
 
-def set_attention(trace: Trace, kind: Kind, side: Side, positions: tuple[int, ...]) -> SetAttention:
-    """The attention of a set of query or key positions of one kind, in every head."""
+def set_attention(
+    trace: Trace, kind: Kind, side: Side, positions: tuple[int, ...], measure: Measure = "weight"
+) -> SetAttention:
+    """The attention of a set of query or key positions of one kind, in every head; measure
+    "norm": of αᵢⱼ ‖f_h(xⱼ)‖, what each key gave each head's output, in place of αᵢⱼ."""
     if side not in SIDES:
         raise ValueError(f"side must be one of {', '.join(SIDES)}, got {side!r}")
     if kind not in trace.kinds:
@@ -58,20 +63,23 @@ def set_attention(trace: Trace, kind: Kind, side: Side, positions: tuple[int, ..
     queries, keys = trace.tokens(kind)
     n = len(queries) if side == "queries" else len(keys)
     chosen = check_positions(positions, n, side)
+    if check_measure(measure) == "norm":
+        trace.head_norms(kind)  # a record without norms says so before any work
     L, H = trace.model.shape(kind)
     check_cost(len(chosen), len(keys) if side == "queries" else len(queries), L * H, side)
     if side == "queries":
-        profile = np.stack([[_mean_rows(trace, kind, lay, h, chosen) for h in range(H)]
+        profile = np.stack([[_mean_rows(trace, kind, lay, h, chosen, measure) for h in range(H)]
                             for lay in range(L)])  # fmt: skip
         peak = profile.argmax(-1)
         summary = np.take_along_axis(profile, peak[..., None], -1)[..., 0]
         kept = profile.astype(np.float32)  # half the memory a session holds: 17 MB at 8,192
-        return SetAttention(kind, side, tuple(int(p) for p in chosen), kept, summary, peak)
-    profile = np.stack([[_received(trace, kind, lay, h, chosen) for h in range(H)]
+        return SetAttention(kind, side, tuple(int(p) for p in chosen), kept, summary, peak,
+                            measure)  # fmt: skip
+    profile = np.stack([[_received(trace, kind, lay, h, chosen, measure) for h in range(H)]
                         for lay in range(L)])  # fmt: skip
     summary = profile.mean(-1)
     kept = profile.astype(np.float32)
-    return SetAttention(kind, side, tuple(int(p) for p in chosen), kept, summary, None)
+    return SetAttention(kind, side, tuple(int(p) for p in chosen), kept, summary, None, measure)
 
 
 def check_cost(size: int, across: int, heads: int, side: Side) -> None:
@@ -98,7 +106,9 @@ def check_positions(positions: tuple[int, ...], n: int, side: Side) -> np.ndarra
     return np.unique(np.asarray(positions, dtype=np.int64))
 
 
-def _mean_rows(trace: Trace, kind: Kind, layer: int, head: int, rows: np.ndarray) -> np.ndarray:
+def _mean_rows(
+    trace: Trace, kind: Kind, layer: int, head: int, rows: np.ndarray, measure: Measure
+) -> np.ndarray:
     """(K,) float64: the mean of the set's rows of one head, a block of rows at a time, over
     the keys the set's rows may reach (the rest are exactly 0)."""
     K = len(trace.tokens(kind)[1])
@@ -107,12 +117,14 @@ def _mean_rows(trace: Trace, kind: Kind, layer: int, head: int, rows: np.ndarray
     step = max(1, TILE_CELLS // max(hi - lo, 1))
     total = np.zeros(K, dtype=np.float64)
     for start in range(0, len(rows), step):
-        tile = trace.head(kind, layer, head, rows[start : start + step], slice(lo, hi))  # (r, c)
+        tile = trace.head(kind, layer, head, rows[start : start + step], slice(lo, hi), measure)
         total[lo:hi] += np.ones(len(tile)) @ tile  # in float64: 5× sum(0, dtype=float64)
     return total / len(rows)
 
 
-def _received(trace: Trace, kind: Kind, layer: int, head: int, cols: np.ndarray) -> np.ndarray:
+def _received(
+    trace: Trace, kind: Kind, layer: int, head: int, cols: np.ndarray, measure: Measure
+) -> np.ndarray:
     """(Q,) float64: each query's weight summed over the set's keys, a block of queries at a
     time (only the set's columns are computed, Q × |S| weights a head, and only for the
     queries that may reach one of them: the rest are exactly 0)."""
@@ -125,7 +137,7 @@ def _received(trace: Trace, kind: Kind, layer: int, head: int, cols: np.ndarray)
         part = cols[c0 : c0 + width]
         for r0 in range(lo, hi, step):
             r1 = min(hi, r0 + step)
-            tile = trace.head(kind, layer, head, slice(r0, r1), part)  # (r, c)
+            tile = trace.head(kind, layer, head, slice(r0, r1), part, measure)  # (r, c)
             out[r0:r1] += tile.sum(1, dtype=np.float64)
     return out
 

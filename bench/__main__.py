@@ -26,6 +26,7 @@ from bench import (
     load_check,
     long_inputs,
     memory_load,
+    norms_cost,
     servers,
     token_sets,
     viz_speed,
@@ -103,6 +104,8 @@ def main(argv: list[str] | None = None) -> None:
     section("every head at long inputs: attnlens' trace against the sdpa forward (issue 35)")
     long_targets = long_inputs.main(["--quick"] if args.quick else [])
     print(table(long_targets))
+    section("what recording the norms adds to a trace (issue 47): with them against without")
+    print(table(norms_cost.main(["--repeats", "1" if args.quick else "3"])))
     section("a token set's attention in every head, from the record (issue 36)")
     token_sets.main(["--quick"] if args.quick else [])
     section("Explore at 1,024 and 8,192 tokens: Enter, another head, a zoom (issue 36)")

@@ -11,6 +11,7 @@ from typing import IO, Any
 import numpy as np
 import pandas as pd
 
+from attnlens.record import norms as carried
 from attnlens.record import scores as kept
 from attnlens.record import summary as glance
 from attnlens.record import trace_table as table
@@ -69,6 +70,10 @@ class Trace:
     # kind → every head's overview and statistics, computed at trace time from its exact
     # weights (record/scores.py's Summary); kinds kept as scores have one
     summaries: dict[str, glance.Summary] | None = None
+    # kind → ‖f_h(xⱼ)‖ (L, H, K) and ‖Σⱼ αᵢⱼ f_h(xⱼ)‖ (L, H, Q) (record/norms.py); None: not
+    # recorded, and norms_missing says why where the model's values could not be taken
+    norms: dict[str, carried.HeadNorms] | None = None
+    norms_missing: str | None = None
 
     def __post_init__(self) -> None:
         if self.layer_masks is not None:
@@ -90,16 +95,30 @@ class Trace:
         head: int,
         rows: kept.Index = slice(None),
         cols: kept.Index = slice(None),
+        measure: carried.Measure = "weight",
     ) -> np.ndarray:
-        """(r, c) float32: one head's weights, or a tile of them, exact from whichever the
-        record holds (the weights, or what they were computed from). rows or cols (not both)
+        """(r, c) float32: one head's weights αᵢⱼ, or a tile of them, exact from whichever the
+        record holds (the weights, or what they were computed from); measure "norm": αᵢⱼ
+        ‖f_h(xⱼ)‖, what key j gave the head's output at query i. rows or cols (not both)
         may be an array of positions: those rows (or keys) in its order."""
+        if carried.check_measure(measure) == "norm":
+            alpha = self.head(kind, layer, head, rows, cols)
+            return self.head_norms(kind).weighted(layer, head, alpha, cols)
         if self.scores and kind in self.scores and getattr(self, kind) is None:
             return self.scores[kind][layer].weights(head, rows, cols)
         weights = self.attention(kind)
         if weights is None:
             raise ValueError(f"{self.model.name} records no {kind} attention")
         return np.asarray(weights[layer, head, rows][:, cols])  # (r, c) for arrays too
+
+    def head_norms(self, kind: Kind) -> carried.HeadNorms:
+        """One kind's norms (record/norms.py); a ValueError saying why where the record has
+        none (an older record, or a model whose values attnlens cannot take)."""
+        self.attention(kind)  # validates kind
+        if self.norms is None or kind not in self.norms:
+            why = self.norms_missing or carried.NOT_RECORDED
+            raise ValueError(f"{self.model.name}: no norms of {kind} attention: {why}")
+        return self.norms[kind]
 
     def mask(self, kind: Kind, layer: int | None = None) -> np.ndarray | None:
         """The (Q, K) boolean mask of one kind, True where attention was allowed: the mask
@@ -192,6 +211,10 @@ class Trace:
             out["scores"] = kept.tree(self.scores)
         if self.summaries:
             out["summaries"] = glance.summary_tree(self.summaries)
+        if self.norms:
+            out["norms"] = carried.norms_tree(self.norms)
+        if self.norms_missing is not None:
+            out["norms_missing"] = self.norms_missing
         return out
 
     def to_json(self, indent: int | None = None) -> str:
@@ -248,6 +271,10 @@ class Trace:
                        for kind, fields in glance.summary_tree(self.summaries or {}).items()
                        for field, value in fields.items()})  # fmt: skip
         meta.pop("summaries", None)
+        arrays.update({f"norms.{kind}.{field}": value
+                       for kind, fields in carried.norms_tree(self.norms or {}).items()
+                       for field, value in fields.items()})  # fmt: skip
+        meta.pop("norms", None)
         return arrays, meta
 
     @classmethod
@@ -259,6 +286,7 @@ class Trace:
             described = meta.pop("scores", None)
             scores = kept.from_parts(described, z) if described else None
             summaries = summaries_in(z)
+            norms = carried.norms_in(z)
         return cls(
             model=ModelInfo(**meta["model"]),
             src_tokens=tuple(meta["src_tokens"]),
@@ -269,6 +297,7 @@ class Trace:
                 "layer_masks": layer_masks or None,
                 "scores": scores,
                 "summaries": summaries,
+                "norms": norms,
             },
             **arrays,
         )

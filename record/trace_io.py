@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from attnlens.record import norms as carried
 from attnlens.record import scores as kept
 from attnlens.record import summary as glance
 
@@ -20,6 +21,8 @@ def same_value(a: Any, b: Any) -> bool:
         return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and np.array_equal(a, b)
     if isinstance(a, kept.LayerScores):
         return isinstance(b, kept.LayerScores) and a.same(b)
+    if isinstance(a, carried.HeadNorms):
+        return isinstance(b, carried.HeadNorms) and a.same(b)
     if isinstance(a, glance.Summary):
         return isinstance(b, glance.Summary) and a.same(b)
     if isinstance(a, Mapping):
@@ -54,6 +57,8 @@ def optional_in(data: dict[str, Any]) -> dict[str, Any]:
         "src_segments": None if segments is None else tuple(int(i) for i in segments),
         "scores": kept.from_parts(data["scores"]) if data.get("scores") else None,
         "summaries": glance.summaries_from(data["summaries"]) if data.get("summaries") else None,
+        "norms": carried.norms_from(data["norms"]) if data.get("norms") else None,
+        "norms_missing": data.get("norms_missing"),
     }
 
 

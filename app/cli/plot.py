@@ -15,6 +15,7 @@ from attnlens import analysis, viz
 from attnlens.app.cli.output import write_bytes, write_text
 from attnlens.app.cli.trace_args import add_trace_inputs, trace_of
 from attnlens.model.decoding.heads import OLD_KINDS
+from attnlens.record.norms import MEASURES
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heads.segments import pair_heatmap
 from attnlens.viz.shared.html_file import standalone_html
@@ -48,6 +49,9 @@ def add_plot_parser(sub: Any) -> None:
         help="encoder_self, decoder_self or cross (encoder and decoder are read too; default: "
         "per view)",
     )
+    p.add_argument("--measure", choices=MEASURES, default="weight",
+                   help="heatmap: weight (αᵢⱼ) or norm (αᵢⱼ‖f(xⱼ)‖, what each key gave the "
+                   "head's output; default: weight)")  # fmt: skip
     p.add_argument("--target", help="teacher-force this target (encoder-decoder models)")
     add_trace_inputs(p)
     p.add_argument("--out", type=Path, help="FILE.html, .json, .png or .svg (default: JSON out)")
@@ -68,7 +72,14 @@ def cmd_plot(args: argparse.Namespace) -> None:
     for warning in trace.warnings:
         print(f"attnlens: warning: {warning}", file=sys.stderr)
     kind = None if args.kind is None else KINDS[args.kind]
-    fig = VIEWS[args.view](trace, kind, args.layer, args.head)
+    if args.measure != "weight" and args.view != "heatmap":
+        raise ValueError(f"--measure {args.measure} draws the heatmap view, not {args.view}")
+    if args.view == "heatmap":
+        k = _kind(trace, kind)
+        fig = viz.head_heatmap(trace, k, _layer(trace, k, args.layer), args.head or 0,
+                               measure=args.measure)  # fmt: skip
+    else:
+        fig = VIEWS[args.view](trace, kind, args.layer, args.head)
     write_figure(fig, args.out)
 
 

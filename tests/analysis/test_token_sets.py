@@ -152,3 +152,21 @@ def test_a_typed_set_names_its_positions(text: str, positions: tuple[int, ...]) 
 def test_a_typed_set_that_names_nothing_says_which_item(text: str, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         parse_positions(text, TOKENS, "queries")
+
+
+@pytest.mark.parametrize("record", ["weights", "scores"])
+def test_a_sets_norm_measure_is_weight_times_each_keys_norm(record: str) -> None:
+    """measure="norm": every αᵢⱼ of a set's profile becomes αᵢⱼ ‖f_h(xⱼ)‖, from either record."""
+    from attnlens.analysis.token_sets import set_attention
+    from attnlens.model.lenses.registry import load
+
+    trace = load("reverse", device="cpu").trace("abcabca", record=record)  # type: ignore[arg-type]
+    assert trace.norms is not None
+    w = trace.attention("cross")
+    assert w is not None
+    an = w * trace.norms["cross"].carried[:, :, None, :]  # (L, H, Q, K)
+    keys = set_attention(trace, "cross", "keys", (0, 2), measure="norm")
+    np.testing.assert_allclose(keys.profile, an[..., [0, 2]].sum(-1), rtol=1e-5, atol=1e-7)
+    rows = set_attention(trace, "cross", "queries", (1, 3), measure="norm")
+    np.testing.assert_allclose(rows.profile, an[:, :, [1, 3]].mean(2), rtol=1e-5, atol=1e-7)
+    assert keys.measure == rows.measure == "norm"

@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+from attnlens.record.norms import Measure, check_measure
 from attnlens.record.picking import KIND_TITLES
 from attnlens.record.scores import LayerScores, MaskRule
 from attnlens.record.summary import edges
@@ -105,21 +106,28 @@ def head_window(
     pooling: Pooling = "max",
     exact_side: int = EXACT_SIDE,
     blocks: int = BLOCKS,
+    measure: Measure = "weight",
 ) -> HeadWindow:
     """The window rows × cols (None: all) of (kind, layer, head): exact when both sides are
-    at most exact_side, else at most blocks × blocks blocks of `pooling`."""
+    at most exact_side, else at most blocks × blocks blocks of `pooling`. measure "norm":
+    of αᵢⱼ ‖f_h(xⱼ)‖, pooled on demand from the record a block of rows at a time (the
+    trace's overview holds weights only), exact, its memory that of one block of rows."""
     Q, K = check_head_of(trace, kind, layer, head)
+    if check_measure(measure) == "norm":
+        trace.head_norms(kind)  # a record without norms says so before any work
     if pooling not in POOLINGS:
         raise ValueError(f"pooling must be one of {', '.join(POOLINGS)}, got {pooling!r}")
     r, c = clamp(rows, Q), clamp(cols, K)
     title = f"{KIND_TITLES[kind]} · layer {layer} · head {head}"
+    title += " · norm α‖f(x)‖" if measure == "norm" else ""
     if r[1] - r[0] <= exact_side and c[1] - c[0] <= exact_side:
-        return _exact(trace, kind, layer, head, r, c, title)
+        return _exact(trace, kind, layer, head, r, c, title, measure)
     summary = (trace.summaries or {}).get(kind)
     row_e, col_e = r[0] + edges(r[1] - r[0], blocks), c[0] + edges(c[1] - c[0], blocks)
     whole = r == (0, Q) and c == (0, K)
     if (
         whole
+        and measure == "weight"
         and summary is not None
         and np.array_equal(summary.row_edges, row_e)
         and np.array_equal(summary.col_edges, col_e)
@@ -127,7 +135,7 @@ def head_window(
         kept = summary.overview_max if pooling == "max" else summary.overview_mean
         values = np.asarray(kept[layer, head], dtype=np.float32)
     else:
-        values = pooled(trace, kind, layer, head, row_e, col_e, pooling)
+        values = pooled(trace, kind, layer, head, row_e, col_e, pooling, measure)
     values[~blocks_allowed(trace, kind, layer, row_e, col_e)] = np.nan
     return HeadWindow(title, r, c, (Q, K), row_e, col_e, values, pooling, (), ())
 
@@ -155,11 +163,18 @@ def clamp(span: Span | None, n: int) -> Span:
 
 
 def _exact(
-    trace: Trace, kind: Kind, layer: int, head: int, r: Span, c: Span, title: str
+    trace: Trace,
+    kind: Kind,
+    layer: int,
+    head: int,
+    r: Span,
+    c: Span,
+    title: str,
+    measure: Measure = "weight",
 ) -> HeadWindow:
     """Every cell of the window, exact from the record; masked cells NaN."""
     rows, cols = slice(*r), slice(*c)
-    values = np.array(trace.head(kind, layer, head, rows, cols), dtype=np.float32)  # (r, c)
+    values = np.array(trace.head(kind, layer, head, rows, cols, measure), dtype=np.float32)
     ok = allowed_tile(trace, kind, layer, r, c)
     if ok is not None:
         values[~ok] = np.nan
@@ -221,9 +236,10 @@ def pooled(
     row_e: np.ndarray,
     col_e: np.ndarray,
     pooling: Pooling,
+    measure: Measure = "weight",
 ) -> np.ndarray:
     """(B_q, B_k) float32: each block's max or mean weight (masked cells count as 0, as in the
-    record's overview), one block of rows of the window at a time."""
+    record's overview), one block of rows of the window at a time (measure: Trace.head's)."""
     c0, c1 = int(col_e[0]), int(col_e[-1])
     width = int(col_e[1] - col_e[0])
     n_k = len(col_e) - 1
@@ -231,7 +247,7 @@ def pooled(
     cells_per_col = np.diff(col_e).astype(np.float64)
     for i in range(len(row_e) - 1):
         r0, r1 = int(row_e[i]), int(row_e[i + 1])
-        tile = np.asarray(trace.head(kind, layer, head, slice(r0, r1), slice(c0, c1)))  # (h, C)
+        tile = np.asarray(trace.head(kind, layer, head, slice(r0, r1), slice(c0, c1), measure))
         padded = np.zeros((r1 - r0, n_k * width), dtype=np.float32)
         padded[:, : c1 - c0] = tile
         blocks = padded.reshape(r1 - r0, n_k, width)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import plotly.graph_objects as go
 
+from attnlens.record.norms import Measure, check_measure
 from attnlens.record.picking import (
     KIND_TITLES,
     allowed_of,
@@ -43,6 +44,7 @@ def head_heatmap(
     head: int,
     reference: Sequence[int] | None = None,
     scale: Scale = "perceptual",
+    measure: Measure = "weight",
 ) -> go.Figure:
     """Query tokens on rows, key tokens on columns; masked cells grey, not a low weight.
     scale: the colour rule (viz/heads/colour_scale.py): colour ∝ ∛weight, or linear; the colour bar
@@ -51,7 +53,8 @@ def head_heatmap(
     On an encoder-decoder, decoder rows read "input → produced": row i is fed token i and
     produces token i + 1 (what a circle on it is about). reference: for cross-attention, the
     true source position of each output token (query t predicts output token t), drawn as
-    open circles; the title counts the rows whose largest weight is on it.
+    open circles; the title counts the rows whose largest weight is on it. measure "norm":
+    αᵢⱼ ‖f_h(xⱼ)‖ (record/norms.py) as a share of the head's largest, the title saying so.
     """
     weights = attention_of(trace, kind)
     check_layer(weights, layer)
@@ -61,7 +64,11 @@ def head_heatmap(
     cols = positions_axis(trace.tokens(kind)[1], trace.shown(kind)[1])
     x, y = cols.values, rows.values
     check_scale(scale)
-    cells = weight_layer(weights[layer, head], allowed, x, y, scale=scale)
+    shown, named = measured(trace, kind, layer, head, weights[layer, head], measure)
+    cells = weight_layer(shown, allowed, x, y, scale=scale)
+    if named:
+        cells.colorbar.title.text = named
+        cells.hovertemplate = cells.hovertemplate.replace("weight ", "α‖f‖ ÷ largest ")
     layers: list[go.Heatmap | go.Scatter] = [cells]
     if not allowed.all():  # only then: at 512 tokens an empty layer would cost 1.4 MB
         layers.append(masked_layer(allowed, x, y))
@@ -71,9 +78,22 @@ def head_heatmap(
         layers.append(reference_layer(reference, x, y))
         found = f"argmax on the true source: {hits} of {len(reference)} output tokens"
     title = f"{KIND_TITLES[kind]} · layer {layer} · head {head}"
+    title += " · norm α‖f(x)‖" if named else ""
     # the layout given to the constructor: update_layout's path through a nested dict took
     # 3–4 times as long (8 of Explore's 11 ms building this figure on reverse)
     return go.Figure(layers, layout=grid_layout(title, cols, rows, "key", row_title, found))
+
+
+def measured(
+    trace: Trace, kind: Kind, layer: int, head: int, weights: np.ndarray, measure: Measure
+) -> tuple[np.ndarray, str]:
+    """What a head's cells show: its weights (and no new colour-bar title), or αᵢⱼ ‖f_h(xⱼ)‖
+    as a share of the head's largest, with the bar's title naming the measure and that largest."""
+    if check_measure(measure) == "weight":
+        return weights, ""
+    norm = trace.head_norms(kind).weighted(layer, head, weights, slice(None))
+    top = float(norm.max()) or 1.0
+    return norm / top, f"norm α‖f(x)‖ ÷ {top:.3g}"
 
 
 def query_axis(trace: Trace, kind: Kind) -> tuple[TokenAxis, str]:

@@ -21,7 +21,13 @@ from attnlens import viz
 from attnlens.app.web import downloads, show
 from attnlens.app.web.explore.grid_canvas import head_grid, picked_head
 from attnlens.app.web.explore.lines_canvas import lines_canvas
-from attnlens.app.web.explore.long_head import held_head, is_long, long_head, scale_picker
+from attnlens.app.web.explore.long_head import (
+    held_head,
+    is_long,
+    long_head,
+    measure_picker,
+    scale_picker,
+)
 from attnlens.app.web.explore.next_tokens import predictions
 from attnlens.app.web.explore.pairs import pair_view
 from attnlens.app.web.explore.token_sets import token_sets
@@ -81,6 +87,7 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
         return
     layer, head = layer_head_pickers(*tr.model.shape(kind), (row, row))
     scale = scale_picker(row)
+    measure = measure_picker(row, tr, kind)
     if first is not None or max(map(len, tr.tokens(kind))) > WIDE_FROM:
         left, right = first or st.container(), st.container()  # each figure the full width
     else:
@@ -88,9 +95,9 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
     with left:
         circled = alignment if kind == "cross" else None
         show.figure(
-            viz.head_heatmap(tr, kind, layer, head, circled, scale),
+            viz.head_heatmap(tr, kind, layer, head, circled, scale, measure),
             "heatmap",
-            f"{kind}-layer{layer}-head{head}",
+            f"{kind}-layer{layer}-head{head}" + ("-norm" if measure == "norm" else ""),
         )
         if circled is not None:
             st.caption("○ the true source of each output token, known from the task")

@@ -32,7 +32,10 @@ def traced_view(started: Started) -> None:
         "Entropy in nats (low = focused), mean distance |query − key|, and the share of weight "
         "on the query's own position, the previous one, the first one and the end token; "
         "induction: on the token after the earlier occurrence of the query's own token (type "
-        "a text twice), shown once at least 4 tokens have one."
+        "a text twice), shown once at least 4 tokens have one. first_norm and special_norm: "
+        "the share of what the head wrote, Σ αᵢⱼ ‖f(xⱼ)‖, that came from the first token and "
+        "from the special tokens ([CLS], [SEP], <s>, </s>), beside special, their share of "
+        "weight: a sink head takes weight and gives little (a long record leaves them empty)."
         + (
             " Aligned: the share of output tokens whose cross-attention argmax is their true "
             "source (known from the task); 80% or more tags an alignment head."

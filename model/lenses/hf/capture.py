@@ -21,6 +21,8 @@ instead, saying why.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -32,6 +34,7 @@ from attnlens.model.heap import give_back_over, mapped_copy
 from attnlens.record.scores import KEPT_DTYPES, LayerScores, MaskRule
 
 CAPTURE = "attnlens_capture"
+CAPTURE_HEADS = "attnlens_capture_heads"  # CAPTURE, the values and heads' outputs beside
 EXTRAS = {  # keyword arguments that change the scores beyond what the record states
     "s_aux": "it adds learned sink logits",
     "sinks": "it adds learned sink logits",
@@ -43,6 +46,29 @@ FLASH_DTYPES = (torch.float32, torch.bfloat16, torch.float16)
 
 class UnexpressibleError(Exception):
     """The layer's scores hold something a LayerScores record cannot state exactly."""
+
+
+@dataclass(frozen=True)
+class CapturedHeads:
+    """CAPTURE_HEADS's record of one layer: its scores, and what its heads read and wrote, by
+    which the trace takes the norms of what each head carries (record/norms.py)."""
+
+    scores: LayerScores
+    values: torch.Tensor  # (H_kv, K, d_head): the values the attention call received
+    output: torch.Tensor  # (H, Q, d_head): each head's output, before W^O
+
+
+def capture_heads(
+    module: nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    **kwargs: Any,
+) -> tuple[torch.Tensor, CapturedHeads]:
+    """CAPTURE, with the values the call received and each head's output handed back too."""
+    out, scores = capture_attention(module, query, key, value, attention_mask, **kwargs)
+    return out, CapturedHeads(scores, value[0].detach(), out[0].transpose(0, 1))
 
 
 def capture_attention(
@@ -307,3 +333,5 @@ def _biased(
 
 AttentionInterface.register(CAPTURE, capture_attention)
 ALL_MASK_ATTENTION_FUNCTIONS.register(CAPTURE, sdpa_mask)
+AttentionInterface.register(CAPTURE_HEADS, capture_heads)
+ALL_MASK_ATTENTION_FUNCTIONS.register(CAPTURE_HEADS, sdpa_mask)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
@@ -27,7 +27,8 @@ from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
 
 from attnlens.model.lenses.hf.ablation import output_projections, weight_of
 from attnlens.model.lenses.hf.capture import UnexpressibleError, capture_attention
-from attnlens.model.lenses.hf.tracing import kernel_twin
+from attnlens.model.lenses.hf.twin import kernel_twin
+from attnlens.model.lenses.summaries import exact
 from attnlens.model.net.contributions import head_outputs
 from attnlens.record.errors import InputError
 from attnlens.record.scores import LayerScores
@@ -243,10 +244,12 @@ def forward_heads(
     info: ModelInfo,
     inputs: Mapping[str, Any],
     without: str | None = None,
+    exact_weights: bool = True,
 ) -> Forward:
     """Run a private copy of model on inputs (a batch of one): what its heads read and wrote.
     `without`: the path of a module (a final norm) the copy replaces by the identity, so that
-    the last hidden state is the residual stream before it."""
+    the last hidden state is the residual stream before it. exact_weights: the scores' rows'
+    log-sum-exp made exact, as a trace keeps them (False: where no weight is read)."""
     twin, registered = private_copy(model)
     if without is not None:
         holder, _, name = without.rpartition(".")
@@ -257,11 +260,16 @@ def forward_heads(
     for kind, field in OUTPUTS[info.architecture].items():
         got = list(getattr(out, field))
         if registered and all(isinstance(p, LayerHeads) for p in got):
-            heads[kind] = got
+            heads[kind] = [_exact(p) for p in got] if exact_weights else got
         else:
             stack = "decoder" if kind == "decoder_self" else "encoder"
             heads[kind] = _eager_heads(twin, model_type, info, got, hidden[stack])
     return Forward(heads, hidden, getattr(out, "logits", None))
+
+
+def _exact(heads: LayerHeads) -> LayerHeads:
+    """The weights a trace keeps, to the bit: the scores' log-sum-exp exact to float64."""
+    return heads if heads.scores is None else replace(heads, scores=exact(heads.scores))
 
 
 def _hidden(out: Any, info: ModelInfo) -> dict[str, tuple[torch.Tensor, ...]]:

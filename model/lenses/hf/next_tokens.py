@@ -10,7 +10,7 @@ from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from attnlens.model.lenses.hf.capture import UnexpressibleError
 from attnlens.model.lenses.hf.encoding import encode_prompt
-from attnlens.model.lenses.hf.tracing import kernel_twin
+from attnlens.model.lenses.hf.twin import kernel_twin
 from attnlens.model.lenses.next_tokens import check_logits_budget, check_top, top_next
 from attnlens.record.next_tokens import NextTokens
 

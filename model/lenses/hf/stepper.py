@@ -26,7 +26,8 @@ from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.decoding.stepper import StepOutput
 from attnlens.model.lenses.hf.ablation import OutputProjections
 from attnlens.model.lenses.hf.capture import UnexpressibleError
-from attnlens.model.lenses.hf.tracing import capture_twin, stacked
+from attnlens.model.lenses.hf.tracing import stacked
+from attnlens.model.lenses.hf.twin import capture_twin
 from attnlens.record.errors import InputError
 from attnlens.record.scores import LayerScores
 from attnlens.record.trace import Architecture

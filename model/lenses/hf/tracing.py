@@ -3,9 +3,7 @@ output_attentions tensors, with the masks, positions and tokens as the model app
 
 from __future__ import annotations
 
-import copy
 import inspect
-import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,20 +12,22 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from attnlens.model.heap import give_back
-from attnlens.model.lenses.hf.capture import CAPTURE, UnexpressibleError
-from attnlens.model.lenses.hf.eager import configs_of
+from attnlens.model.lenses.hf.capture import CAPTURE_HEADS, CapturedHeads, UnexpressibleError
 from attnlens.model.lenses.hf.encoding import Encoded, is_byte_level
 from attnlens.model.lenses.hf.mapping import next_token_logprobs, stack_attention
+from attnlens.model.lenses.hf.norms import trace_norms
 from attnlens.model.lenses.hf.positions import Positions
 from attnlens.model.lenses.hf.tokens import display_tokens
+from attnlens.model.lenses.hf.twin import NOT_REGISTERED, kernel_twin
 from attnlens.model.lenses.hf.windows import StackRules, stack_rules, unexplained_zeros
 from attnlens.model.lenses.summaries import summarise
+from attnlens.record.norms import HeadNorms
 from attnlens.record.picking import END_TOKENS, earlier_matches
 from attnlens.record.scores import LayerScores
 from attnlens.record.trace import Architecture, Kind, ModelInfo, Trace
 
-NOT_REGISTERED = "its attention code does not go through transformers' attention functions"
 Recorded = dict[Kind, Any]  # kind → (L, H, Q, K) weights, or a tuple of LayerScores
+Norms = tuple[dict[Kind, HeadNorms] | None, str | None]  # the norms, or why there are none
 
 
 @dataclass(frozen=True)
@@ -85,6 +85,7 @@ def _record(
     recorded: Recorded,
     logprobs: np.ndarray | None,
     warnings: list[str],
+    norms: Norms = (None, None),
 ) -> Trace:
     """A Trace of what one pass computed: masks per kind, positions, readable tokens. A kind
     recorded as LayerScores keeps them instead of its weights (its masks are their rules)."""
@@ -137,6 +138,8 @@ def _record(
         src_segments=src.segments if src else None,
         scores=scores or None,
         summaries={k: v[0] for k, v in summarised.items()} or None,
+        norms=norms[0],  # type: ignore[arg-type]
+        norms_missing=norms[1],
     )
 
 
@@ -166,32 +169,11 @@ def _token_types(run: Runner, src: Encoded) -> tuple[dict[str, torch.Tensor], li
     return {"token_type_ids": run.ids(src.token_types)}, []
 
 
-def capture_twin(model: PreTrainedModel) -> PreTrainedModel:
-    """A private copy of model whose attention goes through CAPTURE (record/scores.py): new
-    modules and configs, every tensor shared, so the model every session uses is never
-    switched; UnexpressibleError where its attention does not go through transformers' registry."""
-    return kernel_twin(model, CAPTURE)
-
-
-def kernel_twin(model: PreTrainedModel, implementation: str) -> PreTrainedModel:
-    """A private copy of model (new modules and configs, every tensor shared) whose attention
-    runs `implementation` (CAPTURE, or "sdpa" where no weights are wanted: the shared model is
-    eager, which builds every head's T × T); UnexpressibleError where the model cannot."""
-    shared = itertools.chain(model.parameters(), model.buffers())
-    twin = copy.deepcopy(model, {id(t): t for t in shared})  # new modules, same tensors
-    try:
-        twin.set_attn_implementation(implementation)
-    except (ValueError, ImportError, AttributeError) as error:
-        raise UnexpressibleError(f"{NOT_REGISTERED} ({str(error).splitlines()[0]})") from None
-    if any(c._attn_implementation != implementation for c in configs_of(twin)):
-        raise UnexpressibleError(NOT_REGISTERED)
-    return twin
-
-
 def stacked(per_layer: Any, scores: bool) -> Any:
     """A kind's layers as recorded: the weights stacked, or (scores) the LayerScores."""
     if not scores:
         return stack_attention(per_layer)
+    per_layer = [x.scores if isinstance(x, CapturedHeads) else x for x in per_layer]
     if not per_layer or not all(isinstance(x, LayerScores) for x in per_layer):
         raise UnexpressibleError(NOT_REGISTERED)
     return tuple(per_layer)
@@ -199,9 +181,20 @@ def stacked(per_layer: Any, scores: bool) -> Any:
 
 def forward(run: Runner, scores: bool, **inputs: Any) -> Any:
     """The model's output with its attention: the weights (eager), or (scores) what the
-    kernel computed them from."""
-    model = capture_twin(run.model) if scores else run.model
+    kernel computed them from, with the values it read and each head's output."""
+    model = kernel_twin(run.model, CAPTURE_HEADS) if scores else run.model
     return model(**inputs, output_attentions=True)
+
+
+def norms(run: Runner, scores: bool, attentions: dict[Kind, Any], inputs: dict[str, Any]) -> Norms:
+    """The trace's norms: from what its own capture received (scores), else by a second pass
+    of a private copy over the same inputs (weights: short inputs)."""
+    captured = None
+    if scores:
+        if not all(isinstance(x, CapturedHeads) for got in attentions.values() for x in got):
+            return None, "attnlens cannot take this model's values: " + NOT_REGISTERED
+        captured = {kind: list(got) for kind, got in attentions.items()}
+    return trace_norms(run.model, run.info, captured, inputs)
 
 
 @torch.inference_mode()
@@ -210,10 +203,12 @@ def encoder_trace(run: Runner, src: Encoded, scores: bool = False) -> Trace:
     input_ids = run.ids(src.ids)  # (1, S)
     mask = torch.ones_like(input_ids)  # (1, S): one unpadded sequence
     types, warnings = _token_types(run, src)
-    out = forward(run, scores, input_ids=input_ids, attention_mask=mask, **types)
+    inputs = {"input_ids": input_ids, "attention_mask": mask, **types}
+    out = forward(run, scores, **inputs)
     recorded: Recorded = {"encoder_self": stacked(out.attentions, scores)}
+    taken = norms(run, scores, {"encoder_self": out.attentions}, inputs)
     del out  # its hidden states: gone before the summaries are computed
-    return _record(run, src, None, recorded, None, warnings)
+    return _record(run, src, None, recorded, None, warnings, taken)
 
 
 @torch.inference_mode()
@@ -222,15 +217,17 @@ def decoder_trace(run: Runner, tgt: Encoded, eos: int | None, scores: bool = Fal
     input_ids = run.ids(tgt.ids)  # (1, T)
     mask = torch.ones_like(input_ids)  # (1, T)
     # no key/value cache: nothing decodes after a trace (Llama-3.2-1B × 2,048: 134 MB)
-    out = forward(run, scores, input_ids=input_ids, attention_mask=mask, use_cache=False)
+    inputs = {"input_ids": input_ids, "attention_mask": mask, "use_cache": False}
+    out = forward(run, scores, **inputs)
     warnings, logprobs = [], None
     if eos is None:
         warnings.append("the model names no end token: tgt_logprobs not computed")
     else:
         logprobs = next_token_logprobs(out.logits, (*tgt.ids[1:], eos))  # (T,)
     recorded: Recorded = {"decoder_self": stacked(out.attentions, scores)}
+    taken = norms(run, scores, {"decoder_self": out.attentions}, inputs)
     del out  # its logits (T × V) are read: gone before the summaries are computed
-    return _record(run, None, tgt, recorded, logprobs, warnings)
+    return _record(run, None, tgt, recorded, logprobs, warnings, taken)
 
 
 @torch.inference_mode()
@@ -239,22 +236,20 @@ def seq2seq_trace(
 ) -> Trace:
     """Encoder-decoder, teacher-forced: dec holds the decoder inputs (start token first)."""
     input_ids, decoder_ids = run.ids(src.ids), run.ids(dec.ids)  # (1, S), (1, T)
-    out = forward(
-        run,
-        scores,
-        input_ids=input_ids,
-        attention_mask=torch.ones_like(input_ids),
-        decoder_input_ids=decoder_ids,
-        use_cache=False,
-    )
+    inputs = {"input_ids": input_ids, "attention_mask": torch.ones_like(input_ids),
+              "decoder_input_ids": decoder_ids, "use_cache": False}  # fmt: skip
+    out = forward(run, scores, **inputs)
     recorded: Recorded = {
         "encoder_self": stacked(out.encoder_attentions, scores),  # (L, H, S, S)
         "decoder_self": stacked(out.decoder_attentions, scores),  # (L', H', T, T)
         "cross": stacked(out.cross_attentions, scores),  # (L', H', T, S)
     }
     logprobs = next_token_logprobs(out.logits, next_ids)  # (T,)
-    del out  # its logits (T × V) and encoder output are read: gone before the summaries
-    return _record(run, src, dec, recorded, logprobs, [])
+    kinds = {"encoder_self": out.encoder_attentions, "decoder_self": out.decoder_attentions,
+             "cross": out.cross_attentions}  # fmt: skip
+    taken = norms(run, scores, kinds, inputs)  # type: ignore[arg-type]
+    del out, kinds  # its logits (T × V) and encoder output are read: gone before the summaries
+    return _record(run, src, dec, recorded, logprobs, [], taken)
 
 
 def runner_for(

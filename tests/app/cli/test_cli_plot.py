@@ -86,3 +86,11 @@ def test_bad_input_exits_2_with_one_line(
     code, out, err = run(args, capsys)
     assert code == 2 and out == "" and err.count("\n") == 1
     assert message in err and "Traceback" not in err
+
+
+def test_the_norm_measure_is_drawn_and_named(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(["--view", "heatmap", "--measure", "norm"], capsys)
+    assert code == 0, err
+    assert "norm α‖f(x)‖" in json.loads(out)["layout"]["title"]["text"]
+    code, _, err = run(["--view", "lines", "--measure", "norm"], capsys)
+    assert code != 0 and "--measure norm draws the heatmap view" in err

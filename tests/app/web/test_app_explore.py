@@ -253,3 +253,19 @@ def test_cross_attention_circles_the_true_alignment_when_the_task_knows_it() -> 
     at = open_bundled("explore", "dates")  # "sat 21 nov 2026"
     circles = heatmap(at)["data"][-1]
     assert circles["type"] == "scatter" and len(circles["x"]) == len("2026-11-21")
+
+
+def test_the_measure_control_draws_the_norms_and_says_so(tiny_model_dir: Path) -> None:
+    """Measure: norm redraws the heatmap as weight × the key's norm, named in its title and
+    colour bar, and goes in the address; weight draws the weights again."""
+    at = open_page(tiny_model_dir)
+    before = heatmap(at)
+    at.radio(key="w_measure").set_value("norm").run()
+    assert not at.exception and not at.error
+    after = heatmap(at)
+    assert after["layout"]["title"]["text"].endswith("· norm α‖f(x)‖")
+    assert after["data"][0]["colorbar"]["title"]["text"].startswith("norm α‖f(x)‖ ÷ ")
+    assert after["data"][0]["z"] != before["data"][0]["z"]
+    assert at.query_params["measure"] == "norm"
+    at.radio(key="w_measure").set_value("weight").run()
+    assert heatmap(at)["layout"]["title"]["text"] == before["layout"]["title"]["text"]

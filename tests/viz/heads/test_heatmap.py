@@ -8,6 +8,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
+from attnlens.record.norms import HeadNorms
 from attnlens.record.trace import Trace
 from attnlens.viz import head_heatmap
 from attnlens.viz.heads.heatmap import MAX_HEIGHT, reference_hits
@@ -147,3 +148,22 @@ def test_no_title_overlaps_the_key_axis(trace: Trace) -> None:
     layout = head_heatmap(trace, "cross", 0, 0, reference=(0, 1)).layout
     assert layout.xaxis.side in (None, "bottom") and layout.title.automargin is True
     assert layout.xaxis.automargin is True and layout.yaxis.automargin is True
+
+
+def test_the_norm_measure_shows_weight_times_norm_and_says_so(trace: Trace) -> None:
+    """αᵢⱼ ‖f_h(xⱼ)‖ as a share of the head's largest, named in the title and the colour bar;
+    a record without norms is refused, saying why."""
+    assert trace.encoder_self is not None
+    L, H, S, _ = trace.encoder_self.shape
+    rng = np.random.default_rng(4)
+    norms = HeadNorms(rng.random((L, H, S)).astype(np.float32), np.ones((L, H, S), np.float32))
+    trace = replace(trace, norms={"encoder_self": norms})
+    fig = head_heatmap(trace, "encoder_self", 1, 2, scale="linear", measure="norm")
+    assert trace.norms is not None
+    want = trace.encoder_self[1, 2] * trace.norms["encoder_self"].carried[1, 2][None, :]
+    np.testing.assert_allclose(fig.data[0].z, want / want.max(), rtol=1e-5)
+    assert "norm α‖f(x)‖" in fig.layout.title.text
+    assert fig.data[0].colorbar.title.text.startswith("norm α‖f(x)‖ ÷ ")
+    assert "norm" not in head_heatmap(trace, "encoder_self", 1, 2).layout.title.text
+    with pytest.raises(ValueError, match="holds no norms"):
+        head_heatmap(replace(trace, norms=None), "encoder_self", 1, 2, measure="norm")

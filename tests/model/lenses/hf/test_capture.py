@@ -16,7 +16,7 @@ from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
 
 from attnlens.model.lenses.hf.capture import capture_attention
 from attnlens.model.lenses.hf.lens import HFLens
-from attnlens.model.lenses.hf.tracing import capture_twin
+from attnlens.model.lenses.hf.twin import capture_twin
 from attnlens.record.scores import LayerScores
 from attnlens.record.trace import Trace
 from helpers.hf_zoo import ZOO, zoo_folder

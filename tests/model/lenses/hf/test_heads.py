@@ -10,6 +10,7 @@ import functools
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 from transformers import AttentionInterface
@@ -25,8 +26,9 @@ from attnlens.model.lenses.hf.heads import (
 )
 from attnlens.model.lenses.hf.lens import HFLens
 from attnlens.model.lenses.hf.norms import head_norms
-from attnlens.model.lenses.hf.tracing import kernel_twin
+from attnlens.model.lenses.hf.twin import kernel_twin
 from attnlens.model.net.contributions import head_slices, head_vectors
+from attnlens.record.norms import HeadNorms
 from attnlens.record.trace import Kind, Trace
 from helpers.hf_zoo import ZOO, zoo_folder
 from helpers.parts import runs
@@ -134,6 +136,9 @@ def test_sharp_heads_sum_to_each_layers_own_output(
         weights = trace.attention(trace.kinds[0])
         assert weights is not None and (weights.max(-1) > 0.999).mean() > 0.5
     assert_sums_to_the_layers(hf, trace if hf.info.architecture != "encoder-decoder" else None)
+    if hf.info.architecture != "encoder-decoder":  # the trace's own norms, on sharp heads too
+        assert trace.norms is not None, trace.norms_missing
+        assert_norms_as_seen(hf, trace.norms)
 
 
 def _seen_values(
@@ -235,15 +240,11 @@ def _outputs_by_hooks(hf: HFLens) -> dict[tuple[Kind, int], torch.Tensor]:
     return {key: calls[id(m)][key[1] if shared else 0] for key, m in found.items()}
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("name", list(ZOO))
-def test_the_norms_equal_what_the_calls_and_hooks_saw(name: str) -> None:
+def assert_norms_as_seen(hf: HFLens, norms: dict[str, HeadNorms]) -> None:
     """‖f_h(xⱼ)‖ against ‖W_O^h v‖ multiplied out, v as the attention call received it (or, in
     eager-only models, as their value projection's hook saw it); ‖W_O^h o_{h,i}‖ against o as
     W^O's forward pre-hook saw it."""
-    hf = lens(name)
     model_type = hf.model.config.model_type
-    norms = head_norms(hf.model, model_type, hf.info, inputs(hf))
     projected = output_weights(hf.model, model_type, hf.info)
     values = _values_by_hooks(hf) if model_type in EAGER_VALUES else _values_by_calls(hf)
     outputs = _outputs_by_hooks(hf)
@@ -261,6 +262,31 @@ def test_the_norms_equal_what_the_calls_and_hooks_saw(name: str) -> None:
         ):
             gap = float((torch.from_numpy(got).double() - want).abs().max())
             assert gap <= 1e-5 * max(1.0, float(want.abs().max())), (kind, layer, gap)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(ZOO))
+def test_the_norms_equal_what_the_calls_and_hooks_saw(name: str) -> None:
+    hf = lens(name)
+    model_type = hf.model.config.model_type
+    assert_norms_as_seen(hf, head_norms(hf.model, model_type, hf.info, inputs(hf)))
+
+
+@pytest.mark.parametrize("record", ["weights", "scores"])
+@pytest.mark.parametrize("name", ["gpt2", "llama", "bert", "bloom"])
+def test_a_traces_norms_equal_what_the_calls_and_hooks_saw(name: str, record: str) -> None:
+    """Through the Trace: the norms its own capture took (scores), or its second pass (weights;
+    BLOOM, eager only, always); α ‖f‖ of a tile is the weight times the key's norm."""
+    hf = lens(name)
+    trace = hf.trace(TEXT, record=record)  # type: ignore[arg-type]
+    assert trace.norms is not None and trace.norms_missing is None
+    assert_norms_as_seen(hf, trace.norms)
+    kind = trace.kinds[0]
+    tile = trace.head(kind, 1, 1, slice(2, 6), slice(0, 5), measure="norm")
+    want = trace.head(kind, 1, 1, slice(2, 6), slice(0, 5)) * trace.norms[kind].carried[1, 1, :5]
+    np.testing.assert_allclose(tile, want, rtol=1e-6)
+    for back in (Trace.from_npz(trace.to_npz()), Trace.from_json(trace.to_json())):
+        assert back.equals(trace) and back.norms is not None
 
 
 def test_an_eager_architecture_not_stated_has_no_parts(monkeypatch: pytest.MonkeyPatch) -> None:
