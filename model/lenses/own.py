@@ -223,8 +223,7 @@ class OwnLens(Lens, Generic[NetT]):
         source: Sequence[int] | None,
         prefix: Sequence[int],
     ) -> str:
-        """The output text `decode` gives with its default settings (greedy), found without
-        recording the steps."""
+        """The text `decode` gives by default (greedy), found without recording the steps."""
         settings = resolve(DecodeRequest.from_kwargs(strategy="greedy"), limits)
         vocab = self.vocabulary()
         return vocab.detokenize(greedy_output(stepper, settings, source, prefix, vocab))

@@ -1,23 +1,15 @@
 """A figure laid out again for a phone: reflowed, not squeezed (issue 49).
 
-A figure made for a laptop keeps its layout in a 330 px column: panels side by side a sliver
-each (the heads slide's four 36 px wide) with their titles printed over one another ("Q
-(que(K)(V)softmax"), a colour bar wider than the plots, every other token label dropped by
-Plotly, numbers wider than their cells; Explore's heatmap a 90 px strip with its title cut.
-One layout for every phone's figure (Explore, Inside, the Lecture, a class's student slide):
-
-- panels side by side are stacked, each the full width, as tall as its rows, its title above
-  it and its labels and colour bar below it; every y axis on the left;
-- every colour bar lies under its plot, horizontal, its ticks thinned so that none collide;
-- text at most a phone's size; the title, its subtitle and the panels' titles wrapped to the
-  width; a row axis's title said under the title ("rows: query");
-- category labels all shown when they fit and thinned evenly when not; a row's label cut to
-  LABEL_PX (its position's number dropped first), so that the plot keeps PLOT_PX;
-- numbers written in cells narrower than they are go (the hover still gives them);
-- a legend in rows at the figure's foot;
-- Figure 1's diagram keeps its layout, its words scaled with it.
-
-The figure's width stays the page's (Plotly stretches it); `width` is what it is planned for.
+In a 330 px column a laptop's layout left panels side by side a sliver each, their titles over
+one another, a colour bar wider than the plots, every other label dropped, numbers wider than
+their cells. One layout for every phone's figure (Explore, Inside, the Lecture, a student's
+slide): panels stacked, each the full width, as tall as its rows, its title above and its
+labels and colour bar (horizontal, ticks thinned) below, every y axis on the left; text at most
+a phone's size, titles wrapped, a row axis's title said under the title ("rows: query");
+labels all shown when they fit, thinned evenly when not, a row's cut to LABEL_PX so the plot
+keeps PLOT_PX; numbers in cells narrower than they are dropped (the hover keeps them); a legend
+at the foot; Figure 1 keeps its layout, its words scaled with it. `width` is what the layout
+is planned for; the figure's width stays the page's.
 """
 
 from __future__ import annotations
@@ -247,9 +239,8 @@ def _title(fig: go.Figure, width: int, said: int, hang: bool = False) -> None:
 
 
 def _taller_top(fig: go.Figure, top: float) -> None:
-    """The top margin set to `top` and the figure grown by what it gained, so the plot keeps
-    its height (a phone's Explore heatmap of 7 rows was squeezed to 100 px under its wrapped
-    title, its circles over one another)."""
+    """The top margin set to `top`, the figure grown by what it gained: the plot keeps its
+    height (a 7-row heatmap under a wrapped title was squeezed to 100 px)."""
     gained = top - _margin(fig, "t")
     fig.layout.margin.t = round(top)
     if gained > 0:
