@@ -24,6 +24,7 @@ from attnlens.model.decoding.request import ModelLimits
 from attnlens.model.lenses.lens import (
     Capabilities,
     DecodePlan,
+    TraceInput,
     check_target,
     check_text,
     ids_of_tokens,
@@ -82,15 +83,11 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
         enc, warnings = self.encode(full, "text", self.max_tokens)
         return [self.tokenizer.bos_id, *enc.ids], [BOS, *enc.tokens], warnings
 
-    def _trace(
-        self,
-        text: str,
-        target: str | None,
-        target_tokens: Sequence[str] | None,
-        pair: str | None,
-    ) -> Trace:
+    def _weights(self, given_input: TraceInput) -> Trace:
         """TEXT (then target, as text or tokens) on the decoder side; tgt_logprobs of each
         next character."""
+        text, target, pair = given_input.text, given_input.target, given_input.pair
+        target_tokens = given_input.target_tokens
         given = check_target(target, target_tokens)
         refuse_pair(pair, self.name, "join the two texts in one")
         ids, tokens, warnings = self.prompt(text, target)

@@ -51,6 +51,17 @@ def check_mode(record: object) -> RecordMode:
 
 
 @dataclass(frozen=True)
+class TraceInput:
+    """What a trace reads, as `Lens.trace` was given it: the text, a target as text or as token
+    strings, a sentence pair's second text."""
+
+    text: str
+    target: str | None = None
+    target_tokens: Sequence[str] | None = None
+    pair: str | None = None
+
+
+@dataclass(frozen=True)
 class DecodePlan:
     """Decoding prepared for one input: what the settings are checked against, and the run."""
 
@@ -156,7 +167,6 @@ class Lens(ABC):
     def max_tokens(self) -> int:
         """The longest input, in tokens, this model accepts."""
 
-    @abstractmethod
     def trace(
         self,
         text: str,
@@ -176,6 +186,11 @@ class Lens(ABC):
         pair, with its own segment ids (capabilities.reads_pairs). record: which record is
         kept (`check_mode`: weights, scores or auto, the weights where they fit the budget).
         """
+        return self._trace(TraceInput(text, target, target_tokens, pair), check_mode(record))
+
+    @abstractmethod
+    def _trace(self, given: TraceInput, record: RecordMode) -> Trace:
+        """`trace`'s work, its mode checked: each kind of model records its own way."""
 
     def decode(
         self, text: str, strategy: StrategyName = DEFAULT_STRATEGY, **settings: Any

@@ -19,7 +19,14 @@ from attnlens.model.decoding.heads import HeadRef, check_head
 from attnlens.model.decoding.loop import Vocabulary, greedy_output, search
 from attnlens.model.decoding.request import DecodeRequest, DecodeSettings, ModelLimits, resolve
 from attnlens.model.decoding.stepper import Stepper
-from attnlens.model.lenses.lens import Capabilities, Lens, RecordMode, check_mode, forced_past_end
+from attnlens.model.lenses.lens import (
+    Capabilities,
+    Lens,
+    RecordMode,
+    TraceInput,
+    check_mode,
+    forced_past_end,
+)
 from attnlens.model.lenses.own_norms import own_norms
 from attnlens.model.lenses.parts import (
     Ablation,
@@ -248,26 +255,12 @@ class OwnLens(Lens, Generic[NetT]):
             mask,
         )  # fmt: skip
 
-    def trace(
-        self,
-        text: str,
-        target: str | None = None,
-        *,
-        target_tokens: Sequence[str] | None = None,
-        pair: str | None = None,
-        record: RecordMode = "auto",
-    ) -> Trace:
-        """The stack's own trace (`_trace`), kept as `record` asks (`recorded`)."""
-        return self.recorded(self._trace(text, target, target_tokens, pair), record)
+    def _trace(self, given: TraceInput, record: RecordMode) -> Trace:
+        """The stack's own weights (`_weights`), kept as `record` asks (`recorded`)."""
+        return self.recorded(self._weights(given), record)
 
     @abstractmethod
-    def _trace(
-        self,
-        text: str,
-        target: str | None,
-        target_tokens: Sequence[str] | None,
-        pair: str | None,
-    ) -> Trace:
+    def _weights(self, given: TraceInput) -> Trace:
         """Every head's weights for text, teacher-forced as the model's kind does it."""
 
     def recorded(self, trace: Trace, record: RecordMode) -> Trace:

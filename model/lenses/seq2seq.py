@@ -14,6 +14,7 @@ from attnlens.model.decoding.net_steppers import TransformerStepper
 from attnlens.model.decoding.request import DecodeRequest, ModelLimits, resolve
 from attnlens.model.lenses.lens import (
     DecodePlan,
+    TraceInput,
     check_target,
     check_text,
     ids_of_tokens,
@@ -87,15 +88,11 @@ class Seq2SeqLens(OwnLens[Transformer]):
             )
         return enc.ids + [self.tokenizer.eos_id], enc.tokens + [EOS], warnings
 
-    def _trace(
-        self,
-        text: str,
-        target: str | None,
-        target_tokens: Sequence[str] | None,
-        pair: str | None,
-    ) -> Trace:
+    def _weights(self, given_input: TraceInput) -> Trace:
         """Teacher-forced on target (text or tokens); without one, on the model's own greedy
         output."""
+        text, target, pair = given_input.text, given_input.target, given_input.pair
+        target_tokens = given_input.target_tokens
         given = check_target(target, target_tokens)
         refuse_pair(pair, self.name, "join the two texts in one")
         src, src_tokens, warnings = self.source_ids(text)

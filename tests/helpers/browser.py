@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -58,3 +59,18 @@ def explore_on(browser: Any, server: str, model: Path, text: str) -> Any:
     query = f"page=explore&model={quote(str(model))}&text={quote(text)}"
     page.goto(f"{server}/?{query}", timeout=120_000)
     return page
+
+
+def choose_theme(page: Any, name: str, settle_ms: int = 800) -> None:
+    """Pick a theme in the ⋮ menu, as a user does (no rerun of the script follows)."""
+    page.locator("[data-testid='stMainMenu']").click()
+    page.locator(f"[data-testid='stMainMenuItem-theme-{name}']").click()
+    page.keyboard.press("Escape")
+    page.wait_for_timeout(settle_ms)
+
+
+def keep(page: Any, name: str, full_page: bool = False) -> None:
+    """A screenshot of the page, where ATTNLENS_SCREENSHOTS names a folder to keep it in."""
+    folder = os.environ.get("ATTNLENS_SCREENSHOTS")
+    if folder:
+        page.screenshot(path=str(Path(folder) / name), full_page=full_page)

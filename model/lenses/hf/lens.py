@@ -40,6 +40,7 @@ from attnlens.model.lenses.lens import (
     Capabilities,
     Lens,
     RecordMode,
+    TraceInput,
     check_mode,
     check_target,
     check_text,
@@ -124,19 +125,13 @@ class HFLens(HFDecoding, HFRuns, Lens):
         """Readable forms of this model's token strings (Ġ, ▁ and ## markers handled)."""
         return display_tokens(tokens, self.byte_level)
 
-    def trace(
-        self,
-        text: str,
-        target: str | None = None,
-        *,
-        target_tokens: Sequence[str] | None = None,
-        pair: str | None = None,
-        record: RecordMode = "auto",
-    ) -> Trace:
+    def _trace(self, given_input: TraceInput, record: RecordMode) -> Trace:
         """Teacher-forced on target (text or tokens); an encoder-decoder without one, on its
         own greedy output (the Decode page's greedy run, processors of its generation config
         included). A sentence pair goes to an encoder-only model with its segment ids. record:
         which record is kept (model/lenses/hf/recording.py: weights, scores or auto)."""
+        text, target, pair = given_input.text, given_input.target, given_input.pair
+        target_tokens = given_input.target_tokens
         name, limit = self.info.name, self.max_tokens
         mode = check_mode(record)
         check_text(text)

@@ -22,7 +22,7 @@ from attnlens.model.lenses.hf.architecture import CAUSAL_ARCHITECTURE_SUFFIXES, 
 from attnlens.model.lenses.hf.eager import switch_of
 from attnlens.model.lenses.hf.lens import HFLens
 from attnlens.model.lenses.hf.loading import Loaded
-from attnlens.model.lenses.lens import DecodePlan, RecordMode
+from attnlens.model.lenses.lens import DecodePlan, RecordMode, TraceInput
 from attnlens.model.lenses.token_runs import TokenBatch, TokenRun
 from attnlens.record.decode import DecodeRun
 from attnlens.record.errors import InputError
@@ -107,20 +107,10 @@ class WrappedLens(HFLens):
                 "wrap it again"
             )
 
-    def trace(
-        self,
-        text: str,
-        target: str | None = None,
-        *,
-        target_tokens: Sequence[str] | None = None,
-        pair: str | None = None,
-        record: RecordMode = "auto",
-    ) -> Trace:
+    def _trace(self, given: TraceInput, record: RecordMode) -> Trace:
         with self._switch.held(self.model):
             self._checked_device()
-            return super().trace(
-                text, target, target_tokens=target_tokens, pair=pair, record=record
-            )
+            return super()._trace(given, record)
 
     def decode_plan(self, text: str) -> DecodePlan:
         plan = super().decode_plan(text)

@@ -27,7 +27,7 @@ from attnlens.app.classroom.store import ACTIVE_SECONDS
 from attnlens.app.classroom.stores import open_store
 from helpers import figure_checks as check
 from helpers.apptest import require_bundled
-from helpers.browser import chromium
+from helpers.browser import choose_theme, chromium
 from helpers.class_server import Server
 from helpers.lecture_page import (
     COUNTER,
@@ -239,7 +239,7 @@ def test_a_students_slide_on_a_phone_is_laid_out_for_it(
             laid_out_for_a_phone(page, n, f"slide {n} at {width} px")
             keep(page, f"phone-student-slide{n}-{width}.png")
     dark = phones[360]
-    choose_theme(dark, "Dark")
+    choose_theme(dark, "Dark", settle_ms=1500)
     laid_out_for_a_phone(dark, 6, "slide 6 at 360 px, dark")
     keep(dark, "phone-student-slide6-360-dark.png")
     for page in phones.values():
@@ -294,14 +294,6 @@ def laid_out_for_a_phone(page: Any, n: int, where: str) -> None:
     for a, b in itertools.combinations(cells, 2):
         apart = a[2] <= b[0] + 1 or b[2] <= a[0] + 1 or a[3] <= b[1] + 1 or b[3] <= a[1] + 1
         assert apart, f"{where}: cell numbers run into each other at {a} and {b}"
-
-
-def choose_theme(page: Any, name: str) -> None:
-    """Pick a theme in the ⋮ menu, as a student does."""
-    page.locator("[data-testid='stMainMenu']").click()
-    page.locator(f"[data-testid='stMainMenuItem-theme-{name}']").click()
-    page.keyboard.press("Escape")
-    page.wait_for_timeout(1500)
 
 
 def keep(page: Any, name: str) -> None:

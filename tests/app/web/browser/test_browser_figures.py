@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import os
 import shutil
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from attnlens.app.web.sidebar import THEME_HINT
 from helpers import figure_checks as check
-from helpers.browser import settle
+from helpers.browser import choose_theme, keep, settle
 
 pytestmark = [
     pytest.mark.browser,
@@ -47,20 +46,6 @@ def opened(browser: Any, url: str, viewport: dict[str, int] | None = None) -> An
     settle(page)  # the fragments' figures arrive a moment after the first
     assert page.locator("[data-testid='stException']").count() == 0
     return page
-
-
-def choose_theme(page: Any, name: str) -> None:
-    """Pick a theme in the ⋮ menu, as a user does (no rerun of the script follows)."""
-    page.locator("[data-testid='stMainMenu']").click()
-    page.locator(f"[data-testid='stMainMenuItem-theme-{name}']").click()
-    page.keyboard.press("Escape")
-    page.wait_for_timeout(800)
-
-
-def keep(page: Any, name: str) -> None:
-    folder = os.environ.get("ATTNLENS_SCREENSHOTS")
-    if folder:
-        page.screenshot(path=str(Path(folder) / name))
 
 
 # Explore's heatmap and Inside's step grids have margins estimated from their labels

@@ -7,15 +7,13 @@ wide (viz/shared/narrow.py). ATTNLENS_SCREENSHOTS=DIR keeps the screenshots."""
 from __future__ import annotations
 
 import itertools
-import os
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from helpers import figure_checks as check
 from helpers.apptest import require_bundled
-from helpers.browser import settle
+from helpers.browser import choose_theme, keep, settle
 
 pytestmark = [pytest.mark.browser]
 PHONES = (360, 390)
@@ -40,21 +38,6 @@ BAR_TICKS = """() => [...document.querySelectorAll('[data-testid=stBidiComponent
   .map((t) => [...t.children].filter((s) => getComputedStyle(s).visibility !== 'hidden')
     .map((s) => { const b = s.getBoundingClientRect();
       return [s.textContent, b.left, b.right]; }))"""
-
-
-def choose_theme(page: Any, name: str) -> None:
-    """Pick a theme in the ⋮ menu, as a user does (no rerun of the script follows)."""
-    page.locator("[data-testid='stMainMenu']").click()
-    page.locator(f"[data-testid='stMainMenuItem-theme-{name}']").click()
-    page.keyboard.press("Escape")
-    page.wait_for_timeout(800)
-
-
-def keep(page: Any, name: str) -> None:
-    """The whole page as a screenshot, where ATTNLENS_SCREENSHOTS names a folder."""
-    folder = os.environ.get("ATTNLENS_SCREENSHOTS")
-    if folder:
-        page.screenshot(path=str(Path(folder) / name), full_page=True)
 
 
 def phone_page(browser: Any, url: str, width: int) -> Any:
@@ -85,11 +68,11 @@ def test_explore_on_a_phone_reflows_its_figures(browser: Any, server: str, width
     require_bundled("reverse")  # labels as long as a task model's: "13 · H → end"
     page = phone_page(browser, f"{server}/?page=explore&model=reverse&kind=cross", width)
     laid_out_for_a_phone(page)
-    keep(page, f"phone-explore-{width}.png")
+    keep(page, f"phone-explore-{width}.png", full_page=True)
     choose_theme(page, "Dark")
     laid_out_for_a_phone(page)
     assert not check.unreadable(check.texts(page))
-    keep(page, f"phone-explore-{width}-dark.png")
+    keep(page, f"phone-explore-{width}-dark.png", full_page=True)
     page.close()
 
 
@@ -103,7 +86,7 @@ def test_a_slides_figure_on_a_phone_is_stacked_and_readable(
     require_bundled("translate")  # the deck's own model
     page = phone_page(browser, f"{server}/?page=lecture&deck=section3&slide={slide}", width)
     laid_out_for_a_phone(page)
-    keep(page, f"phone-slide-{slide}-{width}.png")
+    keep(page, f"phone-slide-{slide}-{width}.png", full_page=True)
     page.close()
 
 
@@ -114,7 +97,7 @@ def test_inside_on_a_phone_stacks_its_panels(browser: Any, server: str) -> None:
     require_bundled("reverse")
     page = phone_page(browser, f"{server}/?page=inside&model=reverse&kind=cross", 360)
     laid_out_for_a_phone(page)
-    keep(page, "phone-inside-360.png")
+    keep(page, "phone-inside-360.png", full_page=True)
     page.close()
 
 
