@@ -4,6 +4,7 @@ foreground (used by the live-class browser test and bench/class_capacity.py)."""
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
 from urllib.parse import parse_qs, urlparse
@@ -77,3 +78,17 @@ def open_student(browser: Any, url: str, code: str, slide: int) -> Any:
     page.goto(f"{url}/?class={code}", timeout=180_000, wait_until="commit")
     page.wait_for_function(shows(slide), timeout=180_000)
     return page
+
+
+def move_to(teacher: Any, n: int, timeout_s: float = 240.0) -> None:
+    """The teacher's page moved to slide n with the arrow keys, a slide at a time, reading the
+    counter before each press: a press the page lost while it was busy (a rerun on a loaded
+    machine) is pressed again, and one that was only slow is never pressed twice."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    deadline = time.monotonic() + timeout_s
+    while (now := int(str(teacher.evaluate(COUNTER)).split(" ")[0])) != n:
+        assert time.monotonic() < deadline, f"the teacher's page stayed at slide {now}, not {n}"
+        teacher.keyboard.press("ArrowRight" if now < n else "ArrowLeft")
+        with contextlib.suppress(PlaywrightTimeout):  # lost: the counter is read again
+            teacher.wait_for_function(f"() => ({COUNTER})() !== '{now} / 15'", timeout=30_000)

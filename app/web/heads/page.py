@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from attnlens import analysis, viz
-from attnlens.analysis.head_stats import COLUMNS
+from attnlens.analysis.head_stats import COLUMNS, NORM_SHARES
 from attnlens.app.web import show, urlstate
 from attnlens.app.web.experiments.sections import induction_section
 from attnlens.app.web.pickers import KIND_LABELS, kind_picker, memo
@@ -43,7 +43,13 @@ def traced_view(started: Started) -> None:
             else ""
         )
     )
-    show.table(stats, "head_stats", "head-statistics", wide=("tag",))
+    if show.presenting():  # at projector size the fifteen columns run past the page: the
+        carried = ["kind", "layer", "head", *NORM_SHARES]  # norm shares a table of their own
+        show.table(stats.drop(columns=list(NORM_SHARES)), "head_stats", "head-statistics",
+                   wide=("tag",))  # fmt: skip
+        show.table(stats[carried], "head_norm_shares", "head-norm-shares")
+    else:
+        show.table(stats, "head_stats", "head-statistics", wide=("tag",))
     heads_charts(tr, alignment)
     induction_section(started.lens, tr)
 

@@ -33,6 +33,7 @@ from helpers.lecture_page import (
     COUNTER,
     FOLLOWER,
     FOREGROUND,
+    move_to,
     open_student,
     shows,
     start_class,
@@ -229,12 +230,8 @@ def test_a_students_slide_on_a_phone_is_laid_out_for_it(
     Q, K, V and the softmax side by side) and four heads (6)."""
     teacher, code = taught
     phones = {w: phone(browser, served[0], code, w) for w in PHONES}
-    at = int(teacher.evaluate(COUNTER).split(" ")[0])
     for n in (3, 4, 6):
-        while at != n:
-            teacher.keyboard.press("ArrowRight" if at < n else "ArrowLeft")
-            at += 1 if at < n else -1
-            teacher.wait_for_function(shows(at), timeout=120_000)
+        move_to(teacher, n)
         for width, page in phones.items():
             laid_out_for_a_phone(page, n, f"slide {n} at {width} px")
             keep(page, f"phone-student-slide{n}-{width}.png")
