@@ -25,9 +25,13 @@ h1 { font-size: 2.4rem !important; } h2 { font-size: 2rem !important; }
 # a table's cells padded less: Heads' 12 columns at 1920 px ran 42 px past the page, the tags cut
 # every page: a text box of the last run never stays on screen greyed out beside the new one
 # (a text grown past 200 characters swaps its one-line box for a box of several lines, and the
-# old box stayed under the new one, greyed, until the new input's page was drawn)
+# old box stayed under the new one, greyed, until the new input's page was drawn). A box the
+# user is typing in is never hidden while its run is under way: a focused input that is
+# display: none loses the focus, and the next keys went nowhere. The swapped-out box (it held
+# the focus) is hidden once its successor, under the same key, is drawn before it.
 PAGE_CSS = """<style>
-[data-stale="true"]:has([data-testid="stTextInput"], [data-testid="stTextArea"])
+[data-stale="true"]:has([data-testid="stTextInput"], [data-testid="stTextArea"]):not(:focus-within),
+.st-key-w_text[data-stale="false"] ~ .st-key-w_text[data-stale="true"]
   { display: none; }
 </style>"""
 THEME_HINT = "Light or dark: ⋮ menu (top right) → System, Light or Dark. Figures follow it."

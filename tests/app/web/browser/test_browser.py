@@ -120,6 +120,31 @@ def test_the_heatmap_follows_typing_without_enter(browser: Any, server: str) -> 
     assert page.locator("[data-testid='stException']").count() == 0
 
 
+STALE_BOX = """async (focused) => {
+  const box = document.querySelector('.st-key-w_text');
+  const input = box.querySelector('input, textarea');
+  if (focused) input.focus(); else input.blur();
+  box.setAttribute('data-stale', 'true');  // what Streamlit marks while a rerun is under way
+  await new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)));
+  const out = [getComputedStyle(box).display, document.activeElement === input];
+  box.setAttribute('data-stale', 'false');
+  return out;
+}"""
+
+
+def test_a_box_being_typed_in_keeps_the_focus_while_its_run_is_under_way(
+    browser: Any, server: str
+) -> None:
+    """The greyed box of the last run is hidden (app/web/sidebar.py's PAGE_CSS), but not the one
+    the user is typing in: a focused input hidden with display: none lost the focus, and keys
+    typed after the pause went nowhere (1 run in 4-8 of the test above, when the box was marked
+    stale before the rerun drew it again)."""
+    page = explore_on_bad(browser, server)
+    assert page.evaluate(STALE_BOX, True) == ["block", True]
+    assert page.evaluate(STALE_BOX, False) == ["none", False]
+    page.close()
+
+
 def test_the_server_starts_a_trace_worker_by_default(browser: Any) -> None:
     """`attnlens serve` as a user starts it (the tests' own servers are told 0): on two cores
     or more it starts one trace worker (and stops it with itself), and the page draws what the
