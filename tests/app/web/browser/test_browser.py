@@ -121,7 +121,7 @@ def test_the_heatmap_follows_typing_without_enter(browser: Any, server: str) -> 
 
 
 STALE_BOX = """async (focused) => {
-  const box = document.querySelector('.st-key-w_text');
+  const box = [...document.querySelectorAll('.st-key-w_text')].pop();  // the last drawn
   const input = box.querySelector('input, textarea');
   if (focused) input.focus(); else input.blur();
   box.setAttribute('data-stale', 'true');  // what Streamlit marks while a rerun is under way
@@ -142,6 +142,13 @@ def test_a_box_being_typed_in_keeps_the_focus_while_its_run_is_under_way(
     page = explore_on_bad(browser, server)
     assert page.evaluate(STALE_BOX, True) == ["block", True]
     assert page.evaluate(STALE_BOX, False) == ["none", False]
+    # a text grown past 200 characters swaps the box for a text area under the same key: the
+    # swapped-out box (it held the focus) goes once its successor is drawn before it
+    successor = """() => { const box = document.querySelector('.st-key-w_text');
+      const next = box.cloneNode(true); next.setAttribute('data-stale', 'false');
+      box.before(next); }"""
+    page.evaluate(successor)
+    assert page.evaluate(STALE_BOX, True)[0] == "none"
     page.close()
 
 
