@@ -129,17 +129,18 @@ class SQLiteStore(ClassStore):
     # -- noticing a file that is no longer ours, and rebuilding it --------------------------------
 
     def _check(self, now: bool = False) -> str | None:
-        try:
-            found = identity(self.path, self._file)
+        try:  # under the lock: a reconnect closes the descriptor (read then: EBADF) and reopens
+            with self._lock:
+                found, ours, log = identity(self.path, self._file), self._identity, self._journal
         except FileNotFoundError:
             return f"The class store's file {self.path} was deleted"
         except OSError as err:  # there, but not readable now: no reason to rebuild it
             raise StoreUnavailableError(f"class store {self.url}: {err.strerror}") from None
-        if found[:2] != self._identity[:2]:
+        if found[:2] != ours[:2]:
             return f"The class store's file {self.path} was replaced by another file"
         if found[2] != MAGIC:
             return f"The class store's file {self.path} was overwritten (it is not a database)"
-        if self._journal is not None and journal(self.path) != self._journal:
+        if log is not None and journal(self.path) != log:
             return (
                 f"The class store's write-ahead log ({self.path.name}-wal and -shm) was "
                 "deleted or replaced under the server"

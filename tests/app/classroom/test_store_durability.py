@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
 
+from attnlens.app.classroom import sqlite_file, sqlite_store
 from attnlens.app.classroom.limits import AWAY, StoreUnavailableError
 from attnlens.app.classroom.state import ClassState, Created
 from attnlens.app.classroom.store import ClassStore
@@ -68,6 +70,53 @@ def test_a_deleted_sqlite_file_is_noticed_and_loses_no_acknowledged_answer(
     assert again.join(lesson.made.code, late[0]).id == late[0]
     (notice,) = lesson.store.notices()  # the teacher was told
     assert f"{path} was deleted" in notice and "nothing it had acknowledged is lost" in notice
+
+
+def test_pages_reading_while_the_file_is_rebuilt_never_see_a_closed_descriptor(
+    tmp_path: Path,
+) -> None:
+    """A page's check of the file read the descriptor a rebuild had just closed: "class store
+    …: Bad file descriptor" on the teacher's page (the store now checks under its lock)."""
+    path = tmp_path / "classes.sqlite3"
+    lesson = Lesson(open_store(f"sqlite:///{path}"))
+    students = lesson.join(3)
+    errors: list[str] = []
+    done = threading.Event()
+
+    def page() -> None:  # another session's reads, as the board makes every 0.1 s
+        while not done.is_set():
+            try:
+                lesson.store.state(lesson.made.code)
+            except StoreUnavailableError as err:
+                errors.append(str(err))
+
+    readers = [threading.Thread(target=page) for _ in range(3)]
+    for reader in readers:
+        reader.start()
+    try:
+        for choice in range(40):
+            path.unlink()  # each answer after it rebuilds the file: a new connection
+            lesson.answer(students, choice % 3)
+    finally:
+        done.set()
+        for reader in readers:
+            reader.join()
+    assert errors == [] and lesson.expected()[39 % 3] == 3
+
+
+def test_the_file_is_checked_under_the_lock_a_rebuild_takes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The race above, made certain: the descriptor is read only while no rebuild can close it."""
+    store = open_store(f"sqlite:///{tmp_path / 'classes.sqlite3'}")
+    held: list[bool] = []
+
+    def identity(path: Path, file: int) -> tuple[int, int, bytes]:
+        held.append(store._lock.locked())  # type: ignore[attr-defined]
+        return sqlite_file.identity(path, file)
+
+    monkeypatch.setattr(sqlite_store, "identity", identity)
+    assert store._check() is None and held == [True]
 
 
 def test_an_overwritten_sqlite_file_is_moved_aside_and_rebuilt_from_the_servers_copy(
