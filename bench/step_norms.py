@@ -24,7 +24,7 @@ from bench.targets import load_average
 Search = Callable[[bool], int]  # carried → steps searched
 
 
-def own_case(name: str, strategy: str) -> Search:
+def own_case(name: str, strategy: Any) -> Search:
     from attnlens.model.decoding.loop import search
     from attnlens.model.decoding.net_steppers import CausalStepper, TransformerStepper
     from attnlens.model.decoding.request import DecodeSettings
@@ -41,7 +41,7 @@ def own_case(name: str, strategy: str) -> Search:
     return lambda c: len(search(make(c), settings, src, prefix, lens.vocabulary())[0])
 
 
-def llama_case(strategy: str, folder: Path, prompt: int) -> Search:
+def llama_case(strategy: Any, folder: Path, prompt: int) -> Search:
     from attnlens.model.decoding.loop import Vocabulary, search
     from attnlens.model.decoding.request import DecodeSettings
     from attnlens.model.lenses.hf.lens import HFLens

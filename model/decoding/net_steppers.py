@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import torch
 
@@ -239,8 +240,8 @@ class CausalStepper:
         prompt = torch.tensor([list(prefix)], dtype=torch.long, device=self.device)  # (1, P)
         norms = None
         if self.carried:
-            own = [layer.self_attn.w_o.weight for layer in self.net.layers]
-            norms = start_norms(self.net.config.h, own)
+            layers: list[Any] = list(self.net.layers)
+            norms = start_norms(self.net.config.h, [m.self_attn.w_o.weight for m in layers])
         return self._feed(CausalState(empty, None, head_mask, norms), prompt)
 
     @torch.inference_mode()
