@@ -15,7 +15,6 @@ from collections.abc import Sequence
 import numpy as np
 
 from attnlens.analysis.norm_shares import shares, special_keys
-from attnlens.model.lenses.carried import carried_norms
 from attnlens.model.lenses.registry import MINILM, load, minilm_folder
 from bench.targets import load_average
 
@@ -34,9 +33,7 @@ def minilm_shares(texts: Sequence[str] = SENTENCES) -> tuple[np.ndarray, np.ndar
     weights, norms = [], []
     for text in texts:
         tr = lens.trace(text)
-        found = carried_norms(lens, text)  # as the lecture's slide reads them
-        assert not isinstance(found, str), found
-        carried = found["encoder_self"].carried
+        carried = tr.head_norms("encoder_self").carried  # as the lecture's slide reads them
         a = tr.encoder_self
         assert a is not None, "minilm's trace keeps its weights"
         w, n = shares(a.sum(2), carried, a.shape[2], special_keys(tr.src_tokens))

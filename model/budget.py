@@ -135,8 +135,9 @@ def trace_bytes(n_layers: int, n_heads: int, S: int, T: int) -> int:
 
 
 def decode_bytes(n_layers: int, n_heads: int, S: int, steps: int, beams: int) -> int:
-    """Per step and beam: the new position's cross row (S) and self-attention row (≤ steps)."""
-    return n_layers * n_heads * beams * steps * (S + steps) * BYTES_PER_WEIGHT
+    """Per step and beam: the new position's cross row (S) and self-attention row (≤ steps),
+    and the norms of what each of their keys gives each head (as many numbers again)."""
+    return 2 * n_layers * n_heads * beams * steps * (S + steps) * BYTES_PER_WEIGHT
 
 
 def check_budget(

@@ -55,6 +55,22 @@ class StepRecord:
     candidates: tuple[tuple[Candidate, ...], ...]  # per live beam, most probable first
     cross_attention: np.ndarray | None  # (L, H, B, S) float32: the new position's row
     decoder_self_attention: np.ndarray  # (L, H, B, step + 1) float32
+    # ‖f_h(xⱼ)‖ of each key the row read (record/norms.py), the attention's shapes; None: not
+    # recorded (DecodeRun.norms_missing says why where the model's values could not be taken)
+    decoder_self_carried: np.ndarray | None = None  # (L, H, B, step + 1) float32
+    cross_carried: np.ndarray | None = None  # (L, H, B, S) float32
+
+    def measured(self, kind: str, measure: str = "weight") -> np.ndarray | None:
+        """(L, H, B, K) float32: a kind's weights αᵢⱼ, or (norm) αᵢⱼ ‖f_h(xⱼ)‖; None where the
+        step has no such attention; a ValueError where it holds no norms."""
+        weights = self.cross_attention if kind == "cross" else self.decoder_self_attention
+        if measure == "weight" or weights is None:
+            return weights
+        carried = self.cross_carried if kind == "cross" else self.decoder_self_carried
+        if carried is None:
+            raise ValueError(f"step {self.step} holds no norms of {kind} attention")
+        out: np.ndarray = (weights * carried).astype(np.float32)
+        return out
 
 
 @dataclass(frozen=True)
@@ -82,6 +98,12 @@ class DecodeRun:
     model: ModelInfo | None = None
     warnings: tuple[str, ...] = field(default=())
     prefix: tuple[str, ...] = ("<s>",)  # the decoder's input before the first generated token
+    norms_missing: str | None = None  # why the steps hold no norms, where the model cannot say
+
+    @property
+    def has_norms(self) -> bool:
+        """Whether every step holds what its keys give each head (the norm measure)."""
+        return bool(self.steps) and all(s.decoder_self_carried is not None for s in self.steps)
 
     @property
     def best(self) -> Hypothesis:
@@ -159,6 +181,8 @@ class DecodeRun:
             out["model"] = self.model.to_dict()
         if self.warnings:
             out["warnings"] = list(self.warnings)
+        if self.norms_missing is not None:
+            out["norms_missing"] = self.norms_missing
         return out
 
     def to_json(self, indent: int | None = None) -> str:
@@ -182,6 +206,7 @@ class DecodeRun:
             model=ModelInfo(**data["model"]) if data.get("model") else None,
             warnings=tuple(data.get("warnings", ())),
             prefix=tuple(prefix) if prefix is not None else _v1_prefix(steps, src_tokens),
+            norms_missing=data.get("norms_missing"),
         )
 
     @classmethod
@@ -252,25 +277,36 @@ def _params_in(params: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+CARRIED = ("decoder_self_carried", "cross_carried")  # a step's norms, written where recorded
+
+
 def _step_out(s: StepRecord) -> dict[str, Any]:
-    return {
+    out = {
         "step": s.step,
         "beams": [dict(b.__dict__) for b in s.beams],
         "candidates": [[dict(c.__dict__) for c in row] for row in s.candidates],
         "cross_attention": s.cross_attention,
         "decoder_self_attention": s.decoder_self_attention,
     }
+    out.update({f: getattr(s, f) for f in CARRIED if getattr(s, f) is not None})
+    return out
 
 
 def _step_in(d: dict[str, Any]) -> StepRecord:
     cross = d["cross_attention"]
+    carried = {f: _floats(d.get(f)) for f in CARRIED}
     return StepRecord(
         step=int(d["step"]),
         beams=tuple(BeamStep(**b) for b in d["beams"]),
         candidates=tuple(tuple(Candidate(**c) for c in row) for row in d["candidates"]),
-        cross_attention=None if cross is None else np.asarray(cross, dtype=np.float32),
+        cross_attention=_floats(cross),
         decoder_self_attention=np.asarray(d["decoder_self_attention"], dtype=np.float32),
+        **carried,
     )
+
+
+def _floats(value: Any) -> np.ndarray | None:
+    return None if value is None else np.asarray(value, dtype=np.float32)
 
 
 def _hypothesis_in(d: dict[str, Any]) -> Hypothesis:

@@ -8,7 +8,6 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from attnlens.model.lenses.carried import carried_norms
 from attnlens.model.lenses.lens import Lens
 from attnlens.model.lenses.parts import Projections
 from attnlens.record.decode import DecodeRun
@@ -88,14 +87,12 @@ class LiveInput:
         return can.projections
 
     def carried(self, kind: Kind) -> np.ndarray:
-        """(L, H, K) ‖f_h(xⱼ)‖ of the trace's keys, what each key gives each head; an
-        InputError (the slide's note) where the model cannot say."""
-        found = self._once("carried", lambda: carried_norms(self.lens, self.text))
-        if isinstance(found, str):
-            raise InputError(found)
-        if kind not in found:
-            raise InputError(f"{self.lens.name} records no {kind} norms")
-        return found[kind].carried
+        """(L, H, K) ‖f_h(xⱼ)‖ of the trace's keys, what each key gives each head, as the trace
+        recorded them; an InputError (the slide's note) where it holds none, saying why."""
+        try:
+            return self.trace.head_norms(kind).carried
+        except ValueError as why:
+            raise InputError(str(why)) from None
 
     def other(self, text: str) -> Trace:
         """Another input's trace on the same model (a batch partner for padding)."""

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 import torch
 
+from attnlens.model.decoding.carried import CarriedNorms, start_norms
 from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.decoding.stepper import StepOutput
 from attnlens.model.net.attention import KV
@@ -35,14 +37,17 @@ class TransformerState:
     tokens: torch.Tensor  # (B, t + 1): every decoder input so far, the start token first
     cache: list[KV] | None  # per layer: self-attention keys/values (B, h, t + 1, d_k) ×2
     head_mask: HeadMask | None
+    norms: CarriedNorms | None = None  # what the keys give each head, when asked for
 
 
 class TransformerStepper:
-    """Decodes with the key/value cache (cached=True) or by re-running the prefix each step."""
+    """Decodes with the key/value cache (cached=True) or by re-running the prefix each step;
+    carried: each step also returns what its keys give each head (model/decoding/carried.py)."""
 
-    def __init__(self, net: Transformer, cached: bool = True) -> None:
+    def __init__(self, net: Transformer, cached: bool = True, carried: bool = False) -> None:
         self.net = net
         self.cached = cached
+        self.carried = carried
 
     @property
     def device(self) -> torch.device:
@@ -101,8 +106,17 @@ class TransformerStepper:
         rows = [list(prefix)] * memory.size(0)
         first = torch.tensor(rows, dtype=torch.long, device=self.device)  # (B, P)
         empty = first[:, :0]  # (B, 0): nothing fed yet; first is (B, P)
-        state = TransformerState(self.net.memory_kv(memory), src_mask, empty, None, head_mask)
+        memory_kv = self.net.memory_kv(memory)
+        norms = self._start_norms(memory_kv) if self.carried else None
+        state = TransformerState(memory_kv, src_mask, empty, None, head_mask, norms)
         return self._feed(state, first)
+
+    def _start_norms(self, memory_kv: list[KV]) -> CarriedNorms:
+        """The norms' W^O factors of every decoder layer and the memory's norms, once a run."""
+        layers = self.net.decoder_layers()
+        own = [layer.self_attn.w_o.weight for layer in layers]
+        cross = [layer.src_attn.w_o.weight for layer in layers]
+        return start_norms(self.net.config.h, own, cross, [v for _, v in memory_kv])
 
     @torch.inference_mode()
     def step(self, state: TransformerState, tokens: torch.Tensor) -> StepOutput[TransformerState]:
@@ -113,7 +127,8 @@ class TransformerStepper:
         """Follow the hypotheses index (B',) picks: rows of the prefix and of the cache (and of
         the memory, when start_batch gave each row its own source)."""
         tokens = state.tokens.index_select(0, index)
-        state = replace(state, tokens=tokens, cache=rows_of(state.cache, index))
+        norms = None if state.norms is None else state.norms.rows(index)
+        state = replace(state, tokens=tokens, cache=rows_of(state.cache, index), norms=norms)
         if state.src_mask.size(0) == 1:  # one source, shared by every hypothesis
             return state
         memory_kv = [
@@ -158,8 +173,12 @@ class TransformerStepper:
         self_attention = out.self_attention[:, :, :, -1]  # (L, B, H, t + 1)
         cross_attention = out.cross_attention[:, :, :, -1]  # (L, B, H, S)
         keep = out.cache if self.cached else None
-        next_state = replace(state, tokens=tokens, cache=keep)
-        return StepOutput(log_probs, self_attention, cross_attention, next_state)
+        norms = state.norms
+        if norms is not None:  # uncached: every position was fed again
+            norms = norms.grown([v[:, :, -fed.size(1) :] for _, v in out.cache], not self.cached)
+        next_state = replace(state, tokens=tokens, cache=keep, norms=norms)
+        own, cross = (None, None) if norms is None else norms.of_rows(fed.size(0))
+        return StepOutput(log_probs, self_attention, cross_attention, next_state, None, own, cross)
 
 
 def causal_head_mask(net: DecoderOnlyTransformer, ablate: Sequence[HeadRef]) -> torch.Tensor | None:
@@ -197,14 +216,17 @@ class CausalState:
     tokens: torch.Tensor  # (B, t)
     cache: list[KV] | None  # per layer: keys/values (B, h, t, d_k) ×2
     head_mask: torch.Tensor | None  # (N, h)
+    norms: CarriedNorms | None = None  # what the keys give each head, when asked for
 
 
 class CausalStepper:
-    """The decoding Stepper of a DecoderOnlyTransformer, on its key/value cache."""
+    """The decoding Stepper of a DecoderOnlyTransformer, on its key/value cache; carried: each
+    step also returns what its keys give each head (model/decoding/carried.py)."""
 
-    def __init__(self, net: DecoderOnlyTransformer) -> None:
+    def __init__(self, net: DecoderOnlyTransformer, carried: bool = False) -> None:
         self.net = net
         self.device = next(net.parameters()).device
+        self.carried = carried
 
     @torch.inference_mode()
     def start(
@@ -216,7 +238,11 @@ class CausalStepper:
         head_mask = causal_head_mask(self.net, ablate)
         empty = torch.zeros(1, 0, dtype=torch.long, device=self.device)  # (1, 0)
         prompt = torch.tensor([list(prefix)], dtype=torch.long, device=self.device)  # (1, P)
-        return self._feed(CausalState(empty, None, head_mask), prompt)
+        norms = None
+        if self.carried:
+            layers: list[Any] = list(self.net.layers)
+            norms = start_norms(self.net.config.h, [m.self_attn.w_o.weight for m in layers])
+        return self._feed(CausalState(empty, None, head_mask, norms), prompt)
 
     @torch.inference_mode()
     def step(self, state: CausalState, tokens: torch.Tensor) -> StepOutput[CausalState]:
@@ -226,7 +252,8 @@ class CausalStepper:
     def reorder(self, state: CausalState, index: torch.Tensor) -> CausalState:
         """The hypotheses index (B',) picks: rows of the tokens and of the cache."""
         tokens = state.tokens.index_select(0, index)
-        return replace(state, tokens=tokens, cache=rows_of(state.cache, index))
+        norms = None if state.norms is None else state.norms.rows(index)
+        return replace(state, tokens=tokens, cache=rows_of(state.cache, index), norms=norms)
 
     def _feed(self, state: CausalState, new: torch.Tensor) -> StepOutput[CausalState]:
         tokens = torch.cat([state.tokens.expand(new.size(0), -1), new], dim=1)  # (B, t + n)
@@ -234,6 +261,9 @@ class CausalStepper:
         out = self.net.decode(new, mask, state.cache, state.head_mask)
         log_probs = self.net.log_probs(out.hidden[:, -1])  # (B, V)
         self_attention = out.self_attention[:, :, :, -1]  # (L, B, H, t + n)
-        return StepOutput(
-            log_probs, self_attention, None, replace(state, tokens=tokens, cache=out.cache)
-        )
+        norms = state.norms
+        if norms is not None:
+            norms = norms.grown([v[:, :, -new.size(1) :] for _, v in out.cache])
+        after = replace(state, tokens=tokens, cache=out.cache, norms=norms)
+        own = None if norms is None else norms.of_rows(new.size(0))[0]
+        return StepOutput(log_probs, self_attention, None, after, None, own)

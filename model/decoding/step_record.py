@@ -23,7 +23,8 @@ def step_record(
     width: int,
 ) -> StepRecord:
     """The step's beams, each live row's top candidates under `shown` (B, V: the model's own
-    log-probabilities, -inf where ruled out) and its attention, as numpy."""
+    log-probabilities, -inf where ruled out), its attention and (when the stepper took them)
+    what each key gives each head, as numpy."""
     n = min(max(MIN_CANDIDATES, width), shown.size(-1))
     top = shown.topk(n, dim=-1)  # (B, n) ×2
     probs, ids = top.values.exp().tolist(), top.indices.tolist()
@@ -32,7 +33,11 @@ def step_record(
         for row_ids, row_p in zip(ids, probs, strict=True)
     )
     cross = None if out.cross_attention is None else _numpy(out.cross_attention)
-    return StepRecord(t, beams, candidates, cross, _numpy(out.self_attention))
+    own_carried = None if out.self_carried is None else _numpy(out.self_carried)
+    cross_carried = None if out.cross_carried is None else _numpy(out.cross_carried)
+    return StepRecord(
+        t, beams, candidates, cross, _numpy(out.self_attention), own_carried, cross_carried
+    )
 
 
 def _numpy(attention: torch.Tensor) -> np.ndarray:

@@ -35,7 +35,9 @@ The contract
    search and only handed back to the same stepper.
 5. The attention returned is the attention that computed `log_probs`, the same tensors, not
    a second computation. Rows sum to 1; masked (padding, future) keys are exactly 0.
-6. Ablation: `ablate` lists heads whose attention output is zeroed for the whole run
+6. Norms (optional): a stepper built with `carried=True` also returns, for the keys each row
+   read, what each key gives each head (`self_carried`, `cross_carried`: record/norms.py).
+7. Ablation: `ablate` lists heads whose attention output is zeroed for the whole run
    (`HeadRef(kind, layer, head)`, kinds "encoder_self", "decoder_self", "cross", 0-based). The
    heads were range-checked against the model before `start` is called; an implementation
    refuses with a ValueError any kind it cannot ablate.
@@ -63,6 +65,10 @@ class StepOutput(Generic[StateT]):
     cross_attention: torch.Tensor | None  # (L, B, H, S), or None for a decoder-only model
     state: StateT  # what the next step needs (e.g. the key/value cache), opaque to the search
     logits: torch.Tensor | None = None  # (B, V) before the softmax, when processors need them
+    # ‖f_h(xⱼ)‖ of the keys each row's attention read (model/decoding/carried.py), when the
+    # stepper was asked for them: (L, B, H, t + 1) self-attention, (L, B, H, S) cross
+    self_carried: torch.Tensor | None = None
+    cross_carried: torch.Tensor | None = None
 
 
 class Stepper(Protocol[StateT]):

@@ -154,7 +154,7 @@ class CausalLens(OwnLens[DecoderOnlyTransformer]):
         return DecodePlan(
             ModelLimits(room, tok.index, c.N, c.h, self.head_kinds, "decoder"),
             lambda settings: self.run(
-                CausalStepper(self.net), settings, None, ids, tokens, warnings
+                CausalStepper(self.net, carried=True), settings, None, ids, tokens, warnings
             ),
         )
 

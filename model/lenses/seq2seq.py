@@ -123,7 +123,7 @@ class Seq2SeqLens(OwnLens[Transformer]):
     def decode_plan(self, text: str) -> DecodePlan:
         """Greedy, beam search or sampling with the key/value cache, every step recorded."""
         src, src_tokens, warnings = self.source_ids(text)
-        stepper, prefix = TransformerStepper(self.net), [self.tokenizer.bos_id]
+        stepper, prefix = TransformerStepper(self.net, carried=True), [self.tokenizer.bos_id]
         return DecodePlan(
             self.limits,
             lambda settings: self.run(stepper, settings, src, prefix, src_tokens, warnings),

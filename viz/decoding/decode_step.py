@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from attnlens.record.decode import DecodeRun
+from attnlens.record.norms import NOT_RECORDED, Measure, check_measure
 from attnlens.viz.decoding.beam import (
     CANDIDATE,
     CHOSEN,
@@ -27,6 +28,8 @@ from attnlens.viz.shared.style import panel_title
 
 PAYLOAD_CHARS = 600_000  # of a run's steps sent to the page at once, at most (steps_data)
 WEIGHT = PLOTLY_BLUE  # a step's attention bars, as step_attention's
+MEASURED = {"weight": "weights αᵢⱼ", "norm": "norms αᵢⱼ‖f(xⱼ)‖, what each key carried"}
+AXIS = {"weight": "weight", "norm": "α‖f(x)‖"}  # a bar's axis and tip
 
 
 def check_step(run: DecodeRun, step: int) -> None:
@@ -79,19 +82,28 @@ class StepAttention:
 
 
 def attention_of(
-    run: DecodeRun, step: int, layer: int, head: int, row: int | None = None
+    run: DecodeRun,
+    step: int,
+    layer: int,
+    head: int,
+    row: int | None = None,
+    measure: Measure = "weight",
 ) -> StepAttention:
     """Cross-attention and decoder self-attention of the position the step predicts from, on
-    one live row (default: the one the output's path extends)."""
+    one live row (default: the one the output's path extends), as weights αᵢⱼ or (norm)
+    αᵢⱼ ‖f_h(xⱼ)‖, what each key carried to the head (record/norms.py)."""
     check_step(run, step)
+    check_measure(measure)
+    if measure == "norm" and not run.has_norms:
+        raise ValueError(f"this run holds no norms: {run.norms_missing or NOT_RECORDED}")
     row = (followed_row(run, step) or 0) if row is None else row
     record = run.steps[step]
     if not 0 <= row < len(record.candidates):
         raise ValueError(f"beam {row} is outside 0..{len(record.candidates) - 1} (live beams)")
-    named = [] if record.cross_attention is None else [
-        ("cross-attention → source", record.cross_attention, run.src_tokens)
-    ]  # fmt: skip
-    named.append(("decoder self-attention", record.decoder_self_attention, run.keys(step, row)))
+    cross, own = record.measured("cross", measure), record.measured("decoder_self", measure)
+    named = [] if cross is None else [("cross-attention → source", cross, run.src_tokens)]
+    assert own is not None, "every step has decoder self-attention"
+    named.append(("decoder self-attention", own, run.keys(step, row)))
     panels = []
     for title, att, keys in named:
         _check_index(att.shape[0], layer, "layer")
@@ -107,7 +119,7 @@ def attention_of(
             top=scale_top(att[layer, head, row]),
         ))  # fmt: skip
     lines = [f"step {step}: what the new position attends to (live beam {row})"]
-    return StepAttention(lines + [f"layer {layer} · head {head}"], panels)
+    return StepAttention(lines + [f"{MEASURED[measure]} · layer {layer} · head {head}"], panels)
 
 
 TOPS = (1.0, 0.5, 0.2, 0.1)  # a scale's top is one of these times a power of ten
@@ -116,10 +128,16 @@ TOPS = (1.0, 0.5, 0.2, 0.1)  # a scale's top is one of these times a power of te
 def scale_top(weights: np.ndarray) -> float:
     """Where a panel's weight axis ends: 1, unless its largest weight is at most a half, then
     the round number (…, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5) just above it. Past a few hundred
-    keys every weight of a spread head is a few thousandths: on a 0..1 axis it read blank."""
+    keys every weight of a spread head is a few thousandths: on a 0..1 axis it read blank.
+    Above 1 (a norm measure's αᵢⱼ ‖f_h(xⱼ)‖), the round number (2, 5, 10, 20, …) at or above it."""
     most = float(np.max(weights, initial=0.0))
     if not most > 0:
         return 1.0
+    if most > 1:
+        return next(
+            float(f"{base}e{power}") for power in range(0, 40) for base in (1, 2, 5)
+            if float(f"{base}e{power}") >= most
+        )  # fmt: skip
     top = 1.0
     for power in range(0, 12):
         for base in TOPS:
@@ -131,10 +149,16 @@ def scale_top(weights: np.ndarray) -> float:
 
 
 def step_attention(
-    run: DecodeRun, step: int, layer: int, head: int, row: int | None = None
+    run: DecodeRun,
+    step: int,
+    layer: int,
+    head: int,
+    row: int | None = None,
+    measure: Measure = "weight",
 ) -> go.Figure:
-    """attention_of one step as bar panels, one above the other."""
-    shown = attention_of(run, step, layer, head, row)
+    """attention_of one step as bar panels, one above the other; its title says the measure."""
+    shown = attention_of(run, step, layer, head, row, measure)
+    axis = AXIS[measure]
     titles = [panel.title for panel in shown.panels]
     fig = make_subplots(rows=len(titles), cols=1, subplot_titles=titles, vertical_spacing=0.3)
     for i, panel in enumerate(shown.panels, start=1):
@@ -143,19 +167,19 @@ def step_attention(
             "tickmode": "array", "tickvals": [panel.keys[i] for i in panel.tick_at],
             "ticktext": panel.ticks,
         }  # fmt: skip
-        fig.add_trace(_bar(np.asarray(panel.weights), panel.keys), row=i, col=1)
+        fig.add_trace(_bar(np.asarray(panel.weights), panel.keys, axis), row=i, col=1)
         fig.update_xaxes(type="category", automargin=True, row=i, col=1, **ticks)
-        fig.update_yaxes(range=[0, panel.top], title="weight", automargin=True, row=i, col=1)
+        fig.update_yaxes(range=[0, panel.top], title=axis, automargin=True, row=i, col=1)
     fig.update_layout(panel_title("<br>".join(shown.title)))
     fig.update_layout(showlegend=False, margin={"l": 10, "r": 10, "b": 10})
     return fig
 
 
-def _bar(weights: np.ndarray, keys: list[str]) -> go.Bar:
+def _bar(weights: np.ndarray, keys: list[str], axis: str = "weight") -> go.Bar:
     return go.Bar(
         x=keys,
         y=weights.astype(np.float64),
-        hovertemplate="key %{x}<br>weight %{y:.4f}<extra></extra>",
+        hovertemplate=f"key %{{x}}<br>{axis} %{{y:.4f}}<extra></extra>",
     )
 
 
@@ -231,13 +255,14 @@ def steps_data(
     node: Node | None = None,
     around: int = 0,
     budget: int = PAYLOAD_CHARS,
+    measure: Measure = "weight",
 ) -> dict[str, Any]:
     """The steps of the followed path as the browser draws them (app/web/decode/step_view.py): each
     one's tokens so far, the candidates_of its live row and one head's attention_of it, or a
     note once the followed hypothesis has ended; the same numbers and titles as
     candidate_bars and step_attention, rounded for the page (probabilities to 5 decimals,
     weights to 4), and the labels as plain text (the figures' are escaped for Plotly, which
-    reads markup; the page sets them as text).
+    reads markup; the page sets them as text). measure: the bars' weights, or (norm) αᵢⱼ ‖f_h(xⱼ)‖.
 
     Every step when their JSON fits in `budget` characters; else the steps nearest `around`
     that fit, the others None (the page asks for one when it gets there). A run's steps grow
@@ -248,7 +273,7 @@ def steps_data(
     steps: list[dict[str, Any] | None] = [None] * n
     used = 0
     for step in _outward(around, n):
-        entry = _step_entry(run, step, layer, head, node)
+        entry = _step_entry(run, step, layer, head, node, measure)
         size = len(json.dumps(entry, ensure_ascii=False))
         if used and used + size > budget:
             break
@@ -274,7 +299,7 @@ def _outward(around: int, n: int) -> list[int]:
 
 
 def _step_entry(
-    run: DecodeRun, step: int, layer: int, head: int, node: Node | None
+    run: DecodeRun, step: int, layer: int, head: int, node: Node | None, measure: Measure
 ) -> dict[str, Any]:
     row = followed_row(run, step, node)
     entry: dict[str, Any] = {"tokens": " ".join(tokens_so_far(run, step, node)), "note": ""}
@@ -288,7 +313,7 @@ def _step_entry(
         )
         return entry
     bars = candidates_of(run, step, row, node)
-    att = attention_of(run, step, layer, head, row)
+    att = attention_of(run, step, layer, head, row, measure)
     entry["candidates"] = {
         "title": "\n".join(bars.title),
         "labels": [unescape(label) for label in bars.labels],
@@ -298,6 +323,7 @@ def _step_entry(
     }
     entry["attention"] = {
         "title": "\n".join(att.title),
+        "axis": AXIS[measure],
         "panels": [
             {"title": p.title, "keys": [unescape(k) for k in p.keys], "tick_at": p.tick_at,
              "ticks": [unescape(t) for t in p.ticks],

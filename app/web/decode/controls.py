@@ -26,6 +26,7 @@ from attnlens.model.decoding.request import (
 from attnlens.model.lenses.hf.ablation import ablation_support
 from attnlens.model.lenses.lens import Lens
 from attnlens.record.decode import DecodeRun
+from attnlens.record.norms import MEASURES, NOT_RECORDED, Measure, check_measure
 
 LABELS = {
     "strategy": "Strategy",
@@ -244,3 +245,18 @@ def _remembered_force() -> tuple[int, str]:
     first = held[0] if isinstance(held, list) and held else ""
     step, _, token = str(first).partition("=")
     return (int(step), token) if step.isdigit() else (0, "")
+
+
+def measure_picker(where: DeltaGenerator, run: DecodeRun) -> Measure:
+    """What a step's bars show: the weights αᵢⱼ, or αᵢⱼ ‖f(xⱼ)‖, what each key gave the head's
+    output (record/norms.py); kept in the address as `measure`, Explore's word. A run without
+    norms offers the weight only, greyed, and says why."""
+    urlstate.prepare("w_measure", "measure", "weight", check_measure, list(MEASURES))
+    held = run.has_norms
+    why = "αᵢⱼ ‖f(xⱼ)‖: how much each key gave the head's output, not only where it looked"
+    picked = where.radio(
+        "Measure", MEASURES, key="w_measure", horizontal=True, disabled=not held,
+        help=why if held else f"{why}. {run.norms_missing or NOT_RECORDED}",
+    )  # fmt: skip
+    urlstate.remember("measure", picked)
+    return check_measure(picked) if held and picked else "weight"

@@ -17,7 +17,14 @@ from attnlens import Lens, viz
 from attnlens.app.web import show, urlstate
 from attnlens.app.web.answers import right_answer
 from attnlens.app.web.click_targets import clickable
-from attnlens.app.web.decode.controls import VIEWS, decoded, made_run, settings, what_if
+from attnlens.app.web.decode.controls import (
+    VIEWS,
+    decoded,
+    made_run,
+    measure_picker,
+    settings,
+    what_if,
+)
 from attnlens.app.web.decode.step_view import step_view as show_steps
 from attnlens.app.web.decode.step_view import stepped
 from attnlens.app.web.decode.wrote import wrote_view
@@ -192,13 +199,14 @@ def step_view(lens: Lens, run: DecodeRun) -> None:
     if node is not None:
         st.button("Follow the output again", on_click=_follow_output, key="follow_output")
     assert run.model is not None
-    pickers = st.columns([1, 1, 4]) if show.presenting() else st.columns([1, 1, 3])
+    pickers = st.columns([1, 1, 2, 2]) if show.presenting() else st.columns([1, 1, 2, 1])
     layer, head = layer_head_pickers(*run.model.shape("cross"), (pickers[0], pickers[1]))
+    measure = measure_picker(pickers[2], run)
     whose = "the output's path" if node is None else (
         f"the beam you follow (step {node[0]}, beam {node[1]}; orange in the tree)"
     )  # fmt: skip
     moved = f"{_signature(run)}:{st.session_state.get('_step_moved', 0)}"
-    data = steps_viz.steps_data(run, layer, head, node, around=step)  # a window, if long
+    data = steps_viz.steps_data(run, layer, head, node, step, measure=measure)  # a window
     show_steps(data, step, moved, whose, show.presenting(), on_step=lambda: _stepped(n))
     row = followed_row(run, step, node)
     if row is not None:
@@ -211,9 +219,9 @@ def step_view(lens: Lens, run: DecodeRun) -> None:
             show.download_buttons(bars, "candidates_chart", f"candidates-step{step}")
         with right:
             st.caption(md(f"Step {step}'s attention, layer {layer} · head {head}, to download:"))
-            fig = show.styled(steps_viz.step_attention(run, step, layer, head, row))
+            fig = show.styled(steps_viz.step_attention(run, step, layer, head, row, measure))
             kind = "cross" if "cross" in run.model.kinds else "decoder_self"  # what a step shows
-            name = figure_name(kind, layer, head, f"step{step}")
+            name = figure_name(kind, layer, head, f"step{step}" + ("-norm" * (measure == "norm")))
             show.download_buttons(fig, "step_attention", name)
         wrote_view(lens, run, step, row, followed(run, step, node)[step].token)
     width, font = TREE_PX[show.presenting()]

@@ -110,8 +110,9 @@ function candidates(state, shown, colours) {
   state.bars.replaceChildren(...rows.flat());
 }
 
-// Each panel: the weight the new position gave every key, as columns on a scale from 0 to the
-// panel's top (1, or a round number just above its largest weight: viz/decode_step.scale_top),
+// Each panel: the weight the new position gave every key (or, under the norm measure, αᵢⱼ‖f(xⱼ)‖:
+// shown.axis names it), as columns on a scale from 0 to the panel's top (1, or a round number
+// just above its largest value: viz/decode_step.scale_top),
 // the keys labelled below (every k-th when there are many, as the Plotly figure's axis).
 function attention(state, shown, colours) {
   state.attTitle.textContent = shown.title;
@@ -130,7 +131,7 @@ function attention(state, shown, colours) {
     plot.append(...panel.weights.map((w, i) => {
       const cell = document.createElement("div");
       cell.className = "ds-col";
-      cell.dataset.tip = `key ${panel.keys[i]}\nweight ${weight(w)}`;
+      cell.dataset.tip = `key ${panel.keys[i]}\n${shown.axis || "weight"} ${weight(w)}`;
       const bar = document.createElement("div");
       bar.className = "ds-bar";
       bar.style.height = `${Math.max(0, Math.min(1, w / top)) * 100}%`;

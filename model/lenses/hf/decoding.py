@@ -21,6 +21,7 @@ from attnlens.model.lenses.hf.processors import (
     refuse,
     refused_settings,
 )
+from attnlens.model.lenses.hf.step_norms import norms_missing
 from attnlens.model.lenses.hf.stepper import HFStepper
 from attnlens.model.lenses.lens import DecodePlan, forced_past_end
 from attnlens.record.decode import DecodeRun
@@ -83,13 +84,16 @@ class HFDecoding:
             self.device,
         )  # fmt: skip
         vocab = Vocabulary(self.names, self._end(), self._detokenize, (), processors, self.ends[1:])
-        stepper = HFStepper(self.model, self.architecture, self.projections)
+        stepper = HFStepper(self.model, self.architecture, self.projections, carried=True)
         steps, hypotheses = search(stepper, settings, source, prefix, vocab)
         params = settings.params(self.names)
         warnings = (*given.warnings, *forced_past_end(settings, steps, self.names))
+        missing = None
+        if not all(s.decoder_self_carried is not None for s in steps):
+            missing = norms_missing(self.model, self.info) or "its cache's values cannot be read"
         return DecodeRun(
             settings.strategy, params, given.tokens, hypotheses, steps, self.info,
-            warnings, tuple(self.names[i] for i in prefix),
+            warnings, tuple(self.names[i] for i in prefix), missing,
         )  # fmt: skip
 
     def _decode_inputs(self, text: str) -> tuple[tuple[int, ...] | None, tuple[int, ...], Encoded]:

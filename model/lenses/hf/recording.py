@@ -64,16 +64,23 @@ def weights_bytes(info: ModelInfo, S: int, T: int) -> int:
 
 def scores_bytes(info: ModelInfo, widths: Widths, S: int, T: int) -> int:
     """Queries and keys (at the model's dtype) and each row's log-sum-exp (float64) of every
-    layer, and the summaries: linear in S and T."""
+    layer, the values and heads' outputs the capture holds beside them until the forward ends
+    (hf/capture.py's CapturedHeads, the norms' inputs: the size of the keys and queries again),
+    and the summaries: linear in S and T."""
     L, H = info.shape("encoder_self")
     dL, dH = info.shape("decoder_self")
     kv, d, dkv, dd = widths.kv_heads, widths.d_head, widths.decoder_kv_heads, widths.decoder_d_head
-    item = widths.item
-    encoder = L * (item * (H * S * d + kv * S * d) + LSE * H * S) if S else 0
-    decoder = dL * (item * (dH * T * dd + dkv * T * dd) + LSE * dH * T) if T else 0
-    cross = dL * (item * (dH * T * dd + dkv * S * dd) + LSE * dH * T) if S and T else 0
+    encoder = L * _layer(widths.item, H * S * d, kv * S * d, H * S) if S else 0
+    decoder = dL * _layer(widths.item, dH * T * dd, dkv * T * dd, dH * T) if T else 0
+    cross = dL * _layer(widths.item, dH * T * dd, dkv * S * dd, dH * T) if S and T else 0
     pooled = _overview(L * H, S, S) + _overview(dL * dH, T, T) + _overview(dL * dH, T, S)
     return encoder + decoder + cross + pooled
+
+
+def _layer(item: int, queries: int, keys: int, rows: int) -> int:
+    """One layer's bytes: its queries and keys kept, its values (as many as the keys) and heads'
+    outputs (as many as the queries) held, each at `item` bytes, and a log-sum-exp per row."""
+    return 2 * item * (queries + keys) + LSE * rows
 
 
 def _overview(heads: int, Q: int, K: int) -> int:

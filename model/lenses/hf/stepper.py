@@ -22,12 +22,14 @@ import torch
 from transformers import Cache, PreTrainedModel
 from transformers.modeling_outputs import BaseModelOutput
 
+from attnlens.model.decoding.carried import CarriedNorms
 from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.decoding.stepper import StepOutput
 from attnlens.model.lenses.hf.ablation import OutputProjections
-from attnlens.model.lenses.hf.capture import UnexpressibleError
+from attnlens.model.lenses.hf.capture import CAPTURE, CAPTURE_HEADS, UnexpressibleError
+from attnlens.model.lenses.hf.step_norms import cache_values, fed_values, run_norms
 from attnlens.model.lenses.hf.tracing import stacked
-from attnlens.model.lenses.hf.twin import capture_twin
+from attnlens.model.lenses.hf.twin import kernel_twin
 from attnlens.record.errors import InputError
 from attnlens.record.scores import LayerScores
 from attnlens.record.trace import Architecture
@@ -44,19 +46,26 @@ class HFState:
     memory: torch.Tensor | None  # (B, S, d_model): the encoder output, None for decoder-only
     src_mask: torch.Tensor | None  # (B, S)
     fed: int = 0  # decoder positions fed so far
+    norms: CarriedNorms | None = None  # what the keys give each head, when asked for
 
 
 class HFStepper:
     """Decodes a Hugging Face encoder-decoder or decoder-only model one position at a time,
     with the model's own log-probabilities and logits (its generation config's processors
-    run in the loop)."""
+    run in the loop); carried: each step also returns what its keys give each head, read from
+    the values in the cache (hf/step_norms.py), where the model's W^O can be found."""
 
     def __init__(
-        self, model: PreTrainedModel, architecture: Architecture, projections: OutputProjections
+        self,
+        model: PreTrainedModel,
+        architecture: Architecture,
+        projections: OutputProjections,
+        carried: bool = False,
     ) -> None:
         if architecture == "encoder":
             raise InputError("an encoder-only model does not generate text")
         self.model, self.architecture, self.projections = model, architecture, projections
+        self.carried = carried
 
     @property
     def device(self) -> torch.device:
@@ -79,7 +88,8 @@ class HFStepper:
             encoder = model.get_encoder()
             memory = encoder(input_ids=src, attention_mask=src_mask).last_hidden_state
         first = torch.tensor([list(prefix)], dtype=torch.long, device=self.device)  # (1, P)
-        return self._feed(HFState(model, None, memory, src_mask), first)
+        norms = run_norms(model, self.projections.info)[0] if self.carried else None
+        return self._feed(HFState(model, None, memory, src_mask, 0, norms), first)
 
     @torch.inference_mode()
     def step(self, state: HFState, tokens: torch.Tensor) -> StepOutput[HFState]:
@@ -97,6 +107,7 @@ class HFStepper:
             None if state.memory is None else state.memory.index_select(0, index),
             None if state.src_mask is None else state.src_mask.index_select(0, index),
             state.fed,
+            None if state.norms is None else state.norms.rows(index),
         )
 
     def _feed(self, state: HFState, new: torch.Tensor) -> StepOutput[HFState]:
@@ -130,8 +141,24 @@ class HFStepper:
         fed = state.fed + new.size(1)
         self_attention = torch.stack([_row(a, fed) for a in own])  # (L, B, H, fed)
         cross_attention = None if cross is None else torch.stack([a[:, :, -1] for a in cross])
-        after = HFState(state.model, out.past_key_values, state.memory, state.src_mask, fed)
-        return StepOutput(log_probs, self_attention, cross_attention, after, logits)
+        norms = _grown(state.norms, out.past_key_values, new.size(1))
+        after = HFState(state.model, out.past_key_values, state.memory, state.src_mask, fed, norms)
+        carried = (None, None) if norms is None else norms.of_rows(new.size(0))
+        return StepOutput(log_probs, self_attention, cross_attention, after, logits, *carried)
+
+
+def _grown(norms: CarriedNorms | None, cache: Cache, n: int) -> CarriedNorms | None:
+    """The norms with the n newest keys' (and on the first feed, the memory's); None where the
+    cache's values cannot be read (the run goes on without norms)."""
+    if norms is None:
+        return None
+    try:
+        own, memory = cache_values(cache)
+        if memory is not None and norms.cross is None:
+            norms = norms.with_memory(memory)
+        return norms.grown(fed_values(own, n))
+    except ValueError:
+        return None
 
 
 def _prefill(state: HFState, new: torch.Tensor) -> StepOutput[HFState] | None:
@@ -140,7 +167,8 @@ def _prefill(state: HFState, new: torch.Tensor) -> StepOutput[HFState] | None:
     from, where the eager model would build every head's P × P to keep that one row. None
     where the model's attention cannot be captured (the eager feed then runs)."""
     try:
-        out = capture_twin(state.model)(
+        heads = CAPTURE_HEADS if state.norms is not None else CAPTURE  # with the values
+        out = kernel_twin(state.model, heads)(
             input_ids=new,
             past_key_values=None,
             use_cache=True,
@@ -154,8 +182,13 @@ def _prefill(state: HFState, new: torch.Tensor) -> StepOutput[HFState] | None:
     logits = out.logits[:, -1].float()  # (1, V)
     fed = state.fed + new.size(1)
     self_attention = torch.stack([torch.nn.functional.pad(r, (fed - r.size(-1), 0)) for r in rows])
-    after = HFState(state.model, out.past_key_values, None, None, fed)
-    return StepOutput(torch.log_softmax(logits, dim=-1), self_attention, None, after, logits)
+    norms = state.norms  # every prompt position's values as the calls received them
+    if norms is not None:
+        norms = norms.grown([x.values.unsqueeze(0) for x in out.attentions])
+    after = HFState(state.model, out.past_key_values, None, None, fed, norms)
+    own = None if norms is None else norms.of_rows(1)[0]
+    log_probs = torch.log_softmax(logits, dim=-1)
+    return StepOutput(log_probs, self_attention, None, after, logits, own)
 
 
 def last_logits_only(model: PreTrainedModel) -> dict[str, int]:

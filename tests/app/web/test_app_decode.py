@@ -354,3 +354,34 @@ def test_beam_search_writing_a_synonym_is_not_told_it_is_wrong() -> None:
     at = open_bundled("decode", "translate", text=text, strategy="beam", beam_size="8")
     assert any("kasa" in t.value for t in at.text if t.value.startswith("Output:"))
     assert not [w for w in at.warning if "right answer" in w.value]
+
+
+def test_the_norm_measure_redraws_the_steps_and_the_link_keeps_it(tiny_model_dir: Path) -> None:
+    at = open_page(tiny_model_dir)
+    weights = shown(at)["attention"]
+    assert weights["axis"] == "weight" and "weights αᵢⱼ" in weights["title"]
+    assert not at.radio(key="w_measure").disabled
+    at.radio(key="w_measure").set_value("norm").run()
+    norms = shown(at)["attention"]
+    assert at.query_params["measure"] == "norm" and norms["axis"] == "α‖f(x)‖"
+    assert "norms αᵢⱼ‖f(xⱼ)‖" in norms["title"]
+    assert norms["panels"][0]["weights"] != weights["panels"][0]["weights"]
+    again = open_page(tiny_model_dir, measure="norm")  # a shared link
+    assert shown(again)["attention"]["axis"] == "α‖f(x)‖"
+
+
+def test_a_model_whose_values_cannot_be_read_greys_the_norm_measure_with_why(
+    tmp_path: Path,
+) -> None:
+    import transformers as T
+
+    from helpers.hf_zoo import ROTARY_DECODER, _ids, tokenizer
+
+    tok = tokenizer("llama")  # OLMo: its W^O is not in ablation.py's list
+    T.OlmoForCausalLM(T.OlmoConfig(**{**ROTARY_DECODER, **_ids(tok)})).save_pretrained(tmp_path)
+    tok.save_pretrained(tmp_path)
+    at = open_on(tmp_path, "decode", text="the cat sat", measure="norm")
+    assert not at.exception and not at.error
+    picker = at.radio(key="w_measure")
+    assert picker.disabled and "cannot take this model's values" in str(picker.help)
+    assert "olmo" in str(picker.help) and shown(at)["attention"]["axis"] == "weight"

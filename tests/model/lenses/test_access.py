@@ -83,7 +83,7 @@ def test_a_folder_through_dot_dot_loads_under_its_own_name(
 
 def test_budget_refuses_above_the_limit() -> None:
     assert trace_bytes(2, 4, 10, 5) == 2 * 4 * (100 + 25 + 50) * 4
-    assert decode_bytes(1, 1, 3, 2, 4) == 4 * 2 * 5 * 4
+    assert decode_bytes(1, 1, 3, 2, 4) == 2 * 4 * 2 * 5 * 4  # weights and norms
     env = {"ATTNLENS_MAX_RECORD_MB": "1"}
     assert budget_bytes(env) == 2**20
     check_budget(2**20, "trace", env=env)

@@ -14,8 +14,11 @@ import torch
 from attnlens.model import budget
 from attnlens.model.budget import RecordTooLargeError
 from attnlens.model.lenses import summaries
+from attnlens.model.lenses.hf import recording
+from attnlens.model.lenses.hf.capture import CapturedHeads
 from attnlens.model.lenses.hf.lens import HFLens
 from attnlens.model.lenses.hf.recording import Widths, scores_bytes, weights_bytes
+from attnlens.model.lenses.hf.tracing import forward
 from attnlens.model.lenses.registry import load
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Trace
@@ -75,17 +78,17 @@ def small_overview(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.usefixtures("small_overview")
 def test_auto_keeps_weights_that_fit_and_scores_past_them(monkeypatch: pytest.MonkeyPatch) -> None:
     llama = zoo("llama")
-    budget = weights_bytes(llama.info, 0, 23)  # the weights of 23 tokens, and not one more
+    budget = weights_bytes(llama.info, 0, 32)  # the weights of 32 tokens, and not one more
     monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", str(budget / 2**20))
     short, long = _tokens(llama, 8), _tokens(llama, 35)
     assert llama.trace(short, record="auto").scores is None
     kept = llama.trace(long, record="auto")
     assert kept.scores is not None and kept.decoder_self is None
-    with pytest.raises(RecordTooLargeError, match="the longest input that fits is 23 tokens"):
+    with pytest.raises(RecordTooLargeError, match="the longest input that fits is 32 tokens"):
         llama.trace(long, record="weights")
-    llama.trace(_tokens(llama, 23), record="weights")  # the longest that fits, fits
+    llama.trace(_tokens(llama, 32), record="weights")  # the longest that fits, fits
     with pytest.raises(RecordTooLargeError):
-        llama.trace(_tokens(llama, 25), record="weights")  # (no text reads as 24)
+        llama.trace(_tokens(llama, 33), record="weights")
 
 
 @pytest.mark.usefixtures("small_overview")
@@ -93,9 +96,9 @@ def test_what_cannot_be_kept_as_scores_is_refused_with_why_when_its_weights_do_n
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     bloom = zoo("bloom")
-    monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", str(weights_bytes(bloom.info, 0, 24) / 2**20))
+    monkeypatch.setenv("ATTNLENS_MAX_RECORD_MB", str(weights_bytes(bloom.info, 0, 40) / 2**20))
     with pytest.raises(RecordTooLargeError, match="not as scores: its attention code") as refused:
-        bloom.trace(_tokens(bloom, 28), record="scores")
+        bloom.trace(_tokens(bloom, 44), record="scores")
     assert "record='scores'" not in str(refused.value)  # no advice that cannot work
 
 
@@ -145,3 +148,34 @@ def test_a_set_record_budget_is_the_limit_of_scores_too(monkeypatch: pytest.Monk
     assert budget.scores_limit({}).bytes == 2**38
     monkeypatch.setattr(budget, "available_bytes", lambda: None)  # unreadable: the default
     assert budget.scores_limit({}).bytes == 512 * 2**20
+
+
+@pytest.mark.parametrize("name", ["llama", "bart"])
+def test_the_scores_budget_counts_what_the_capture_holds_until_the_forward_ends(name: str) -> None:
+    """Grouped-query Llama and an encoder-decoder: the budget is, beside the summaries, every
+    layer's kept queries, keys and float64 log-sum-exps and the values and heads' outputs the
+    capture holds with them until the forward pass ends (the norms' inputs), to the byte."""
+    lens = zoo(name)
+    S, T = (9, 6) if lens.info.architecture == "encoder-decoder" else (0, 11)
+    ids = lambda n: torch.arange(4, 4 + n).unsqueeze(0)  # noqa: E731  # (1, n)
+    if S:
+        inputs = {"input_ids": ids(S), "decoder_input_ids": ids(T), "use_cache": False}
+        fields = ("encoder_attentions", "decoder_attentions", "cross_attentions")
+    else:
+        inputs, fields = {"input_ids": ids(T), "use_cache": False}, ("attentions",)
+    out = forward(lens.runner, True, **inputs)
+    layers = [layer for field in fields for layer in getattr(out, field)]
+    assert layers and all(isinstance(layer, CapturedHeads) for layer in layers)
+    widths = Widths.of(lens.model.config, lens.info)
+    held = sum(
+        layer.scores.q.nbytes + layer.scores.k.nbytes + 8 * layer.scores.lse.size
+        + widths.item * (layer.values.numel() + layer.output.numel())
+        for layer in layers
+    )  # fmt: skip
+    values = sum(widths.item * layer.values.numel() for layer in layers)
+    L, H = lens.info.shape("decoder_self")
+    summaries = recording._overview(L * H, T, T) + recording._overview(L * H, T, S)
+    if S:
+        eL, eH = lens.info.shape("encoder_self")
+        summaries += recording._overview(eL * eH, S, S)
+    assert values > 0 and scores_bytes(lens.info, widths, S, T) == held + summaries

@@ -217,3 +217,57 @@ def test_the_step_figure_and_payload_end_each_panels_axis_at_its_top(
     for panel, trace, axis in zip(entry["panels"], fig.data, axes, strict=True):
         assert panel["top"] == scale_top(np.asarray(trace.y)) >= max(trace.y)
         assert tuple(axis.range) == (0, panel["top"])
+
+
+def test_the_norm_measure_draws_each_weight_times_what_its_key_carried(lens: attnlens.Lens) -> None:
+    """The browser's payload and the downloadable figure show αᵢⱼ ‖f_h(xⱼ)‖ of the followed row
+    under the norm measure, and say so in their titles and axes."""
+    run = lens.decode("bad cafe", max_len=6)
+    assert run.has_norms
+    step = 3
+    row = followed_row(run, step)
+    assert row is not None
+    record = run.steps[step]
+    assert record.decoder_self_carried is not None and record.cross_carried is not None
+    cross, own = record.measured("cross", "norm"), record.measured("decoder_self", "norm")
+    assert cross is not None and own is not None
+    np.testing.assert_array_equal(own, record.decoder_self_attention * record.decoder_self_carried)
+    want = [cross[1, 0, row], own[1, 0, row]]
+    fig = step_attention(run, step, 1, 0, measure="norm")
+    assert "norms αᵢⱼ‖f(xⱼ)‖" in fig.layout.title.text
+    assert fig.layout.yaxis.title.text == "α‖f(x)‖" and "α‖f(x)‖" in fig.data[0].hovertemplate
+    alphas = [record.cross_attention[1, 0, row], record.decoder_self_attention[1, 0, row]]  # type: ignore[index]
+    for bar, expected, alpha in zip(fig.data, want, alphas, strict=True):
+        np.testing.assert_allclose(np.asarray(bar.y), expected, rtol=1e-6)
+        assert not np.allclose(expected, alpha)  # not the weights
+    entry = steps_data(run, 1, 0, measure="norm")["steps"][step]["attention"]
+    assert entry["axis"] == "α‖f(x)‖" and "norms" in entry["title"]
+    for panel, expected in zip(entry["panels"], want, strict=True):
+        np.testing.assert_allclose(panel["weights"], expected, rtol=1e-3)
+        assert panel["top"] >= max(panel["weights"])
+    weights = steps_data(run, 1, 0)["steps"][step]["attention"]
+    assert weights["axis"] == "weight" and "weights αᵢⱼ" in weights["title"]
+
+
+def test_a_run_without_norms_offers_the_weight_only_and_says_why(lens: attnlens.Lens) -> None:
+    """A record saved before steps kept their norms loads without them, and asking it for the
+    norm measure names why; its weights draw as before. A measure that does not exist is
+    refused by name."""
+    run = lens.decode("bad cafe", max_len=4)
+    tree = run.to_dict()
+    for step in tree["steps"]:
+        del step["decoder_self_carried"], step["cross_carried"]
+    older = type(run).from_dict(tree)
+    assert not older.has_norms and older.steps[0].decoder_self_carried is None
+    with pytest.raises(ValueError, match="holds no norms: this record holds no norms"):
+        step_attention(older, 0, 0, 0, measure="norm")
+    assert step_attention(older, 0, 0, 0).data[0].y is not None
+    with pytest.raises(ValueError, match="measure must be one of weight, norm"):
+        step_attention(run, 0, 0, 0, measure="size")  # type: ignore[arg-type]
+    back = type(run).from_json(run.to_json())
+    assert back.equals(run) and back.has_norms
+
+
+def test_a_norms_scale_ends_at_a_round_number_above_its_largest() -> None:
+    assert scale_top(np.array([0.3, 1.7])) == 2.0 and scale_top(np.array([3.2])) == 5.0
+    assert scale_top(np.array([12.0])) == 20.0 and scale_top(np.array([1.0])) == 1.0
