@@ -66,7 +66,7 @@ class TraceShelf:
         if path is None or not path.is_file():
             return None
         try:
-            trace = Trace.from_npz(path.read_bytes())
+            trace = Trace.read_npz(path)  # its queries and keys mapped, not read
         except (OSError, ValueError, KeyError, TypeError):
             with contextlib.suppress(OSError):
                 path.unlink()  # a broken file is written again next time

@@ -5,6 +5,7 @@ Llama shape at 4,000 tokens took 33 s again in a new browser session)."""
 from __future__ import annotations
 
 import gc
+import mmap
 import time
 from pathlib import Path
 
@@ -81,6 +82,31 @@ def test_a_broken_file_is_made_again_and_off_keeps_nothing(
     assert none.folder is None
     kept = TraceShelf.from_env({"ATTNLENS_CACHE_DIR": str(tmp_path)})
     assert kept.folder == tmp_path / FOLDER
+
+
+def test_a_long_record_is_mapped_from_disk_not_read(lens: attnlens.Lens, tmp_path: Path) -> None:
+    """Issue 49: a long link reopened read its 200 MB record whole, then copied each array out
+    of it (2.5 s at load 11, most of the 3 s allowed); its queries and keys are now mapped from
+    the file, every number the same, and a file cut short is made again."""
+    shelf = TraceShelf(tmp_path, 2**30, from_seconds=0.0)
+    made = lens.trace("bad cafe", record="scores")
+    assert made.scores is not None
+    shelf.put("long", made, seconds=5.0, wait=True)
+    back = shelf.get("long")
+    assert back is not None and back.equals(made)
+    layers = [lay for kind in back.scores.values() for lay in kind]  # type: ignore[union-attr]
+    assert layers
+    for layer in layers:
+        for array in (layer.q, layer.k):
+            base = array
+            while isinstance(base, np.ndarray):
+                base = base.base
+            base = base.obj if isinstance(base, memoryview) else base
+            assert isinstance(base, mmap.mmap), "read into memory, not mapped"
+            assert not array.flags.writeable
+    whole = (tmp_path / "long.npz").read_bytes()
+    (tmp_path / "long.npz").write_bytes(whole[: len(whole) // 2])
+    assert shelf.get("long") is None and not (tmp_path / "long.npz").exists()
 
 
 def test_the_name_follows_the_weights_and_every_part_of_the_input() -> None:
