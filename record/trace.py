@@ -259,9 +259,11 @@ class Trace:
         self.write_npz(buffer)
         return buffer.getvalue()
 
-    def write_npz(self, handle: IO[bytes]) -> None:
-        """What to_npz returns, written into an open binary file one array at a time."""
-        write_npz(*self._npz_parts(), handle, stored=lambda name: name.startswith("scores."))
+    def write_npz(self, handle: IO[bytes], compressed: bool = True) -> None:
+        """What to_npz returns, written into an open binary file one array at a time; with
+        compressed=False no entry is deflated (a local copy that read_npz maps whole)."""
+        kept_whole = (lambda name: name.startswith("scores.")) if compressed else lambda _: True
+        write_npz(*self._npz_parts(), handle, stored=kept_whole)
 
     def npz_bound(self) -> int:
         """At most how many bytes write_npz writes, counted without writing it (so a front
@@ -293,7 +295,8 @@ class Trace:
     @classmethod
     def read_npz(cls, path: Path) -> Trace:
         """The record of an NPZ file, its uncompressed entries mapped, not read (MappedNpz)."""
-        return cls._from_entries(MappedNpz(path))
+        with MappedNpz(path) as z:
+            return cls._from_entries(z)
 
     @classmethod
     def _from_entries(cls, z: Any) -> Trace:

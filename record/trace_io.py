@@ -83,14 +83,20 @@ class MappedNpz:
     a record of 200 MB reopened from disk costs pages touched, not three copies of it."""
 
     def __init__(self, path: Path) -> None:
+        try:
+            self._zip = zipfile.ZipFile(path)  # open until close(): the compressed entries
+        except zipfile.BadZipFile as err:
+            raise ValueError(f"{path} is not an NPZ file: {err}") from err
         with path.open("rb") as handle:
-            try:
-                infos = zipfile.ZipFile(handle).infolist()
-            except zipfile.BadZipFile as err:
-                raise ValueError(f"{path} is not an NPZ file: {err}") from err
             self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        self._infos = {i.filename[:-4]: i for i in infos}
+        self._infos = {i.filename[:-4]: i for i in self._zip.infolist()}
         self.files = [name for name, i in self._infos.items() if i.filename.endswith(".npy")]
+
+    def __enter__(self) -> MappedNpz:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._zip.close()  # the mapped arrays keep the map, not the file, open
 
     def __contains__(self, name: object) -> bool:
         return name in self.files
@@ -98,7 +104,7 @@ class MappedNpz:
     def __getitem__(self, name: str) -> np.ndarray:
         info = self._infos[name]
         if info.compress_type != zipfile.ZIP_STORED:
-            with zipfile.ZipFile(io.BytesIO(self._map)) as archive, archive.open(info) as f:
+            with self._zip.open(info) as f:
                 return np.lib.format.read_array(f, allow_pickle=False)
         head = self._map[info.header_offset : info.header_offset + 30]
         name_len, extra_len = struct.unpack("<HH", head[26:30])  # the local header's own
@@ -114,5 +120,7 @@ class MappedNpz:
         if dtype.hasobject:
             raise ValueError(f"{name} holds Python objects, which a record never does")
         count = int(np.prod(shape, dtype=np.int64))
+        if count == 0:
+            return np.empty(shape, dtype)
         flat = np.frombuffer(self._map, dtype, count, start + npy.tell())
         return flat.reshape(shape, order="F" if fortran else "C")

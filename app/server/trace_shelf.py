@@ -96,7 +96,7 @@ class TraceShelf:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with part.open("wb") as handle:
-                trace.write_npz(handle)
+                trace.write_npz(handle, compressed=False)  # read back mapped, not inflated
             part.replace(path)  # whole or not at all, for a reader in another process
             self._prune()
         except OSError:
