@@ -27,7 +27,9 @@ PROJECTOR_CSS = """<style>
 h1 { font-size: 2.5rem !important; padding-top: 0 !important; }
 @media (min-width: 1200px) {  /* a projector's: a phone keeps the small line */
   [data-testid="stMain"] [data-testid="stCaptionContainer"],
-  [data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1.5rem; } }
+  [data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1.5rem; }
+  [data-testid="stPopoverBody"] p, [data-testid="stPopoverBody"] input
+    { font-size: 1.3rem; } }  /* a popover is drawn outside stMain: the Class settings' */
 .st-key-lec_counter p { font-size: 1.6rem; text-align: right; font-weight: 600; }
 [class*="_hidden_keys"] { display: none; }
 [data-testid="stMain"] button p, [data-testid="stMain"] a p { font-size: 1.25rem; }

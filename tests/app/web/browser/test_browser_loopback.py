@@ -51,3 +51,22 @@ def test_the_loopback_warning_leaves_previous_and_next_in_sight(
     page.get_by_text("How to let students join").click()
     page.get_by_text("attnlens serve --host 0.0.0.0").wait_for(timeout=30_000)
     page.close()
+
+
+def test_the_class_settings_are_in_the_projector_s_type(browser: Any, loopback_server: str) -> None:
+    """Issue 49's second walk: the Class popover's numbers and labels kept the browser's 14 px
+    on a 1920 px projector, where the page around them reads 23 px and more."""
+    page = browser.new_page(viewport={"width": 1920, "height": 1080})
+    page.goto(f"{loopback_server}/?page=lecture&deck=section3&slide=3", timeout=90_000)
+    page.wait_for_function(shows(3), timeout=120_000)
+    page.get_by_role("button", name="Start a class").click()
+    page.locator(".st-key-lec_join_warning").wait_for(timeout=60_000)
+    settle(page, timeout=120_000)
+    page.get_by_role("button", name="Class").first.click()
+    body = page.locator("[data-testid='stPopoverBody']")
+    body.get_by_text("Students at most").wait_for(timeout=30_000)
+    keep(page, "class-popover-1920.png")
+    size = "e => parseFloat(getComputedStyle(e).fontSize)"
+    assert body.locator("input").first.evaluate(size) >= 20
+    assert body.get_by_text("Students at most").evaluate(size) >= 20
+    page.close()
