@@ -6,6 +6,7 @@ import io
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 from typing import IO, Any
 
 import numpy as np
@@ -28,7 +29,14 @@ from attnlens.record.kinds import (
     self_kind,
 )
 from attnlens.record.schema import check_schema
-from attnlens.record.trace_io import array_of, maybe_list, optional_in, same_value, summaries_in
+from attnlens.record.trace_io import (
+    MappedNpz,
+    array_of,
+    maybe_list,
+    optional_in,
+    same_value,
+    summaries_in,
+)
 from attnlens.record.trace_table import FRAME_COLUMNS, FRAME_PIECE_ROWS
 
 SCHEMA = "attnlens.trace/1"
@@ -251,9 +259,11 @@ class Trace:
         self.write_npz(buffer)
         return buffer.getvalue()
 
-    def write_npz(self, handle: IO[bytes]) -> None:
-        """What to_npz returns, written into an open binary file one array at a time."""
-        write_npz(*self._npz_parts(), handle, stored=lambda name: name.startswith("scores."))
+    def write_npz(self, handle: IO[bytes], compressed: bool = True) -> None:
+        """What to_npz returns, written into an open binary file one array at a time; with
+        compressed=False no entry is deflated (a local copy that read_npz maps whole)."""
+        kept_whole = (lambda name: name.startswith("scores.")) if compressed else lambda _: True
+        write_npz(*self._npz_parts(), handle, stored=kept_whole)
 
     def npz_bound(self) -> int:
         """At most how many bytes write_npz writes, counted without writing it (so a front
@@ -280,13 +290,23 @@ class Trace:
     @classmethod
     def from_npz(cls, blob: bytes) -> Trace:
         with np.load(io.BytesIO(blob), allow_pickle=False) as z:
-            meta = json.loads(str(z["meta"]))
-            arrays = {k: z[k] if k in z else None for k in cls._array_names()}
-            layer_masks = {k: z[f"layer_mask.{k}"] for k in KINDS if f"layer_mask.{k}" in z}
-            described = meta.pop("scores", None)
-            scores = kept.from_parts(described, z) if described else None
-            summaries = summaries_in(z)
-            norms = carried.norms_in(z)
+            return cls._from_entries(z)
+
+    @classmethod
+    def read_npz(cls, path: Path) -> Trace:
+        """The record of an NPZ file, its uncompressed entries mapped, not read (MappedNpz)."""
+        with MappedNpz(path) as z:
+            return cls._from_entries(z)
+
+    @classmethod
+    def _from_entries(cls, z: Any) -> Trace:
+        meta = json.loads(str(z["meta"]))
+        arrays = {k: z[k] if k in z else None for k in cls._array_names()}
+        layer_masks = {k: z[f"layer_mask.{k}"] for k in KINDS if f"layer_mask.{k}" in z}
+        described = meta.pop("scores", None)
+        scores = kept.from_parts(described, z) if described else None
+        summaries = summaries_in(z)
+        norms = carried.norms_in(z)
         return cls(
             model=ModelInfo(**meta["model"]),
             src_tokens=tuple(meta["src_tokens"]),

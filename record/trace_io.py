@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import io
+import mmap
+import struct
+import zipfile
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -70,3 +75,52 @@ def summaries_in(z: Any) -> dict[str, glance.Summary] | None:
             _, kind, part = name.split(".")
             tree.setdefault(kind, {})[part] = z[name]
     return glance.summaries_from(tree) or None
+
+
+class MappedNpz:
+    """An NPZ file's arrays by name, as np.load's NpzFile gives them, where each entry kept
+    uncompressed (a long record's queries and keys) is mapped from the file rather than read:
+    a record of 200 MB reopened from disk costs pages touched, not three copies of it."""
+
+    def __init__(self, path: Path) -> None:
+        try:
+            self._zip = zipfile.ZipFile(path)  # open until close(): the compressed entries
+        except zipfile.BadZipFile as err:
+            raise ValueError(f"{path} is not an NPZ file: {err}") from err
+        with path.open("rb") as handle:
+            self._map = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        self._infos = {i.filename[:-4]: i for i in self._zip.infolist()}
+        self.files = [name for name, i in self._infos.items() if i.filename.endswith(".npy")]
+
+    def __enter__(self) -> MappedNpz:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._zip.close()  # the mapped arrays keep the map, not the file, open
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.files
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        info = self._infos[name]
+        if info.compress_type != zipfile.ZIP_STORED:
+            with self._zip.open(info) as f:
+                return np.lib.format.read_array(f, allow_pickle=False)
+        head = self._map[info.header_offset : info.header_offset + 30]
+        name_len, extra_len = struct.unpack("<HH", head[26:30])  # the local header's own
+        start = info.header_offset + 30 + name_len + extra_len
+        npy = io.BytesIO(self._map[start : start + 4096])  # an .npy header is at most 4 KB here
+        major, _ = np.lib.format.read_magic(npy)
+        read = (
+            np.lib.format.read_array_header_1_0
+            if major == 1
+            else np.lib.format.read_array_header_2_0
+        )
+        shape, fortran, dtype = read(npy, max_header_size=4096)
+        if dtype.hasobject:
+            raise ValueError(f"{name} holds Python objects, which a record never does")
+        count = int(np.prod(shape, dtype=np.int64))
+        if count == 0:
+            return np.empty(shape, dtype)
+        flat = np.frombuffer(self._map, dtype, count, start + npy.tell())
+        return flat.reshape(shape, order="F" if fortran else "C")

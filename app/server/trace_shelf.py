@@ -1,7 +1,7 @@
 """Traces that took long to make, kept on disk beside the experiment results, so that a long input
 reopened from its link in a new browser session, or after the server restarted, is read back
 instead of traced again (Llama-3.2-1B's shape at 4,000 tokens: 17 s of one core to trace, its
-176 MB record read back in 0.2 s).
+218 MB record, kept undeflated, mapped back in 0.01 s: Trace.read_npz).
 
 The memory cache (trace_cache.py) keeps a long trace only while a session holds it: a closed tab
 gives its memory back, so the next session to open the same link found nothing. Here each trace
@@ -66,7 +66,7 @@ class TraceShelf:
         if path is None or not path.is_file():
             return None
         try:
-            trace = Trace.from_npz(path.read_bytes())
+            trace = Trace.read_npz(path)  # its queries and keys mapped, not read
         except (OSError, ValueError, KeyError, TypeError):
             with contextlib.suppress(OSError):
                 path.unlink()  # a broken file is written again next time
@@ -96,7 +96,7 @@ class TraceShelf:
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             with part.open("wb") as handle:
-                trace.write_npz(handle)
+                trace.write_npz(handle, compressed=False)  # read back mapped, not inflated
             part.replace(path)  # whole or not at all, for a reader in another process
             self._prune()
         except OSError:

@@ -58,6 +58,8 @@ def build(slide: Slide, live: LiveInput, view: View, earlier: Sequence[Question]
         shown = _resolve(slide, tr, kind, view, built)
         built.question = slide_question(slide, live, shown, view, earlier) if slide.ask else None
         built.shown = shown = after_question(shown, built.question, slide, live, view)
+        if slide.figure == "stacks" and tr.model.architecture != "encoder-decoder":
+            built.notes.append(one_stack(tr))  # the slide's text is the paper's two stacks
         if slide.figure != "title":
             built.figure = FIGURES[slide.figure](slide, live, shown)
         asked = shown.asked
@@ -105,6 +107,22 @@ def _kind(slide: Slide, tr: Trace, built: Built) -> Kind | None:
         f"this slide shows its {KIND_TITLES[stand_in]}"
     )
     return stand_in
+
+
+def one_stack(tr: Trace) -> str:
+    """What a decoder-only or encoder-only model has, beside a slide on the paper's two stacks."""
+    kind = tr.kinds[0]
+    layers = tr.model.shape(kind)[0]
+    if tr.model.architecture == "decoder":
+        has = "masked self-attention (each position sees only those before it)"
+        lacks = "no encoder, no memory and no encoder–decoder attention"
+    else:
+        has = "self-attention over the whole input"
+        lacks = "no decoder, nothing written token by token and no encoder–decoder attention"
+    return (
+        f"{tr.model.name} is {_architecture(tr)}: one stack of {layers} layers, each "
+        f"{has} then a feed-forward network; {lacks}. The text describes the paper's two stacks."
+    )
 
 
 def _architecture(tr: Trace) -> str:

@@ -95,10 +95,12 @@ def induction_figures(lens: Lens, outcome: Outcome, trace: Trace, key: str) -> N
     show.figure(induction_scores_chart(r), f"{key}_scores", f"induction-scores-{r.model}")
 
 
-def induction_section(lens: Lens, trace: Trace) -> None:
-    """Heads page: the model's induction heads beside its previous-token heads, on this input."""
+def induction_section(lens: Lens) -> Outcome | None:
+    """Heads page: the section's title and the scores of the model's induction and
+    previous-token heads, from the cache or measured under a progress bar (induction_figures
+    draws them); None where there are none (a model of two sequences, or not asked)."""
     if lens.capabilities.takes_target:  # induction reads one sequence
-        return
+        return None
     st.header("Induction heads")
     st.caption(
         "Olsson et al. (2022): a previous-token head marks each position with the token before "
@@ -112,8 +114,7 @@ def induction_section(lens: Lens, trace: Trace) -> None:
         asked = lens.capabilities.decodes
         if asked or st.button("Find induction heads", key="w_find_induction"):
             outcome = run_in_turn(lens, "induction", n, seed, scores_only=True)
-    if outcome is not None:
-        induction_figures(lens, outcome, trace, "heads_induction")
+    return outcome
 
 
 def result_view(lens: Lens, outcome: Outcome, trace: Trace | None, text: str) -> None:

@@ -8,7 +8,7 @@ import streamlit as st
 from attnlens import analysis, viz
 from attnlens.analysis.head_stats import COLUMNS, NORM_SHARES
 from attnlens.app.web import show, urlstate
-from attnlens.app.web.experiments.sections import induction_section
+from attnlens.app.web.experiments.sections import induction_figures, induction_section
 from attnlens.app.web.pickers import KIND_LABELS, kind_picker, memo
 from attnlens.app.web.safe_text import md
 from attnlens.app.web.scaffold import Started, traced_page, true_alignment
@@ -50,8 +50,12 @@ def traced_view(started: Started) -> None:
         show.table(stats[carried], "head_norm_shares", "head-norm-shares")
     else:
         show.table(stats, "head_stats", "head-statistics", wide=("tag",))
-    heads_charts(tr, alignment)
-    induction_section(started.lens, tr)
+    charts = st.container()  # filled once the induction run's progress line is sent: the
+    induction = induction_section(started.lens)  # browser's first Plotly figure costs it
+    with charts:  # seconds, and a bar sent after one waited for it (issue 49)
+        heads_charts(tr, alignment)
+    if induction is not None:
+        induction_figures(started.lens, induction, tr, "heads_induction")
 
 
 def stats_of(tr: Trace, alignment: tuple[int, ...] | None = None) -> pd.DataFrame:

@@ -27,13 +27,17 @@ PROJECTOR_CSS = """<style>
 h1 { font-size: 2.5rem !important; padding-top: 0 !important; }
 @media (min-width: 1200px) {  /* a projector's: a phone keeps the small line */
   [data-testid="stMain"] [data-testid="stCaptionContainer"],
-  [data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1.5rem; } }
+  [data-testid="stMain"] [data-testid="stCaptionContainer"] p { font-size: 1.5rem; }
+  [data-testid="stPopoverBody"] p, [data-testid="stPopoverBody"] input
+    { font-size: 1.3rem; } }  /* a popover is drawn outside stMain: the Class settings' */
 .st-key-lec_counter p { font-size: 1.6rem; text-align: right; font-weight: 600; }
 [class*="_hidden_keys"] { display: none; }
 [data-testid="stMain"] button p, [data-testid="stMain"] a p { font-size: 1.25rem; }
 .st-key-lec_join_link code, .st-key-lec_qr_link code, .st-key-lec_join_warning code
   { font-size: 1.45rem; }
 .st-key-lec_options .stButton button { min-height: 3.2rem; justify-content: flex-start; }
+[data-testid="stLayoutWrapper"]:has(> .st-key-lec_nav) { position: sticky; bottom: 0;
+  z-index: 5; background: Canvas; padding: 0.4rem 0; }  /* Previous / Next in sight */
 </style>"""
 STEP_FIGURES = {"causal", "softmax", "decoding"}
 FIGURE_CONFIG = {"displayModeBar": False}  # no Plotly toolbar floating over a slide's figure
@@ -99,7 +103,7 @@ def navigation(
     """Previous / next (← → and PageUp / PageDown), and for a slide that walks through tokens,
     step back / on (↑ ↓). `go` is called with the new place."""
     slide = deck.slides[place.slide]
-    cols = st.columns([1, 1, 1, 1, 4])
+    cols = st.container(key=f"{prefix}_nav").columns([1, 1, 1, 1, 4])
     cols[0].button("◀ Previous", key=f"{prefix}_prev", shortcut="Left",
                    disabled=place.slide == 0, on_click=go, args=(place.moved(deck, -1),),
                    width="stretch")  # fmt: skip

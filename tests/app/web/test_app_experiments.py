@@ -135,6 +135,39 @@ def test_the_heads_page_measures_induction_s_scores_alone_once_and_keeps_them(
     assert first is not None and not any(NOT_ASKED in note for note in first.result.notes)
 
 
+def test_the_heads_page_sends_the_induction_progress_before_any_figure(
+    hand_lm_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 49: on a model never measured the statistics chart and rollout were sent before
+    the induction run's progress bar, and the browser's first Plotly figure held the bar back
+    for seconds; now the run starts right after the table, and the charts are drawn after it
+    in their place above the section."""
+    import attnlens.viz
+    from attnlens.analysis.experiments import catalog
+
+    order: list[str] = []
+    real_run, real_chart = catalog.measure_induction, attnlens.viz.head_stats_chart
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        order.append("induction run")
+        return real_run(*args, **kwargs)
+
+    def chart(*args: Any, **kwargs: Any) -> Any:
+        order.append("statistics chart")
+        return real_chart(*args, **kwargs)
+
+    monkeypatch.setattr(catalog, "measure_induction", run)
+    monkeypatch.setattr(attnlens.viz, "head_stats_chart", chart)
+    at = open_on(hand_lm_dir, "heads", text="abcdabcd")
+    assert not at.exception and order == ["induction run", "statistics chart"]
+    shown = [e for e in at.main if e.type in ("header", "plotly_chart")]
+    kinds = [e.value if e.type == "header" else "figure" for e in shown]
+    induction = kinds.index("Induction heads")
+    assert kinds[:induction] == ["Statistics and tags", "figure", "Rollout and flow across "
+                                 "layers", "figure"]  # fmt: skip
+    assert kinds[induction + 1 :] == ["figure", "figure"]  # its two heads, every head
+
+
 def test_the_heads_page_of_an_encoder_decoder_has_no_induction_section(
     tiny_model_dir: Path,
 ) -> None:
