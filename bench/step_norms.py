@@ -25,35 +25,58 @@ Search = Callable[[bool], int]  # carried → steps searched
 
 
 def own_case(name: str, strategy: Any) -> Search:
-    from attnlens.model.decoding.loop import search
+    """A bundled model's network, read from its folder as the lens reads it, and its own
+    example: the encoder's input and <s>, or <s> and the prompt on a decoder-only model."""
+    from attnlens.model.decoding.loop import Vocabulary, search
     from attnlens.model.decoding.net_steppers import CausalStepper, TransformerStepper
     from attnlens.model.decoding.request import DecodeSettings
-    from attnlens.model.lenses.registry import load
+    from attnlens.model.lenses.registry import BUNDLED_DIR
+    from attnlens.model.net import checkpoint
+    from attnlens.model.net.decoder_only import DecoderOnlyTransformer
+    from attnlens.model.net.transformer import Transformer
 
-    lens: Any = load(name, "cpu")
+    described = checkpoint.describe(BUNDLED_DIR / name)
+    tok, meta = described.tokenizer, described.meta
+    decoder_only = meta.get("architecture") == "decoder"
+    net: Any = (DecoderOnlyTransformer if decoder_only else Transformer)(described.config)
+    checkpoint.load_weights(net, BUNDLED_DIR / name / checkpoint.WEIGHTS, torch.device("cpu"))
+    net.eval()
+    banned = (tok.pad_id, tok.bos_id, tok.unk_id)
+    vocab = Vocabulary(tok.vocab, tok.eos_id, lambda ids: tok.decode(list(ids)), banned)
+    ids = tok.encode(str(meta.get("example", "abc"))).ids
     settings = DecodeSettings(strategy, 24, beam_size=4)
-    if "cross" in lens.info.kinds:
-        src, prefix = lens.source_ids(lens.example)[0], [lens.tokenizer.bos_id]
-        make: Any = lambda c: TransformerStepper(lens.net, carried=c)  # noqa: E731
+    if decoder_only:
+        src, prefix = None, [tok.bos_id, *ids]
+        make: Any = lambda c: CausalStepper(net, carried=c)  # noqa: E731
     else:
-        src, prefix = None, lens.prompt(lens.example)[0]
-        make = lambda c: CausalStepper(lens.net, carried=c)  # noqa: E731
-    return lambda c: len(search(make(c), settings, src, prefix, lens.vocabulary())[0])
+        src, prefix = [*ids, tok.eos_id], [tok.bos_id]
+        make = lambda c: TransformerStepper(net, carried=c)  # noqa: E731
+    return lambda c: len(search(make(c), settings, src, prefix, vocab)[0])
 
 
 def llama_case(strategy: Any, folder: Path, prompt: int) -> Search:
+    """The Llama-3.2-1B shape (bench/long_inputs.py) through transformers, stepped as the
+    Hugging Face lens steps it, never ending (no end token), from a prompt of `prompt` words."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
     from attnlens.model.decoding.loop import Vocabulary, search
     from attnlens.model.decoding.request import DecodeSettings
-    from attnlens.model.lenses.hf.lens import HFLens
+    from attnlens.model.lenses.hf.ablation import output_projections
+    from attnlens.model.lenses.hf.architecture import detect_architecture, model_info
     from attnlens.model.lenses.hf.stepper import HFStepper
     from bench.long_inputs import LLAMA, build, text_of
 
     build(LLAMA, 2048, folder)
-    lens: Any = HFLens(folder, torch.device("cpu"), name="llama-shape")
-    _, prefix, _ = lens._decode_inputs(text_of(prompt))
-    vocab = Vocabulary(lens.names, lens.ends[0], lens._detokenize, (), (), ())  # no end: all steps
+    model = AutoModelForCausalLM.from_pretrained(folder, attn_implementation="eager").eval()
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    architecture = detect_architecture(model.config)
+    info = model_info("llama-shape", architecture, model.config)
+    projections = output_projections(model, model.config.model_type, info)
+    prefix = tokenizer(text_of(prompt))["input_ids"]
+    names = tokenizer.convert_ids_to_tokens(list(range(model.config.vocab_size)))
+    vocab = Vocabulary(names, -1, lambda ids: " ".join(names[i] for i in ids), (), (), ())
     settings = DecodeSettings(strategy, 16, beam_size=4)
-    make = lambda c: HFStepper(lens.model, "decoder", lens.projections, carried=c)  # noqa: E731
+    make = lambda c: HFStepper(model, architecture, projections, carried=c)  # noqa: E731
     return lambda c: len(search(make(c), settings, None, prefix, vocab)[0])
 
 

@@ -158,9 +158,10 @@ def test_decodes_step_attention_over_hundreds_of_keys_is_drawn_not_blank(
 ) -> None:
     """The new position's weights over 500 keys and more are each about 1 / 500: the panel's
     scale ends just above the largest (not at 1) and every column keeps a width (2 px gaps
-    between 500 columns took all of it). 500 words leave room for a run the budget takes."""
+    between 500 columns took all of it). 500 words and 16 steps leave room for a run the budget
+    takes (each step keeps its rows and its keys' norms: 1.8 MB at the page's default length)."""
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
-    page.goto(f"{long_server}/?page=decode&text={quote(words(500))}", timeout=120_000)
+    page.goto(f"{long_server}/?page=decode&max_len=16&text={quote(words(500))}", timeout=120_000)
     page.locator(".ds-panel").first.wait_for(timeout=180_000)
     settle(page)
     panel = page.locator(".ds-panel").first
