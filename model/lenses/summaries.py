@@ -32,20 +32,29 @@ def summarise(
     matches: Sequence[tuple[int, int]],
     ends: Sequence[int] = (),
     device: torch.device | None = None,
+    carried: np.ndarray | None = None,
 ) -> tuple[Summary, tuple[LayerScores, ...]]:
     """The Summary of one kind, and its layers with each row's log-sum-exp exact to float64;
     matches: (query, key) pairs of the induction statistic; ends: the positions of end tokens
-    among the keys; device: where the layers are pooled (the model's; the CPU by default).
-    Each layer's numbers go straight into the record's arrays (float16 overviews)."""
-    L, (_, Q, K) = len(layers), layers[0].shape
+    among the keys; device: where the layers are pooled (the model's; the CPU by default);
+    carried: the kind's ‖f_h(xⱼ)‖ (L, H, K), whose norm-weighted overview is kept beside the
+    weights' (None: the record has no norms, and no such overview). Each layer's numbers go
+    straight into the record's arrays (float16 overviews)."""
+    L, (H, Q, K) = len(layers), layers[0].shape
+    if carried is not None and carried.shape != (L, H, K):
+        raise ValueError(f"carried is {carried.shape}, the layers' keys {(L, H, K)}")
     rows, cols = edges(Q, OVERVIEW), edges(K, OVERVIEW)
-    blocks = (L, layers[0].n_heads, len(rows) - 1, len(cols) - 1)
+    blocks = (L, H, len(rows) - 1, len(cols) - 1)
     most, mean = np.empty(blocks, np.float16), np.empty(blocks, np.float16)
+    normed = None if carried is None else np.empty(blocks, np.float16)
     stats: dict[str, list[np.ndarray]] = {"entropy": [], "distance": []}
     exact = []
-    pooled_layers = _pooled_all(layers, device or torch.device("cpu"), OVERVIEW)
+    norms = [None] * L if carried is None else list(carried)
+    pooled_layers = _pooled_all(layers, norms, device or torch.device("cpu"), OVERVIEW)
     for i, (layer, pooled) in enumerate(zip(layers, pooled_layers, strict=True)):
         most[i], mean[i] = pooled.max, pooled.mean  # straight into the record's arrays
+        if normed is not None:
+            normed[i] = pooled.norm_mean
         stats["entropy"].append(pooled.entropy)
         stats["distance"].append(pooled.distance)
         exact.append(replace(layer, lse=pooled.lse))
@@ -59,21 +68,28 @@ def summarise(
         col_edges=cols,
         **{name: np.stack(values) for name, values in stats.items()},
         **{name: np.stack([row[name] for row in points]) for name in POINTS},
+        overview_norm_mean=normed,
     ), tuple(exact)
 
 
-def _pooled_all(layers: Sequence[LayerScores], device: torch.device, side: int) -> Iterator[Pooled]:
-    """Each layer pooled, in order; on the CPU side by side in as many threads as torch has,
-    torch on one thread in each meanwhile (one thread: here, in this one)."""
+def _pooled_all(
+    layers: Sequence[LayerScores],
+    carried: Sequence[np.ndarray | None],
+    device: torch.device,
+    side: int,
+) -> Iterator[Pooled]:
+    """Each layer pooled (with its keys' norms where given), in order; on the CPU side by side
+    in as many threads as torch has, torch on one thread in each meanwhile (one thread: here,
+    in this one)."""
     threads = torch.get_num_threads()
     pooled = functools.partial(_pooled, device=device, side=side)
     if device.type != "cpu" or threads == 1 or len(layers) == 1:
-        yield from map(pooled, layers)
+        yield from map(pooled, layers, carried)
         return
     torch.set_num_threads(1)
     try:
         with ThreadPoolExecutor(threads, thread_name_prefix="attnlens-summary") as workers:
-            yield from workers.map(pooled, layers)
+            yield from workers.map(pooled, layers, carried)
     finally:
         torch.set_num_threads(threads)
 
@@ -81,14 +97,17 @@ def _pooled_all(layers: Sequence[LayerScores], device: torch.device, side: int) 
 def exact(layer: LayerScores) -> LayerScores:
     """One layer with each row's log-sum-exp exact to float64, as a trace keeps it (the
     kernel's float32 one is off by |lse| · 2⁻²⁴ on a sharp head)."""
-    return replace(layer, lse=_pooled(layer, torch.device("cpu"), OVERVIEW).lse)
+    return replace(layer, lse=_pooled(layer, device=torch.device("cpu"), side=OVERVIEW).lse)
 
 
-def _pooled(layer: LayerScores, device: torch.device, side: int) -> Pooled:
+def _pooled(
+    layer: LayerScores, carried: np.ndarray | None = None, *, device: torch.device, side: int
+) -> Pooled:
     bias = None if layer.bias is None else torch.from_numpy(layer.bias).to(device)
     scoring = Scoring(layer.scale, layer.mask, layer.softcap, bias)
     q, k = (_tensor(a, layer.dtype).to(device) for a in (layer.q, layer.k))
-    return pool(q, k, torch.from_numpy(layer.lse).to(device), scoring, side)
+    norms = None if carried is None else torch.from_numpy(carried)
+    return pool(q, k, torch.from_numpy(layer.lse).to(device), scoring, side, norms)
 
 
 def _tensor(a: np.ndarray, dtype: str) -> torch.Tensor:

@@ -92,9 +92,11 @@ def _record(
     give_back()  # the forward pass's freed buffers, before the summaries (model/heap.py)
     S, T = len(src.ids) if src else 0, len(tgt.ids) if tgt else 0
     sizes = {"encoder_self": (S, S), "decoder_self": (T, T), "cross": (T, S)}
-    # each kind kept as scores: its summary, and its layers' log-sum-exps made exact on the way
+    # each kind kept as scores: its summary (with its norms' overview where the norms were
+    # taken, before it), and its layers' log-sum-exps made exact on the way
+    carried = {k: n.carried for k, n in (norms[0] or {}).items()}
     summarised = {
-        k: summarise(v, _matches(k, src, tgt), _ends(k, src, tgt), run.device)
+        k: summarise(v, _matches(k, src, tgt), _ends(k, src, tgt), run.device, carried.get(k))
         for k, v in recorded.items()
         if isinstance(v, tuple)
     }
