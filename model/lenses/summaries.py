@@ -105,12 +105,12 @@ def _pooled(
 ) -> Pooled:
     bias = None if layer.bias is None else torch.from_numpy(layer.bias).to(device)
     scoring = Scoring(layer.scale, layer.mask, layer.softcap, bias)
-    q, k = (_tensor(a, layer.dtype).to(device) for a in (layer.q, layer.k))
+    q, k = (kept_tensor(a, layer.dtype).to(device) for a in (layer.q, layer.k))
     norms = None if carried is None else torch.from_numpy(carried)
     return pool(q, k, torch.from_numpy(layer.lse).to(device), scoring, side, norms)
 
 
-def _tensor(a: np.ndarray, dtype: str) -> torch.Tensor:
+def kept_tensor(a: np.ndarray, dtype: str) -> torch.Tensor:
     """A kept array as a tensor of the dtype the kernel read (bfloat16 from its 16-bit words),
     sharing its memory."""
     t = torch.from_numpy(a)
@@ -123,7 +123,7 @@ def _points(layer: LayerScores, pairs: torch.Tensor, ends: torch.Tensor) -> dict
     the key just before it (each a diagonal of q · k, no gather), the induction key and end
     tokens; each weight computed alone, its mean in float64."""
     H, Q, K = layer.shape
-    q, k = _tensor(layer.q, layer.dtype).float(), _tensor(layer.k, layer.dtype).float()
+    q, k = kept_tensor(layer.q, layer.dtype).float(), kept_tensor(layer.k, layer.dtype).float()
     q = q.view(k.size(0), H // k.size(0), Q, -1)  # (H_kv, G, Q, d)
     lse = torch.from_numpy(layer.lse)
     offset = layer.mask.offset

@@ -27,7 +27,7 @@ from helpers.sharp import SHARP, largest_score, sharp_hf_folder, sharpen
 
 SIDE = 5  # overview blocks a side in these tests: several rows and keys a block
 TEXT = "the cat sat on the mat and the dog sat on the cat while a bird sang to the mouse"
-F16 = {"rtol": 2e-3, "atol": 1e-6}  # the overview is float16: 2⁻¹¹ of each value
+RTOL, ATOL = 2e-3, 1e-6  # the overview is float16: 2⁻¹¹ of each value
 
 
 def exact_weights(layer: LayerScores, head: int) -> np.ndarray:
@@ -63,7 +63,7 @@ def check_summary(summary: Summary, layers: tuple[LayerScores, ...], carried: np
     for i, layer in enumerate(layers):
         want = brute(layer, carried[i], r, c)[..., 0]
         got = summary.overview_norm_mean[i].astype(np.float64)
-        np.testing.assert_allclose(got, want, **F16, err_msg=f"layer {i}")
+        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=f"layer {i}")
 
 
 def random_layer(
