@@ -17,7 +17,7 @@ from attnlens.model.decoding.request import knobs
 VIEW_KEYS = (
     "model", "text", "target", "page", "kind", "layer", "head", "step", "snapshot", "lesson",
     "present", "metric", "pair", "pair_block", "experiment", "follow", "view",
-    "vs_layer", "vs_head",
+    "vs_layer", "vs_head", "measure",
 )  # fmt: skip
 LIST_KEYS = ("force", "ablate")
 URL_KEYS = (*VIEW_KEYS, *(k for k in knobs() if k != "generation_config"))

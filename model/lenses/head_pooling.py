@@ -59,9 +59,10 @@ def _pooled_window(
     the window's first row and key."""
     (r0, r1), (c0, c1), Q = rows, cols, layer.shape[1]
     kv = layer.key_head(head)
-    q = kept_tensor(layer.q[head : head + 1, r0:r1], layer.dtype)  # (1, Q', d)
-    k = kept_tensor(layer.k[kv : kv + 1, c0:c1], layer.dtype)  # (1, K', d)
-    lse = torch.from_numpy(np.ascontiguousarray(layer.lse[head : head + 1, r0:r1]))
+    # copies (one head: small), as a record's arrays may be read-only
+    q = kept_tensor(np.array(layer.q[head : head + 1, r0:r1]), layer.dtype)  # (1, Q', d)
+    k = kept_tensor(np.array(layer.k[kv : kv + 1, c0:c1]), layer.dtype)  # (1, K', d)
+    lse = torch.from_numpy(np.array(layer.lse[head : head + 1, r0:r1]))
     mask = layer.mask
     rule = MaskRule(mask.causal, mask.window, mask.offset + r0 - c0)
     bias = None

@@ -134,8 +134,9 @@ def every_head(
     (viz/heads/overview_grid.py), with both measures' cells (both), and another head or measure
     picked does not send them again (long_head.py): the browser moves the outline or switches."""
     st.subheader(f"Every head (layer {layer} · head {head} is enlarged above; click one)")
-    key = (tr, kind, "both" if both else measure)
-    cells = memo("head_grid", key, lambda: grid_payload(tr, kind, measure, both))
+    cells = memo(
+        "head_grid", (tr, kind, measure, both), lambda: grid_payload(tr, kind, measure, both)
+    )
     head_grid(
         {**cells, "selected": [layer, head], "kind": kind},
         show.presenting(),
