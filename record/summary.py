@@ -36,6 +36,13 @@ class Summary:
     # cell counting as 0), record/norms.py's measure "norm"; None where the record has no norms
     # (or was written before this was kept)
     overview_norm_mean: np.ndarray | None = None
+    # the Heads page's norm shares (analysis/norm_shares.py, from the column sums of the first
+    # key and the special tokens): (L, H) float32 each, NaN where the text has no special token;
+    # special the weight's share on them, the others (None without norms) the share of
+    # Σᵢⱼ αᵢⱼ ‖f_h(xⱼ)‖ the first key, and the special tokens, gave
+    special: np.ndarray | None = None
+    first_norm: np.ndarray | None = None
+    special_norm: np.ndarray | None = None
 
     def arrays(self) -> dict[str, np.ndarray]:
         fields = {name: getattr(self, name) for name in SUMMARY_FIELDS}
@@ -51,9 +58,10 @@ class Summary:
 
 SUMMARY_FIELDS = ("overview_max", "overview_mean", "row_edges", "col_edges", "entropy",
                   "previous", "first", "induction", "own", "distance", "end",
-                  "overview_norm_mean")  # fmt: skip
-# absent from older records (and the norms' overview from any record without norms)
-LATER_FIELDS = frozenset({"own", "distance", "end", "overview_norm_mean"})
+                  "overview_norm_mean", "special", "first_norm", "special_norm")  # fmt: skip
+# absent from older records (and the norms' from any record without norms)
+LATER_FIELDS = frozenset({"own", "distance", "end", "overview_norm_mean", "special", "first_norm",
+                          "special_norm"})  # fmt: skip
 NO_NORM_OVERVIEW = "this record keeps no overview of the norms (recorded without norms, or "
 NO_NORM_OVERVIEW += "before attnlens kept one)"
 

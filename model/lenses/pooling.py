@@ -61,6 +61,7 @@ class Pooled:
     # (asked for) its largest; None without
     norm_mean: np.ndarray | None = None
     norm_max: np.ndarray | None = None
+    norm_total: np.ndarray | None = None  # (H,) float64: Σᵢ Σⱼ pᵢⱼ ‖f_h(xⱼ)‖ with norms
 
 
 def pool(
@@ -320,9 +321,10 @@ class _Layer:
             rows = torch.arange(self.Q, device=self.dev, dtype=torch.float64)
             distance = ((self.mass + sharp_mass) * rows - self.moment).sum(-1)
         p_ln_p = (self.p_log_p * LN2 + sharp_p_ln_p).sum(-1)
-        norm_mean, norm_max = None, None
+        norm_mean, norm_max, norm_total = None, None, None
         if self.norm_sum is not None:
-            norm_mean = (self.norm_sum.cpu().numpy() / cells).astype(np.float32)
+            summed = self.norm_sum.cpu().numpy()  # (H, B_q, B_k) float64
+            norm_mean, norm_total = (summed / cells).astype(np.float32), summed.sum((1, 2))
         if self.norm_top is not None:
             norm_max = self.norm_top.cpu().numpy()
         return Pooled(
@@ -333,6 +335,7 @@ class _Layer:
             distance=(distance / self.Q).float().cpu().numpy(),
             norm_mean=norm_mean,
             norm_max=norm_max,
+            norm_total=norm_total,
         )
 
 
