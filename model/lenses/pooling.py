@@ -138,7 +138,7 @@ class _Layer:
     def _norms(self, carried: torch.Tensor | None, most: bool) -> None:
         """The keys' norms (H, K_pad) float32, the padded keys' 0, and what they fill: each
         block's Σ pᵢⱼ ‖f(xⱼ)‖ (float64) and, where asked, its largest pᵢⱼ ‖f(xⱼ)‖."""
-        self.carried, self.norm_sum, self.norm_top = None, None, None
+        self.carried, self.norm_sum, self.norm_top, self.product = None, None, None, None
         if carried is None:
             if most:
                 raise ValueError("norm_max needs the keys' norms (carried)")
@@ -150,6 +150,7 @@ class _Layer:
         self.carried = torch.nn.functional.pad(carried.to(self.dev, torch.float32), (0, pad))
         self.norm_sum = torch.zeros_like(self.sum)
         self.norm_top = torch.zeros_like(self.max) if most else None
+        self.product = torch.empty_like(self.weights) if most else None  # a tile's p ‖f(x)‖
 
     def tiles(self) -> list[tuple[int, int, int, int]]:
         """(r0, r1, c0, c1) of each tile: whole overview blocks of rows (a short last block on
@@ -198,8 +199,9 @@ class _Layer:
         self.sum[at] += total
         if self.norm_sum is not None and normed is not None:
             self.norm_sum[at] += normed
-        if self.norm_top is not None and self.carried is not None:
-            weighted = p.view(self.H, R, C) * self.carried[:, None, c0:c1]  # (H, R, C)
+        if self.norm_top is not None and self.carried is not None and self.product is not None:
+            weighted = self.product[: p.numel()].view(self.H, R, C)
+            torch.mul(p.view(self.H, R, C), self.carried[:, None, c0:c1], out=weighted)
             torch.maximum(self.norm_top[at], self._most(weighted, R), out=self.norm_top[at])
         head, part, block = (most >= self.sharp_at[:, b0 : b0 + n_r, None]).nonzero(as_tuple=True)
         if len(head):  # out of the float32 sums below: scored again in float64 (_exact_total)
