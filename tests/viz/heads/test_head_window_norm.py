@@ -187,3 +187,22 @@ def test_without_the_overview_or_the_norms_the_views_say_why(scores: Trace) -> N
                  lambda: every_head_grid(bare, KIND, measure="norm")):  # fmt: skip
         with pytest.raises(ValueError, match="no norms of decoder_self attention"):
             show()
+
+
+def test_the_norm_measure_never_builds_every_heads_weights(
+    scores: Trace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Trace.head_norms checked the kind through Trace.attention, which on a record of scores
+    builds every head's T² (at 8,192 tokens, 137 GB on Llama-3.2-1B): never again."""
+    from attnlens.record import scores as kept
+
+    def refused(*_: object) -> None:
+        raise AssertionError("every head's weights built")
+
+    monkeypatch.setattr(kept, "dense", refused)
+    scores.head_norms(KIND)
+    scores.head(KIND, 1, 0, slice(0, 3), slice(0, 3), measure="norm")
+    head_window(scores, KIND, 1, 0, pooling="max", measure="norm", pooler=model_pooler)
+    every_head_grid(scores, KIND, measure="norm")
+    with pytest.raises(ValueError, match="kind must be one of"):
+        scores.head_norms("sideways")  # type: ignore[arg-type]
