@@ -81,10 +81,15 @@ def cli_trace(folder: Path, words: str) -> tuple[float, float, float]:
 
 
 def norm_overview_s(tr: Any) -> float:
-    """Seconds (the least of three) of one head's norm overview, max and mean, in process."""
+    """Seconds (the least of three) of one head's norm overview, max and mean, in process, on
+    one torch thread as the server computes it (app/web/resources.py; two threads on a busy
+    two-core machine took 18 s, not 0.2)."""
+    import torch
+
     from attnlens.model.lenses.head_pooling import norm_blocks
     from attnlens.record.summary import edges
 
+    torch.set_num_threads(1)
     layer = tr.model.shape("decoder_self")[0] - 1  # the page's first head: the last layer's 0
     blocks = edges(TOKENS, 128)
     times = []
