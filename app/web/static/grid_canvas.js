@@ -27,7 +27,11 @@ function show(state) {
   const other = given.other && given.other.measure === state.measure ? given.other : null;
   const data = other ? { ...given, ...other } : given;
   if (state.cellsText !== data.cells) {
-    state.image = cellImage(data);
+    // each measure's cells decoded once: switching back and forth decodes nothing again
+    const kept = state.images && state.images.get(data.cells);
+    state.image = kept || cellImage(data);
+    state.images = new Map([[state.cellsText, state.images?.get(state.cellsText) ?? state.image],
+                            [data.cells, state.image]]);
     state.bytes = state.image.bytes;
     state.cellsText = data.cells;
   }
@@ -66,8 +70,11 @@ function setUp(root) {
     const switched = known && measure !== state.measure;
     if (String(selected) === String(state.data.selected) && !switched) return;
     state.given = { ...state.given, selected };
-    if (switched) state.measure = measure;
-    show(state);
+    if (!switched) { show(state); return; }
+    // another measure: redrawn after the head view has painted (512 thumbnails decoded and
+    // drawn in the same task held its first paint back)
+    state.measure = measure;
+    requestAnimationFrame(() => setTimeout(() => show(state), 0));
   });
   return state;
 }
