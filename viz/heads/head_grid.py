@@ -162,7 +162,8 @@ def norm_share(
 def rows_share(summed: np.ndarray) -> np.ndarray:
     """(…, q, k): each block's sum over its row of blocks' total (0 where that is 0)."""
     total = summed.sum(-1, keepdims=True)
-    return np.divide(summed, total, out=np.zeros_like(summed), where=total > 0)
+    share: np.ndarray = np.divide(summed, total, out=np.zeros_like(summed), where=total > 0)
+    return share
 
 
 def grid_of(
