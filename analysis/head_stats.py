@@ -64,7 +64,7 @@ def _kind_frame(
         L, H = stats["entropy"].shape
         aligned = _aligned(w, reference) if kind == "cross" else None
     layer, head = (a.ravel() for a in np.indices((L, H)))
-    for name in NORM_SHARES:  # a long record's, or one without norms: not known, not guessed
+    for name in NORM_SHARES:  # a record without norms, or an older long one: not guessed
         stats.setdefault(name, np.full((L, H), np.nan))
     stats["aligned"] = np.full((L, H), np.nan) if aligned is None else aligned
     columns = {"layer": layer, "head": head, **stats}
@@ -76,8 +76,10 @@ def _kind_frame(
 
 def _summarised(trace: Trace, kind: Kind, summary: Summary) -> dict[str, np.ndarray]:
     """The statistics of a kind kept as scores, from the summaries the trace computed from its
-    exact weights (record/scores.py): nothing of T² is rebuilt. A record written before the
-    summaries held own, distance and end shares leaves those NaN (not known, not guessed)."""
+    exact weights (record/scores.py): nothing of T² is rebuilt; the norm shares from the
+    column sums of the first key and the special tokens it kept (the same definition as
+    _norm_shares). A record written before the summaries held own, distance, end or the norm
+    shares leaves those NaN (not known, not guessed)."""
     entropy = np.asarray(summary.entropy, dtype=np.float64)
     nan = np.full(entropy.shape, np.nan)
     square = kind != "cross"
@@ -94,6 +96,9 @@ def _summarised(trace: Trace, kind: Kind, summary: Summary) -> dict[str, np.ndar
         "first": kept(summary.first),
         "end": kept(summary.end),
         "induction": kept(summary.induction, square and enough),
+        "first_norm": kept(summary.first_norm),
+        "special": kept(summary.special),
+        "special_norm": kept(summary.special_norm),
     }
 
 

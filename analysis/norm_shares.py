@@ -15,14 +15,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from attnlens.record.picking import END_TOKENS
-
-SPECIALS = frozenset({*END_TOKENS, "[CLS]", "<s>", "<|endoftext|>", "<|begin_of_text|>"})
-
-
-def special_keys(tokens: Sequence[str]) -> list[int]:
-    """The positions of special tokens ([CLS], [SEP], <s>, </s>, …) among the keys."""
-    return [j for j, token in enumerate(tokens) if token in SPECIALS]
+# defined with the record, where a trace's summaries also read them (record/picking.py)
+from attnlens.record.picking import SPECIALS as SPECIALS
+from attnlens.record.picking import special_keys as special_keys
 
 
 def shares(

@@ -17,6 +17,13 @@ KIND_TITLES: dict[str, str] = {
 
 # tokens that end a text or a segment: the Heads page measures the weight they draw
 END_TOKENS = frozenset({"</s>", "<eos>", "[SEP]", "<|endoftext|>"})
+# every special token ([CLS], [SEP], <s>, </s>, …): the norm shares' (analysis/norm_shares.py)
+SPECIALS = frozenset({*END_TOKENS, "[CLS]", "<s>", "<|endoftext|>", "<|begin_of_text|>"})
+
+
+def special_keys(tokens: Sequence[str]) -> list[int]:
+    """The positions of special tokens ([CLS], [SEP], <s>, </s>, …) among the keys."""
+    return [j for j, token in enumerate(tokens) if token in SPECIALS]
 
 
 def attention_of(trace: Trace, kind: Kind) -> np.ndarray:

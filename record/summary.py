@@ -32,6 +32,17 @@ class Summary:
     own: np.ndarray | None = None  # (L, H) float32: mean weight on the query's own position
     distance: np.ndarray | None = None  # (L, H) float32: mean over queries of Σⱼ pᵢⱼ |i − j|
     end: np.ndarray | None = None  # (L, H) float32: mean weight on end tokens; NaN without any
+    # (L, H, B_q, B_k) float16: each block's mean of αᵢⱼ ‖f_h(xⱼ)‖ over all its cells (a masked
+    # cell counting as 0), record/norms.py's measure "norm"; None where the record has no norms
+    # (or was written before this was kept)
+    overview_norm_mean: np.ndarray | None = None
+    # the Heads page's norm shares (analysis/norm_shares.py, from the column sums of the first
+    # key and the special tokens): (L, H) float32 each, NaN where the text has no special token;
+    # special the weight's share on them, the others (None without norms) the share of
+    # Σᵢⱼ αᵢⱼ ‖f_h(xⱼ)‖ the first key, and the special tokens, gave
+    special: np.ndarray | None = None
+    first_norm: np.ndarray | None = None
+    special_norm: np.ndarray | None = None
 
     def arrays(self) -> dict[str, np.ndarray]:
         fields = {name: getattr(self, name) for name in SUMMARY_FIELDS}
@@ -46,8 +57,13 @@ class Summary:
 
 
 SUMMARY_FIELDS = ("overview_max", "overview_mean", "row_edges", "col_edges", "entropy",
-                  "previous", "first", "induction", "own", "distance", "end")  # fmt: skip
-LATER_FIELDS = frozenset({"own", "distance", "end"})  # absent from older records
+                  "previous", "first", "induction", "own", "distance", "end",
+                  "overview_norm_mean", "special", "first_norm", "special_norm")  # fmt: skip
+# absent from older records (and the norms' from any record without norms)
+LATER_FIELDS = frozenset({"own", "distance", "end", "overview_norm_mean", "special", "first_norm",
+                          "special_norm"})  # fmt: skip
+NO_NORM_OVERVIEW = "this record keeps no overview of the norms (recorded without norms, or "
+NO_NORM_OVERVIEW += "before attnlens kept one)"
 
 
 def edges(n: int, blocks: int) -> np.ndarray:
@@ -65,7 +81,7 @@ def summary_tree(summaries: dict[str, Summary]) -> dict[str, dict[str, np.ndarra
 def summaries_from(tree: dict[str, Any]) -> dict[str, Summary]:
     """Summaries back from summary_tree(...) (JSON lists or arrays alike)."""
     types = {"overview_max": np.float16, "overview_mean": np.float16, "row_edges": np.int64,
-             "col_edges": np.int64}  # fmt: skip
+             "col_edges": np.int64, "overview_norm_mean": np.float16}  # fmt: skip
     return {
         kind: Summary(
             **{

@@ -122,7 +122,8 @@ class Trace:
     def head_norms(self, kind: Kind) -> carried.HeadNorms:
         """One kind's norms (record/norms.py); a ValueError saying why where the record has
         none (an older record, or a model whose values attnlens cannot take)."""
-        self.attention(kind)  # validates kind
+        if kind not in KINDS:  # (not through attention(): on a record of scores it builds T²)
+            raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
         if self.norms is None or kind not in self.norms:
             why = self.norms_missing or carried.NOT_RECORDED
             raise ValueError(f"{self.model.name}: no norms of {kind} attention: {why}")

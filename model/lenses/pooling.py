@@ -57,16 +57,30 @@ class Pooled:
     mean: np.ndarray  # (H, B_q, B_k) float16: each block's mean over all its cells
     entropy: np.ndarray  # (H,) float32: mean over rows of −Σⱼ pᵢⱼ ln pᵢⱼ
     distance: np.ndarray  # (H,) float32: mean over rows of Σⱼ pᵢⱼ |i − j|
+    # (H, B_q, B_k) float32 with the keys' norms: each block's mean of pᵢⱼ ‖f_h(xⱼ)‖, and
+    # (asked for) its largest; None without
+    norm_mean: np.ndarray | None = None
+    norm_max: np.ndarray | None = None
+    norm_total: np.ndarray | None = None  # (H,) float64: Σᵢ Σⱼ pᵢⱼ ‖f_h(xⱼ)‖ with norms
 
 
 def pool(
-    q: torch.Tensor, k: torch.Tensor, lse: torch.Tensor, scoring: Scoring, side: int = OVERVIEW
+    q: torch.Tensor,
+    k: torch.Tensor,
+    lse: torch.Tensor,
+    scoring: Scoring,
+    side: int = OVERVIEW,
+    carried: torch.Tensor | None = None,
+    norm_max: bool = False,
 ) -> Pooled:
     """The pooled layer of queries q (H, Q, d) over keys k (H_kv, K, d) whose rows' log-sum-
     exp the kernel gave as lse (H, Q), in at most side × side blocks; any float dtype, any
-    device (grouped-query attention: query head h reads key head h // (H / H_kv))."""
+    device (grouped-query attention: query head h reads key head h // (H / H_kv)). carried:
+    ‖f_h(xⱼ)‖ (H, K), each block's mean of pᵢⱼ ‖f_h(xⱼ)‖ pooled beside the weights (from each
+    key's weight summed over the block's rows: nearly free), and with norm_max its largest
+    (a pass over every cell more: for one head on demand, not at trace time)."""
     with torch.inference_mode():
-        layer = _Layer(q, k, lse, scoring, side)
+        layer = _Layer(q, k, lse, scoring, side, carried, norm_max)
         for r0, r1, c0, c1 in layer.tiles():
             layer.tile(r0, r1, c0, c1)
         return layer.result()
@@ -76,7 +90,14 @@ class _Layer:
     """One layer's inputs laid out for its tiles, and what the tiles fill."""
 
     def __init__(
-        self, q: torch.Tensor, k: torch.Tensor, lse: torch.Tensor, scoring: Scoring, side: int
+        self,
+        q: torch.Tensor,
+        k: torch.Tensor,
+        lse: torch.Tensor,
+        scoring: Scoring,
+        side: int,
+        carried: torch.Tensor | None = None,
+        norm_max: bool = False,
     ) -> None:
         H, Q, d = q.shape
         H_kv, K, _ = k.shape
@@ -112,6 +133,24 @@ class _Layer:
         self.weights = torch.empty(cells, device=self.dev)  # a tile's p
         self.cells = torch.empty(cells, device=self.dev)  # p again, each overview cell in a run
         self.sharp: list[tuple[torch.Tensor, ...]] = []  # cells to score again (_exact_total)
+        self._norms(carried, norm_max)
+
+    def _norms(self, carried: torch.Tensor | None, most: bool) -> None:
+        """The keys' norms (H, K_pad) float32, the padded keys' 0, and what they fill: each
+        block's Σ pᵢⱼ ‖f(xⱼ)‖ (float64) and, where asked, its largest pᵢⱼ ‖f(xⱼ)‖."""
+        self.carried, self.norm_sum, self.norm_top, self.product = None, None, None, None
+        if carried is None:
+            if most:
+                raise ValueError("norm_max needs the keys' norms (carried)")
+            return
+        if tuple(carried.shape) != (self.H, self.K):
+            raise ValueError(f"carried is {tuple(carried.shape)}, the layer's keys ({self.H}, "
+                             f"{self.K})")  # fmt: skip
+        pad = self.K_pad - self.K
+        self.carried = torch.nn.functional.pad(carried.to(self.dev, torch.float32), (0, pad))
+        self.norm_sum = torch.zeros_like(self.sum)
+        self.norm_top = torch.zeros_like(self.max) if most else None
+        self.product = torch.empty_like(self.weights) if most else None  # a tile's p ‖f(x)‖
 
     def tiles(self) -> list[tuple[int, int, int, int]]:
         """(r0, r1, c0, c1) of each tile: whole overview blocks of rows (a short last block on
@@ -153,11 +192,17 @@ class _Layer:
             self.moment[:, r0:r1] += (p @ self.key_pos[c0:c1]).view(self.H, R)
         else:
             self._distance(p, r0, r1, c0)
-        most, total = self._cells(p, r0, r1)  # (H, n_r, n) each
+        most, total, normed = self._cells(p, r0, r1, c0)  # (H, n_r, n) each
         b0, k0, n_r = r0 // self.h, c0 // self.w, most.size(1)
-        region = self.max[:, b0 : b0 + n_r, k0 : k0 + n]
-        torch.maximum(region, most, out=region)
-        self.sum[:, b0 : b0 + n_r, k0 : k0 + n] += total
+        at = (slice(None), slice(b0, b0 + n_r), slice(k0, k0 + n))
+        torch.maximum(self.max[at], most, out=self.max[at])
+        self.sum[at] += total
+        if self.norm_sum is not None and normed is not None:
+            self.norm_sum[at] += normed
+        if self.norm_top is not None and self.carried is not None and self.product is not None:
+            weighted = self.product[: p.numel()].view(self.H, R, C)
+            torch.mul(p.view(self.H, R, C), self.carried[:, None, c0:c1], out=weighted)
+            torch.maximum(self.norm_top[at], self._most(weighted, R), out=self.norm_top[at])
         head, part, block = (most >= self.sharp_at[:, b0 : b0 + n_r, None]).nonzero(as_tuple=True)
         if len(head):  # out of the float32 sums below: scored again in float64 (_exact_total)
             p.view(self.H, n_r, R // n_r, n, self.w)[head, part, :, block] = 0.0
@@ -166,17 +211,31 @@ class _Layer:
         self.mass[:, r0:r1] += p.sum(-1).view(self.H, R)
         self.p_log_p[:, r0:r1] += x.mul_(p).sum(-1).view(self.H, R)
 
-    def _cells(self, p: torch.Tensor, r0: int, r1: int) -> tuple[torch.Tensor, torch.Tensor]:
+    def _cells(
+        self, p: torch.Tensor, r0: int, r1: int, c0: int
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """(H, n_r, n) each: the largest weight and the sum of each overview cell the tile
-        covers, its weights copied next to each other once (reductions over a strided
-        dimension, or a short one, took three times as long as this copy and its two)."""
+        covers, and (with norms) its Σ pᵢⱼ ‖f(xⱼ)‖. Each key's weight summed over the block's
+        rows once (a reduction along whole rows of the tile) gives both sums: the block's is
+        the sum of those, the norms' their dot with the block's keys' norms."""
         R, C = r1 - r0, p.size(-1)
         h, w = min(R, self.h), self.w
-        shape = (self.H, R // h, h, C // w, w)
-        cells = self.cells[: p.numel()].view(self.H, R // h, C // w, h, w)
-        cells.copy_(p.view(shape).permute(0, 1, 3, 2, 4))
-        flat = cells.view(self.H, R // h, C // w, h * w)
-        return flat.amax(-1), flat.sum(-1)
+        received = p.view(self.H, R // h, h, C).sum(2).view(self.H, R // h, C // w, w)
+        normed = None
+        if self.carried is not None:
+            keys = self.carried[:, c0 : c0 + C].view(self.H, 1, C // w, w)
+            normed = torch.linalg.vecdot(received, keys)
+        return self._most(p.view(self.H, R, C), R), received.sum(-1), normed
+
+    def _most(self, x: torch.Tensor, R: int) -> torch.Tensor:
+        """(H, n_r, n): the largest of each overview cell of a tile x (H, R, C), its cells
+        copied next to each other once (a reduction over a strided dimension, or a short one,
+        took three times as long as this copy and its one)."""
+        C = x.size(-1)
+        h, w = min(R, self.h), self.w
+        cells = self.cells[: x.numel()].view(self.H, R // h, C // w, h, w)
+        cells.copy_(x.view(self.H, R // h, h, C // w, w).permute(0, 1, 3, 2, 4))
+        return cells.view(self.H, R // h, C // w, h * w).amax(-1)
 
     def _shape(self, x: torch.Tensor, r0: int, r1: int, c0: int) -> None:
         """The cap and the bias on a tile of q · k (in base 2 after this), and the mask."""
@@ -210,7 +269,24 @@ class _Layer:
         mass, p_ln_p = torch.zeros_like(total), torch.zeros_like(total)
         if not self.sharp:
             return total, mass, p_ln_p
-        head, rows, first = (torch.cat(part) for part in zip(*self.sharp, strict=True))
+        widths: dict[int, list[tuple[torch.Tensor, ...]]] = {}  # a short last block's rows
+        for part in self.sharp:  # are fewer: cells of each height scored together
+            widths.setdefault(part[1].size(1), []).append(part)
+        for parts in widths.values():
+            head, rows, first = (torch.cat(part) for part in zip(*parts, strict=True))
+            self._rescore(head, rows, first, mass, p_ln_p)
+        return total + mass, mass, p_ln_p
+
+    def _rescore(
+        self,
+        head: torch.Tensor,
+        rows: torch.Tensor,
+        first: torch.Tensor,
+        mass: torch.Tensor,
+        p_ln_p: torch.Tensor,
+    ) -> None:
+        """Add the exact Σ p and Σ p ln p of each listed cell (heads (m,), rows (m, r), first
+        keys (m,)) to its rows' in mass and p_ln_p (H, Q), a few cells at a time."""
         step = max(1, TILE_CELLS // (rows.size(1) * self.w))
         for i in range(0, len(head), step):
             at = slice(i, i + step)
@@ -220,7 +296,6 @@ class _Layer:
             p64 = exact.exp()
             mass.index_put_(cell, p64.sum(-1), accumulate=True)
             p_ln_p.index_put_(cell, (p64 * exact.nan_to_num(neginf=0.0)).sum(-1), accumulate=True)
-        return total + mass, mass, p_ln_p
 
     def _float64_cells(
         self, head: torch.Tensor, rows: torch.Tensor, first_key: torch.Tensor
@@ -248,12 +323,21 @@ class _Layer:
             rows = torch.arange(self.Q, device=self.dev, dtype=torch.float64)
             distance = ((self.mass + sharp_mass) * rows - self.moment).sum(-1)
         p_ln_p = (self.p_log_p * LN2 + sharp_p_ln_p).sum(-1)
+        norm_mean, norm_max, norm_total = None, None, None
+        if self.norm_sum is not None:
+            summed = self.norm_sum.cpu().numpy()  # (H, B_q, B_k) float64
+            norm_mean, norm_total = (summed / cells).astype(np.float32), summed.sum((1, 2))
+        if self.norm_top is not None:
+            norm_max = self.norm_top.cpu().numpy()
         return Pooled(
             lse=(self.lse + total.log()).cpu().numpy(),
             max=self.max.cpu().numpy().astype(np.float16),
             mean=(self.sum.cpu().numpy() / cells).astype(np.float16),
             entropy=(-p_ln_p / self.Q).float().cpu().numpy(),
             distance=(distance / self.Q).float().cpu().numpy(),
+            norm_mean=norm_mean,
+            norm_max=norm_max,
+            norm_total=norm_total,
         )
 
 

@@ -24,6 +24,7 @@ from attnlens.record.scores import LayerScores
 from attnlens.record.summary import Summary, edges
 
 POINTS = ("previous", "first", "induction", "own", "end")
+SHARES = ("special", "first_norm", "special_norm")  # analysis/norm_shares.py's, per head
 PAIRS_AT_ONCE = 1 << 16  # (query, end key) pairs weighed at once: H × this floats
 
 
@@ -32,26 +33,39 @@ def summarise(
     matches: Sequence[tuple[int, int]],
     ends: Sequence[int] = (),
     device: torch.device | None = None,
+    carried: np.ndarray | None = None,
+    specials: Sequence[int] = (),
 ) -> tuple[Summary, tuple[LayerScores, ...]]:
     """The Summary of one kind, and its layers with each row's log-sum-exp exact to float64;
-    matches: (query, key) pairs of the induction statistic; ends: the positions of end tokens
-    among the keys; device: where the layers are pooled (the model's; the CPU by default).
-    Each layer's numbers go straight into the record's arrays (float16 overviews)."""
-    L, (_, Q, K) = len(layers), layers[0].shape
+    matches: (query, key) pairs of the induction statistic; ends and specials: the positions
+    of end tokens and of special tokens among the keys; device: where the layers are pooled
+    (the model's; the CPU by default); carried: the kind's ‖f_h(xⱼ)‖ (L, H, K), whose
+    norm-weighted overview and norm shares are kept beside the weights' (None: the record has
+    no norms, and neither). Each layer's numbers go straight into the record's arrays (float16
+    overviews)."""
+    L, (H, Q, K) = len(layers), layers[0].shape
+    if carried is not None and carried.shape != (L, H, K):
+        raise ValueError(f"carried is {carried.shape}, the layers' keys {(L, H, K)}")
     rows, cols = edges(Q, OVERVIEW), edges(K, OVERVIEW)
-    blocks = (L, layers[0].n_heads, len(rows) - 1, len(cols) - 1)
+    blocks = (L, H, len(rows) - 1, len(cols) - 1)
     most, mean = np.empty(blocks, np.float16), np.empty(blocks, np.float16)
+    normed = None if carried is None else np.empty(blocks, np.float16)
     stats: dict[str, list[np.ndarray]] = {"entropy": [], "distance": []}
-    exact = []
-    pooled_layers = _pooled_all(layers, device or torch.device("cpu"), OVERVIEW)
+    exact, totals = [], []
+    norms = [None] * L if carried is None else list(carried)
+    pooled_layers = _pooled_all(layers, norms, device or torch.device("cpu"), OVERVIEW)
     for i, (layer, pooled) in enumerate(zip(layers, pooled_layers, strict=True)):
         most[i], mean[i] = pooled.max, pooled.mean  # straight into the record's arrays
+        if normed is not None:
+            normed[i] = pooled.norm_mean
         stats["entropy"].append(pooled.entropy)
         stats["distance"].append(pooled.distance)
         exact.append(replace(layer, lse=pooled.lse))
+        totals.append(pooled.norm_total)
     pairs = torch.tensor(list(matches), dtype=torch.long).reshape(-1, 2)  # (M, 2)
-    at_ends = torch.tensor(sorted(set(ends)), dtype=torch.long)
-    points = [_points(layer, pairs, at_ends) for layer in exact]
+    at = {"ends": _positions(ends), "specials": _positions(specials)}
+    points = [_points(*where, pairs, at) for where in zip(exact, norms, totals, strict=True)]
+    shares = {name: np.stack([row[name] for row in points]) for name in SHARES}
     return Summary(
         overview_max=most,
         overview_mean=mean,
@@ -59,21 +73,35 @@ def summarise(
         col_edges=cols,
         **{name: np.stack(values) for name, values in stats.items()},
         **{name: np.stack([row[name] for row in points]) for name in POINTS},
+        overview_norm_mean=normed,
+        special=shares["special"],
+        first_norm=None if carried is None else shares["first_norm"],
+        special_norm=None if carried is None else shares["special_norm"],
     ), tuple(exact)
 
 
-def _pooled_all(layers: Sequence[LayerScores], device: torch.device, side: int) -> Iterator[Pooled]:
-    """Each layer pooled, in order; on the CPU side by side in as many threads as torch has,
-    torch on one thread in each meanwhile (one thread: here, in this one)."""
+def _positions(keys: Sequence[int]) -> torch.Tensor:
+    return torch.tensor(sorted(set(keys)), dtype=torch.long)
+
+
+def _pooled_all(
+    layers: Sequence[LayerScores],
+    carried: Sequence[np.ndarray | None],
+    device: torch.device,
+    side: int,
+) -> Iterator[Pooled]:
+    """Each layer pooled (with its keys' norms where given), in order; on the CPU side by side
+    in as many threads as torch has, torch on one thread in each meanwhile (one thread: here,
+    in this one)."""
     threads = torch.get_num_threads()
     pooled = functools.partial(_pooled, device=device, side=side)
     if device.type != "cpu" or threads == 1 or len(layers) == 1:
-        yield from map(pooled, layers)
+        yield from map(pooled, layers, carried)
         return
     torch.set_num_threads(1)
     try:
         with ThreadPoolExecutor(threads, thread_name_prefix="attnlens-summary") as workers:
-            yield from workers.map(pooled, layers)
+            yield from workers.map(pooled, layers, carried)
     finally:
         torch.set_num_threads(threads)
 
@@ -81,17 +109,20 @@ def _pooled_all(layers: Sequence[LayerScores], device: torch.device, side: int) 
 def exact(layer: LayerScores) -> LayerScores:
     """One layer with each row's log-sum-exp exact to float64, as a trace keeps it (the
     kernel's float32 one is off by |lse| · 2⁻²⁴ on a sharp head)."""
-    return replace(layer, lse=_pooled(layer, torch.device("cpu"), OVERVIEW).lse)
+    return replace(layer, lse=_pooled(layer, device=torch.device("cpu"), side=OVERVIEW).lse)
 
 
-def _pooled(layer: LayerScores, device: torch.device, side: int) -> Pooled:
+def _pooled(
+    layer: LayerScores, carried: np.ndarray | None = None, *, device: torch.device, side: int
+) -> Pooled:
     bias = None if layer.bias is None else torch.from_numpy(layer.bias).to(device)
     scoring = Scoring(layer.scale, layer.mask, layer.softcap, bias)
-    q, k = (_tensor(a, layer.dtype).to(device) for a in (layer.q, layer.k))
-    return pool(q, k, torch.from_numpy(layer.lse).to(device), scoring, side)
+    q, k = (kept_tensor(a, layer.dtype).to(device) for a in (layer.q, layer.k))
+    norms = None if carried is None else torch.from_numpy(carried)
+    return pool(q, k, torch.from_numpy(layer.lse).to(device), scoring, side, norms)
 
 
-def _tensor(a: np.ndarray, dtype: str) -> torch.Tensor:
+def kept_tensor(a: np.ndarray, dtype: str) -> torch.Tensor:
     """A kept array as a tensor of the dtype the kernel read (bfloat16 from its 16-bit words),
     sharing its memory."""
     t = torch.from_numpy(a)
@@ -99,12 +130,20 @@ def _tensor(a: np.ndarray, dtype: str) -> torch.Tensor:
 
 
 @torch.inference_mode()
-def _points(layer: LayerScores, pairs: torch.Tensor, ends: torch.Tensor) -> dict[str, np.ndarray]:
+def _points(
+    layer: LayerScores,
+    carried: np.ndarray | None,
+    total: np.ndarray | None,
+    pairs: torch.Tensor,
+    at: dict[str, torch.Tensor],
+) -> dict[str, np.ndarray]:
     """The statistics that read one key per query: the first key, the query's own position,
-    the key just before it (each a diagonal of q · k, no gather), the induction key and end
-    tokens; each weight computed alone, its mean in float64."""
+    the key just before it (each a diagonal of q · k, no gather), the induction key, end
+    tokens (at["ends"]) and the norm shares of the first key and the special tokens
+    (at["specials"], with the keys' norms carried (H, K) and total (H,), Σᵢⱼ αᵢⱼ ‖f(xⱼ)‖);
+    each weight computed alone, its mean in float64."""
     H, Q, K = layer.shape
-    q, k = _tensor(layer.q, layer.dtype).float(), _tensor(layer.k, layer.dtype).float()
+    q, k = kept_tensor(layer.q, layer.dtype).float(), kept_tensor(layer.k, layer.dtype).float()
     q = q.view(k.size(0), H // k.size(0), Q, -1)  # (H_kv, G, Q, d)
     lse = torch.from_numpy(layer.lse)
     offset = layer.mask.offset
@@ -119,8 +158,53 @@ def _points(layer: LayerScores, pairs: torch.Tensor, ends: torch.Tensor) -> dict
         dots = (q[:, :, lo:hi] * keys).sum(-1).view(H, -1)  # (H, n)
         out[name] = _mean(layer, dots, lse, lo, lo + offset + shift)
     out["induction"] = _gathered(layer, q, k, lse, pairs[:, 0], pairs[:, 1]).mean(-1)
-    out["end"] = _end(layer, q, k, lse, ends)
+    out["end"] = _end(layer, q, k, lse, at["ends"])
+    out |= _carried_shares(layer, q, k, lse, at["specials"], carried, total)
     return {name: np.asarray(v, dtype=np.float32) for name, v in out.items()}
+
+
+def _carried_shares(
+    layer: LayerScores,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    lse: torch.Tensor,
+    specials: torch.Tensor,
+    carried: np.ndarray | None,
+    total: np.ndarray | None,
+) -> dict[str, np.ndarray]:
+    """(H,) each, as analysis/norm_shares.py defines them from column sums rⱼ = Σᵢ αᵢⱼ: the
+    special tokens' weight share Σ_S rⱼ / Q, and (with norms) the first key's and the special
+    tokens' norm shares Σ_S rⱼ ‖f(xⱼ)‖ / Σⱼ rⱼ ‖f(xⱼ)‖ (NaN without special tokens, 0 where
+    the head carries nothing). Only the columns of those keys are weighed: O(Q) each."""
+    H, Q, _ = layer.shape
+    keys = torch.cat([torch.zeros(1, dtype=torch.long), specials])
+    received = _columns(layer, q, k, lse, keys)  # (H, 1 + S) float64
+    nan = np.full(H, np.nan)
+    out = {"special": received[:, 1:].sum(-1) / Q if len(specials) else nan}
+    out |= {"first_norm": nan, "special_norm": nan}
+    if carried is None or total is None:
+        return out
+    given = received * carried[:, keys.numpy()].astype(np.float64)  # (H, 1 + S)
+    zero = np.zeros(H)
+    out["first_norm"] = np.divide(given[:, 0], total, out=zero.copy(), where=total > 0)
+    if len(specials):
+        out["special_norm"] = np.divide(given[:, 1:].sum(-1), total, out=zero, where=total > 0)
+    return out
+
+
+def _columns(
+    layer: LayerScores, q: torch.Tensor, k: torch.Tensor, lse: torch.Tensor, keys: torch.Tensor
+) -> np.ndarray:
+    """(H, n) float64: Σᵢ αᵢⱼ over every query of each key j in keys, PAIRS_AT_ONCE pairs at
+    a time."""
+    H, Q, _ = layer.shape
+    total = torch.zeros(H, len(keys), dtype=torch.float64)
+    step = max(1, PAIRS_AT_ONCE // len(keys))
+    for r0 in range(0, Q, step):
+        qi = torch.arange(r0, min(Q, r0 + step)).repeat_interleave(len(keys))
+        kj = keys.repeat(len(qi) // len(keys))
+        total += _gathered(layer, q, k, lse, qi, kj).view(H, -1, len(keys)).sum(1)
+    return total.numpy()
 
 
 def _mean(

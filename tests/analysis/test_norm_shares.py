@@ -5,6 +5,8 @@ what they carry."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -59,10 +61,35 @@ def test_minilms_middle_layers_weigh_specials_heavily_and_carry_little_from_them
 
 
 def test_a_record_without_norms_leaves_the_norm_shares_empty() -> None:
-    from dataclasses import replace
-
     tr = load("reverse", device="cpu").trace("abca")
     stats = head_statistics(tr)
     assert stats["special_norm"].notna().all() and stats["first_norm"].notna().all()
     empty = head_statistics(replace(tr, norms=None))
     assert empty[["first_norm", "special", "special_norm"]].isna().all().all()
+
+
+@pytest.mark.parametrize("name", ["bert", "llama", "t5"])
+def test_both_records_give_the_same_norm_shares(name: str) -> None:
+    """A record of scores (a long input's: no column sums kept) and one of weights of the same
+    input give the same first-key and special-token shares, weight and norm (≤ 1e-5): BERT's
+    [CLS] … [SEP], the zoo's Llama (grouped-query, <s> first), T5 (a bias by distance, three
+    kinds)."""
+    import torch
+
+    from attnlens.model.lenses.hf.lens import HFLens
+    from helpers.hf_zoo import zoo_folder
+
+    lens = HFLens(zoo_folder(name), torch.device("cpu"), name=name)
+    text = "the cat sat on the mat and the dog sat on the cat"
+    weights, scores = (lens.trace(text, record=r) for r in ("weights", "scores"))
+    assert scores.summaries is not None and weights.summaries is None
+    columns = ["first_norm", "special", "special_norm"]
+    long, short = head_statistics(scores)[columns], head_statistics(weights)[columns]
+    assert short["first_norm"].notna().all()
+    np.testing.assert_array_equal(long.isna().to_numpy(), short.isna().to_numpy())
+    np.testing.assert_allclose(long.to_numpy(), short.to_numpy(), rtol=0, atol=1e-5)
+    summaries = scores.summaries
+    older = {k: replace(v, first_norm=None, special=None, special_norm=None)
+             for k, v in summaries.items()}  # fmt: skip
+    before = head_statistics(replace(scores, summaries=older))  # recorded before they were kept
+    assert before[columns].isna().all().all()

@@ -67,3 +67,15 @@ def legend(scale: Scale) -> dict[str, Any]:
         "bar_title": BAR_TITLES[scale],
         "digits": HOVER_DIGITS,
     }
+
+
+def measure_title(scale: Scale, unit: float) -> str:
+    """The colour bar's title of αᵢⱼ ‖f(xⱼ)‖ drawn as a share of `unit`, its largest."""
+    rule = "colour ∝ ∛share" if check_scale(scale) == "perceptual" else "linear colour"
+    return f"norm α‖f(x)‖ ÷ {unit:.3g} ({rule})"
+
+
+def measure_legend(scale: Scale, unit: float) -> dict[str, Any]:
+    """legend() of the norm measure: the same colours and ticks over 0..1 of `unit`, the bar
+    titled with the measure and that largest."""
+    return {**legend(scale), "bar_title": measure_title(scale, unit)}

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from attnlens.record.norms import Measure, check_measure
 from attnlens.record.picking import KIND_TITLES, allowed_of, attention_of, check_head, check_layer
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heads.head_marks import kv_group
@@ -54,6 +55,8 @@ class HeadGrid:
     key_labels: tuple[str, ...]  # (K,)
     selected: tuple[int, int] | None = None
     kv_group: int | None = None  # query heads per shared key/value head (GQA); None: one each
+    # "norm": a cell is the share of what its queries carry, Σ αᵢⱼ ‖f_h(xⱼ)‖, from its keys
+    measure: Measure = "weight"
 
     @property
     def pooled(self) -> bool:
@@ -67,10 +70,22 @@ class HeadGrid:
             return ""
         q, k = self.cells.shape[2:]
         size = (self.row_edges[1] - self.row_edges[0], self.col_edges[1] - self.col_edges[0])
+        if self.measure == "norm":
+            return (
+                f"in {q}×{k} blocks of {size[0]}×{size[1]} positions: a cell is the share of "
+                "what its queries carry, Σ αᵢⱼ ‖f(xⱼ)‖, that comes from its keys"
+            )
         return (
             f"in {q}×{k} blocks of {size[0]}×{size[1]} positions: a cell is the {POOLING} over "
             "its queries of the share they give its keys"
         )
+
+    @property
+    def cell_name(self) -> str:
+        """What the hover calls a cell's value."""
+        if self.measure == "norm":
+            return "norm share"
+        return "mean share" if self.pooled else "weight"
 
     def data(self) -> dict[str, Any]:
         """The payload as JSON-ready values, cells as base64 of their bytes (C order)."""
@@ -90,6 +105,8 @@ class HeadGrid:
             "levels": LEVELS,
             "power": round(1 / GAMMA),
             "kv_group": self.kv_group,
+            "measure": self.measure,
+            "cell_name": self.cell_name,
         }
 
 
@@ -99,9 +116,14 @@ def head_grid(
     selected: tuple[int, int] | None = None,
     max_side: int = MAX_SIDE,
     max_cells: int = CELL_BUDGET,
+    measure: Measure = "weight",
 ) -> HeadGrid:
     """Every head of `kind` as thumbnails of at most max_side × max_side cells and max_cells
-    cells in all (one cell per position pair when they fit); `selected` is checked."""
+    cells in all (one cell per position pair when they fit); `selected` is checked. measure
+    "norm": a cell is the share of what its queries carry, Σ αᵢⱼ ‖f_h(xⱼ)‖, that comes from
+    its keys (norm_share); on weights the same rule gives block_share's numbers."""
+    if check_measure(measure) == "norm":
+        carried = trace.head_norms(kind).carried  # a record without norms says why
     weights = attention_of(trace, kind)
     L, H, Q, K = weights.shape
     if selected is not None:
@@ -109,8 +131,39 @@ def head_grid(
         check_head(weights, selected[1])
     side = thumbnail_side(L, H, max_side, max_cells)
     q_edges, k_edges = block_edges(Q, side), block_edges(K, side)
-    thumbs = block_share(weights, allowed_of(trace, kind), q_edges, k_edges)  # (L, H, q, k)
-    return grid_of(trace, kind, thumbs, q_edges, k_edges, selected)
+    allowed = allowed_of(trace, kind)
+    if measure == "norm":
+        thumbs = norm_share(weights, carried, allowed, q_edges, k_edges)
+    else:
+        thumbs = block_share(weights, allowed, q_edges, k_edges)  # (L, H, q, k)
+    return grid_of(trace, kind, thumbs, q_edges, k_edges, selected, measure)
+
+
+def norm_share(
+    weights: np.ndarray,
+    carried: np.ndarray,
+    allowed: np.ndarray,
+    q_edges: np.ndarray,
+    k_edges: np.ndarray,
+) -> np.ndarray:
+    """(L, H, q, k) float32: per block, Σ αᵢⱼ ‖f_h(xⱼ)‖ over its cells ÷ the same over its
+    queries' every key (the share of what they carry that its keys gave), a layer at a time
+    (no second L·H·Q·K array); NaN where no cell is allowed."""
+    out = np.empty((*weights.shape[:2], len(q_edges) - 1, len(k_edges) - 1), dtype=np.float32)
+    for layer in range(weights.shape[0]):
+        given = weights[layer] * carried[layer][:, None, :]  # (H, Q, K)
+        summed = np.add.reduceat(given, k_edges[:-1], axis=-1, dtype=np.float64)
+        out[layer] = rows_share(np.add.reduceat(summed, q_edges[:-1], axis=-2))
+    any_allowed = np.add.reduceat(np.add.reduceat(allowed, k_edges[:-1], 1), q_edges[:-1], 0)
+    out[:, :, any_allowed == 0] = np.nan
+    return out
+
+
+def rows_share(summed: np.ndarray) -> np.ndarray:
+    """(…, q, k): each block's sum over its row of blocks' total (0 where that is 0)."""
+    total = summed.sum(-1, keepdims=True)
+    share: np.ndarray = np.divide(summed, total, out=np.zeros_like(summed), where=total > 0)
+    return share
 
 
 def grid_of(
@@ -120,6 +173,7 @@ def grid_of(
     row_edges: np.ndarray,
     col_edges: np.ndarray,
     selected: tuple[int, int] | None,
+    measure: Measure = "weight",
 ) -> HeadGrid:
     """The HeadGrid of every head's thumbnail shares (L, H, q, k) over these block edges."""
     L, H = shares.shape[:2]
@@ -129,6 +183,8 @@ def grid_of(
     if group is not None:  # grouped-query attention
         title = f"{KIND_TITLES[kind]}: {L} layers (rows) × {H} query heads (columns), framed "
         title += f"in groups of {group} that share a key/value head (GQA)"
+    if measure == "norm":
+        title += " · norm α‖f(x)‖: the share of what each head carries"
     return HeadGrid(
         title=title,
         cells=encode(shares),
@@ -138,6 +194,7 @@ def grid_of(
         key_labels=keys,
         selected=selected,
         kv_group=group,
+        measure=measure,
     )
 
 

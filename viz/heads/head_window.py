@@ -11,6 +11,7 @@ the record when it is small enough to show every cell (docs/app.md, Explore).
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -21,7 +22,7 @@ from attnlens.record.picking import KIND_TITLES
 from attnlens.record.scores import LayerScores, MaskRule
 from attnlens.record.summary import edges
 from attnlens.record.trace import Kind, Trace
-from attnlens.viz.heads.colour_scale import Scale, legend
+from attnlens.viz.heads.colour_scale import Scale, legend, measure_legend
 from attnlens.viz.heads.head_grid import grid_labels
 
 EXACT_SIDE = 256  # a window at most this many positions a side shows every cell exactly
@@ -29,6 +30,10 @@ BLOCKS = 128  # a pooled window's blocks a side: the record's overview (summarie
 Pooling = Literal["max", "mean"]
 POOLINGS: tuple[Pooling, ...] = ("max", "mean")
 Span = tuple[int, int]  # positions start..stop-1
+# how a window of one head becomes blocks: (trace, kind, layer, head, row edges, column edges,
+# pooling, measure) → (B_q, B_k) float32; `pooled` below, or one a caller brings (the app
+# pools the norm measure of a long record with the trace-time code, model/lenses/head_pooling)
+Pooler = Callable[[Trace, Kind, int, int, np.ndarray, np.ndarray, Pooling, Measure], np.ndarray]
 
 
 @dataclass(frozen=True, eq=False)
@@ -47,6 +52,7 @@ class HeadWindow:
     pooling: Pooling | None
     query_labels: tuple[str, ...]  # the window's queries, 'i · token'; () while pooled
     key_labels: tuple[str, ...]
+    measure: Measure = "weight"  # "norm": values are αᵢⱼ ‖f_h(xⱼ)‖ (record/norms.py)
 
     @property
     def exact(self) -> bool:
@@ -57,18 +63,32 @@ class HeadWindow:
         """Whether the window is the whole head."""
         return self.rows == (0, self.size[0]) and self.cols == (0, self.size[1])
 
+    @property
+    def quantity(self) -> str:
+        """What a cell holds, in words: a weight, or what the key gave the head's output."""
+        return "α‖f(x)‖" if self.measure == "norm" else "weight"
+
+    @property
+    def unit(self) -> float:
+        """What the colours are relative to: 1 for weights; the window's largest αᵢⱼ ‖f(xⱼ)‖
+        for the norm measure (a head's norms are not bounded by 1)."""
+        if self.measure != "norm" or not np.isfinite(self.values).any():
+            return 1.0
+        return float(np.nanmax(self.values)) or 1.0
+
     def caption(self) -> str:
         """What a cell is, in words."""
         where = (
             f"queries {self.rows[0]}–{self.rows[1] - 1} × keys {self.cols[0]}–{self.cols[1] - 1}"
         )
         if self.exact:
-            return f"{where}: every cell is its exact weight"
+            return f"{where}: every cell is its exact {self.quantity}"
         h = int(self.row_edges[1] - self.row_edges[0])
         w = int(self.col_edges[1] - self.col_edges[0])
         return (
             f"{where} in blocks of {h}×{w} positions: a cell is its block's {self.pooling} "
-            f"weight; drag a box to zoom (every cell exact from {EXACT_SIDE} positions a side)"
+            f"{self.quantity}; drag a box to zoom (every cell exact from {EXACT_SIDE} positions "
+            "a side)"
         )
 
     def data(self, scale: Scale) -> dict[str, Any]:
@@ -76,7 +96,8 @@ class HeadWindow:
         of little-endian float32 when exact, float16 when pooled (an overview of 128 × 128
         blocks is 43 KB of text), every label as plain text."""
         dtype = "<f4" if self.exact else "<f2"
-        values = np.ascontiguousarray(self.values, dtype=dtype)
+        unit = self.unit
+        values = np.ascontiguousarray(self.values / unit, dtype=dtype)
         return {
             "title": self.title,
             "caption": self.caption(),
@@ -92,7 +113,10 @@ class HeadWindow:
             "query_labels": list(self.query_labels),
             "key_labels": list(self.key_labels),
             "whole": self.whole,
-            **legend(scale),
+            "measure": self.measure,
+            "quantity": self.quantity,
+            "unit": unit,  # a cell's value is its colour's 0..1 times this
+            **(legend(scale) if self.measure == "weight" else measure_legend(scale, unit)),
         }
 
 
@@ -107,11 +131,14 @@ def head_window(
     exact_side: int = EXACT_SIDE,
     blocks: int = BLOCKS,
     measure: Measure = "weight",
+    pooler: Pooler | None = None,
 ) -> HeadWindow:
     """The window rows × cols (None: all) of (kind, layer, head): exact when both sides are
-    at most exact_side, else at most blocks × blocks blocks of `pooling`. measure "norm":
-    of αᵢⱼ ‖f_h(xⱼ)‖, pooled on demand from the record a block of rows at a time (the
-    trace's overview holds weights only), exact, its memory that of one block of rows."""
+    at most exact_side, else at most blocks × blocks blocks of `pooling`, the whole head
+    from the record's overview where it keeps that one. measure "norm": of αᵢⱼ ‖f_h(xⱼ)‖
+    (the record's norms' overview for the whole head's mean); anything the record does not
+    keep is pooled by `pooler` (default `pooled`: from Trace.head a block of rows at a time,
+    exact, its memory that of one block of rows)."""
     Q, K = check_head_of(trace, kind, layer, head)
     if check_measure(measure) == "norm":
         trace.head_norms(kind)  # a record without norms says so before any work
@@ -122,22 +149,36 @@ def head_window(
     title += " · norm α‖f(x)‖" if measure == "norm" else ""
     if r[1] - r[0] <= exact_side and c[1] - c[0] <= exact_side:
         return _exact(trace, kind, layer, head, r, c, title, measure)
-    summary = (trace.summaries or {}).get(kind)
     row_e, col_e = r[0] + edges(r[1] - r[0], blocks), c[0] + edges(c[1] - c[0], blocks)
-    whole = r == (0, Q) and c == (0, K)
-    if (
-        whole
-        and measure == "weight"
-        and summary is not None
-        and np.array_equal(summary.row_edges, row_e)
-        and np.array_equal(summary.col_edges, col_e)
-    ):
-        kept = summary.overview_max if pooling == "max" else summary.overview_mean
+    kept = kept_overview(trace, kind, row_e, col_e, pooling, measure)
+    if kept is not None:
         values = np.asarray(kept[layer, head], dtype=np.float32)
     else:
-        values = pooled(trace, kind, layer, head, row_e, col_e, pooling, measure)
+        values = (pooler or pooled)(trace, kind, layer, head, row_e, col_e, pooling, measure)
+        values = np.array(values, dtype=np.float32)
     values[~blocks_allowed(trace, kind, layer, row_e, col_e)] = np.nan
-    return HeadWindow(title, r, c, (Q, K), row_e, col_e, values, pooling, (), ())
+    return HeadWindow(title, r, c, (Q, K), row_e, col_e, values, pooling, (), (), measure)
+
+
+def kept_overview(
+    trace: Trace,
+    kind: Kind,
+    row_e: np.ndarray,
+    col_e: np.ndarray,
+    pooling: Pooling,
+    measure: Measure,
+) -> np.ndarray | None:
+    """(L, H, B_q, B_k): the record's own overview of these blocks (the whole head's), of this
+    pooling and measure, where it keeps one; None where it does not (the norms' overview
+    holds block means only)."""
+    summary = (trace.summaries or {}).get(kind)
+    if summary is None or not (
+        np.array_equal(summary.row_edges, row_e) and np.array_equal(summary.col_edges, col_e)
+    ):
+        return None
+    if measure == "norm":
+        return summary.overview_norm_mean if pooling == "mean" else None
+    return summary.overview_max if pooling == "max" else summary.overview_mean
 
 
 def check_head_of(trace: Trace, kind: Kind, layer: int, head: int) -> tuple[int, int]:
@@ -182,7 +223,7 @@ def _exact(
     row_e = np.arange(r[0], r[1] + 1, dtype=np.int64)
     col_e = np.arange(c[0], c[1] + 1, dtype=np.int64)
     Q, K = map(len, trace.tokens(kind))
-    return HeadWindow(title, r, c, (Q, K), row_e, col_e, values, None, queries, keys)
+    return HeadWindow(title, r, c, (Q, K), row_e, col_e, values, None, queries, keys, measure)
 
 
 def _rule(trace: Trace, kind: Kind, layer: int) -> MaskRule | None:

@@ -13,6 +13,7 @@ from attnlens.viz.heads.colour_scale import (
     colorbar,
     colorscale,
     colour_position,
+    measure_title,
 )
 from attnlens.viz.heads.head_marks import HeadMarks
 from attnlens.viz.heads.head_window import HeadWindow
@@ -35,16 +36,19 @@ def window_figure(
     check_scale(scale)
     x = (window.col_edges - 0.5).astype(float)  # cell edges: block b spans its positions
     y = (window.row_edges - 0.5).astype(float)
-    what = "weight" if window.exact else f"{window.pooling} weight"
+    what = window.quantity if window.exact else f"{window.pooling} {window.quantity}"
+    bar = colorbar(scale)
+    if window.measure == "norm":  # a share of the window's largest (norms exceed 1)
+        bar["title"] = {"text": measure_title(scale, window.unit)}
     cells = go.Heatmap(
-        z=colour_position(window.values, scale),
+        z=colour_position(window.values / window.unit, scale),
         customdata=window.values,
         x=x,
         y=y,
         zmin=0.0,
         zmax=1.0,
         colorscale=colorscale(),
-        colorbar=colorbar(scale),
+        colorbar=bar,
         hovertemplate=(
             f"query %{{y:.0f}}<br>key %{{x:.0f}}<br>{what} "
             f"%{{customdata:.{HOVER_DIGITS}f}}<extra></extra>"

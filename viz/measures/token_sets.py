@@ -19,6 +19,7 @@ from attnlens.viz.heads.colour_scale import (
     colorbar,
     colorscale,
     colour_position,
+    measure_title,
 )
 from attnlens.viz.shared.labels import hover_labels
 from attnlens.viz.shared.margins import BASE_FONT
@@ -33,11 +34,23 @@ BARS_UP_TO = 512  # positions a profile draws as bars; past this, as a filled li
 
 
 def describe(result: SetAttention) -> str:
-    """What a square of the grid is, in words."""
+    """What a square of the grid is, in words (the norm measure's αᵢⱼ ‖f(xⱼ)‖ named)."""
     n = len(result.positions)
+    if result.measure == "norm":
+        if result.side == "queries":
+            return f"{n} queries: the largest mean α‖f(x)‖ one key gives them (norm)"
+        return f"{n} keys: the α‖f(x)‖ they give, summed, mean over every query (norm)"
     if result.side == "queries":
         return f"{n} queries: the largest mean weight one key gets from them"
     return f"{n} keys: the share of all attention they receive (mean over every query)"
+
+
+def unit_of(result: SetAttention) -> float:
+    """What the squares' colours are relative to: 1 for weights, the largest square's number
+    for the norm measure (α‖f(x)‖ is not bounded by 1)."""
+    if result.measure != "norm" or not np.isfinite(result.summary).any():
+        return 1.0
+    return float(np.nanmax(result.summary)) or 1.0
 
 
 def square_px(n_heads: int) -> int:
@@ -71,7 +84,8 @@ def token_set_grid(
         x=head, y=layer, mode="markers", hovertext=texts, hoverinfo="text", name="",
         customdata=np.stack([layer, head], -1), showlegend=False,
         selected={"marker": {"opacity": 1}}, unselected={"marker": {"opacity": 1}},
-        marker={"symbol": "square", "size": side, "color": colour_position(values, scale),
+        marker={"symbol": "square", "size": side,
+                "color": colour_position(values / unit_of(result), scale),
                 "colorscale": colorscale(), "cmin": 0.0, "cmax": 1.0,
                 "colorbar": _bar(scale, result), "line": {"width": 0}},
     )  # fmt: skip
@@ -83,9 +97,12 @@ def token_set_grid(
 
 
 def _bar(scale: Scale, result: SetAttention) -> dict[str, Any]:
-    """The colour bar; a key set's number is a share of attention, not one weight."""
+    """The colour bar; a key set's number is a share of attention, not one weight; the norm
+    measure's, a share of the largest square's."""
     bar = colorbar(scale)
-    if result.side == "keys":
+    if result.measure == "norm":
+        bar["title"] = {"text": measure_title(scale, unit_of(result))}
+    elif result.side == "keys":
         bar["title"] = {"text": bar["title"]["text"].replace("weight", "share")}
     return bar
 
@@ -146,13 +163,15 @@ def token_set_profile(trace: Trace, result: SetAttention, layer: int, head: int)
         what, axis = "mean weight of the set's queries", "key position"
     else:
         what, axis = "weight each query gives the set", "query position"
+    quantity = "α‖f(x)‖" if result.measure == "norm" else "weight"
+    what = what.replace("weight", quantity)
     return go.Figure(
         [trace_],
         layout=go.Layout(
             title={"text": f"layer {layer} · head {head}: {what}"},
             # "~g": 0.0003 as such (Plotly's own format wrote "300μ", a unit no weight has)
             xaxis={"title": {"text": axis}},
-            yaxis={"title": {"text": "weight"}, "tickformat": "~g"},
+            yaxis={"title": {"text": quantity}, "tickformat": "~g"},
             height=320, margin={"l": 70, "r": 20, "t": 60, "b": 50}, showlegend=False,
         ),
     )  # fmt: skip

@@ -11,19 +11,28 @@ from __future__ import annotations
 
 from functools import partial
 
+import numpy as np
 import streamlit as st
 
 from attnlens.app.web import show, urlstate
 from attnlens.app.web.downloads import figure_name
 from attnlens.app.web.explore.head_zoom import RESET, head_zoom, zoom_asked
 from attnlens.app.web.explore.lines_canvas import lines_canvas
-from attnlens.app.web.pickers import layer_head_pickers
+from attnlens.app.web.pickers import layer_head_pickers, memo
 from attnlens.app.web.safe_text import md
+from attnlens.model.lenses.head_pooling import kept_as_scores, norm_blocks
 from attnlens.record.norms import MEASURES, NOT_RECORDED, Measure, check_measure
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heads.colour_scale import Scale
 from attnlens.viz.heads.head_marks import HeadMarks, head_marks
-from attnlens.viz.heads.head_window import EXACT_SIDE, HeadWindow, Span, head_window
+from attnlens.viz.heads.head_window import (
+    EXACT_SIDE,
+    HeadWindow,
+    Pooling,
+    Span,
+    head_window,
+    pooled,
+)
 from attnlens.viz.heads.window_figure import window_figure
 from attnlens.viz.lines.lines_range import RANGE_QUERIES, default_start, lines_range
 from attnlens.viz.shared.margins import BASE_FONT
@@ -66,6 +75,36 @@ def measure_picker(where: st.delta_generator.DeltaGenerator, tr: Trace, kind: Ki
     return check_measure(picked) if held and picked else "weight"
 
 
+def held_measure(tr: Trace, kind: Kind) -> Measure:
+    """The measure the picker holds, where the record can show it (else the weight)."""
+    picked = st.session_state.get("w_measure")
+    held = tr.norms is not None and kind in tr.norms
+    return "norm" if held and picked == "norm" else "weight"
+
+
+def pool_head(
+    tr: Trace,
+    kind: Kind,
+    layer: int,
+    head: int,
+    row_e: np.ndarray,
+    col_e: np.ndarray,
+    pooling: Pooling,
+    measure: Measure,
+) -> np.ndarray:
+    """head_window's pooler: the norm measure of a record of scores pooled for that one head
+    by the trace-time code (model/lenses/head_pooling.py), both poolings kept for the session
+    until another head or window is shown; anything else as head_window pools it."""
+    if measure != "norm" or not kept_as_scores(tr, kind):
+        return pooled(tr, kind, layer, head, row_e, col_e, pooling, measure)
+    window = (int(row_e[0]), int(row_e[-1]), int(col_e[0]), int(col_e[-1]), len(row_e))
+    most, mean = memo(
+        "norm_blocks", (tr, kind, layer, head, window),
+        lambda: norm_blocks(tr, kind, layer, head, row_e, col_e),
+    )  # fmt: skip
+    return most if pooling == "max" else mean
+
+
 def held_head(tr: Trace, kind: Kind) -> tuple[int, int]:
     """The layer and head the pickers hold for this kind (their defaults where they hold none
     that fits)."""
@@ -101,28 +140,34 @@ def long_head(tr: Trace, kind: Kind, scale: Scale, present: bool) -> None:
     place = st.container() if present else None  # on a projector the figure comes first
     row = st.container(horizontal=True)
     layer, head = layer_head_pickers(*tr.model.shape(kind), (row, row))
-    follow_set(layer, head)
+    measure = measure_picker(row, tr, kind)
+    follow_set(layer, head, measure)
     mean = row.toggle(
         "Block mean", key="w_pool_mean",
-        help="a pooled cell shows its block's mean weight; off: its largest",
+        help="a pooled cell shows its block's mean; off: its largest",
     )  # fmt: skip
     rows, cols = held_window(tr, kind)
-    window = head_window(tr, kind, layer, head, rows, cols, "mean" if mean else "max")
+    pooling: Pooling = "mean" if mean else "max"
+    window = head_window(
+        tr, kind, layer, head, rows, cols, pooling, measure=measure, pooler=pool_head
+    )
     marks = head_marks(tr, kind, layer, head)
     with place or st.container():
         payload = {**window.data(scale), **marks.data(window.rows, window.cols)}
         payload |= {"kind": kind, "selected": [layer, head]}
         head_zoom(payload, present, partial(_zoomed, (id(tr), kind), window.size))
-    _downloads(window, scale, marks, present, figure_name(kind, layer, head))
+    name = figure_name(kind, layer, head) + ("-norm" if measure == "norm" else "")
+    _downloads(window, scale, marks, present, name)
     range_lines(tr, kind, layer, head, present, None if window.whole else window.rows)
 
 
-def follow_set(layer: int, head: int) -> None:
-    """A head picked here while a token set is shown: the page reruns once so the set's outline
-    and profile (token_sets.py, outside this fragment) follow; without a set, the switch stays
-    this fragment's alone (one head sent)."""
+def follow_set(layer: int, head: int, measure: Measure = "weight") -> None:
+    """A head or measure picked here while a token set is shown: the page reruns once so the
+    set's outline, profile and measure (token_sets.py, outside this fragment) follow; without
+    a set, the switch stays this fragment's alone (one head sent; the every-head grid holds
+    both measures and follows in the browser)."""
     drawn = st.session_state.get(DRAWN_FOR)
-    if not st.session_state.get("w_set_text") or drawn in (None, (layer, head)):
+    if not st.session_state.get("w_set_text") or drawn in (None, (layer, head, measure)):
         return
     if not st.session_state.get(FOLLOWING):
         st.session_state[FOLLOWING] = True

@@ -19,10 +19,11 @@ import streamlit as st
 
 from attnlens import viz
 from attnlens.app.web import downloads, show
-from attnlens.app.web.explore.grid_canvas import head_grid, picked_head
+from attnlens.app.web.explore.grid_canvas import grid_payload, head_grid, picked_head
 from attnlens.app.web.explore.lines_canvas import lines_canvas
 from attnlens.app.web.explore.long_head import (
     held_head,
+    held_measure,
     is_long,
     long_head,
     measure_picker,
@@ -34,8 +35,8 @@ from attnlens.app.web.explore.token_sets import token_sets
 from attnlens.app.web.pickers import kind_picker, layer_head_pickers, memo
 from attnlens.app.web.safe_text import md
 from attnlens.app.web.scaffold import Started, traced_page, true_alignment
+from attnlens.record.norms import Measure
 from attnlens.record.trace import Kind, Trace
-from attnlens.viz.heads.overview_grid import every_head_grid
 from attnlens.viz.shared.margins import BASE_FONT
 from attnlens.viz.shared.style import PROJECTOR_FONT
 
@@ -82,8 +83,9 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
     if is_long(tr, kind):
         scale = scale_picker(row)
         long_head(tr, kind, scale, present)
-        every_head(tr, kind, *held_head(tr, kind))
-        token_sets(tr, kind, scale)
+        measure = held_measure(tr, kind)
+        every_head(tr, kind, *held_head(tr, kind), measure, both=True)
+        token_sets(tr, kind, scale, measure)
         return
     layer, head = layer_head_pickers(*tr.model.shape(kind), (row, row))
     scale = scale_picker(row)
@@ -106,8 +108,8 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
         lines_view(tr, kind, layer, head, present)
     if tr.src_segments is not None and kind == "encoder_self":
         pair_view(tr, layer, head)
-    every_head(tr, kind, layer, head)
-    token_sets(tr, kind, scale)
+    every_head(tr, kind, layer, head, measure)
+    token_sets(tr, kind, scale, measure)
 
 
 def lines_view(tr: Trace, kind: Kind, layer: int, head: int, present: bool) -> None:
@@ -122,16 +124,19 @@ def lines_view(tr: Trace, kind: Kind, layer: int, head: int, present: bool) -> N
     )  # fmt: skip
 
 
-def every_head(tr: Trace, kind: Kind, layer: int, head: int) -> None:
-    """Every head, after the heatmap and the lines, the enlarged one outlined. Its cells depend
-    on the trace and the kind only: another head picked re-sends them unchanged with another
-    outline, and the browser redraws from the cells it has decoded (app/head_grid.js). On a long
-    input they come from the record's overviews (viz/heads/overview_grid.py), and another head
-    picked does not send them again (long_head.py): the browser moves the outline."""
+def every_head(
+    tr: Trace, kind: Kind, layer: int, head: int, measure: Measure = "weight", both: bool = False
+) -> None:
+    """Every head, after the heatmap and the lines, the enlarged one outlined, in the measure
+    shown. Its cells depend on the trace, the kind and the measure only: another head picked
+    re-sends them unchanged with another outline, and the browser redraws from the cells it has
+    decoded (app/head_grid.js). On a long input they come from the record's overviews
+    (viz/heads/overview_grid.py), with both measures' cells (both), and another head or measure
+    picked does not send them again (long_head.py): the browser moves the outline or switches."""
     st.subheader(f"Every head (layer {layer} · head {head} is enlarged above; click one)")
-    overviews = tr.summaries is not None and kind in tr.summaries  # a long input's record
-    grid = every_head_grid if overviews else viz.head_grid
-    cells = memo("head_grid", (tr, kind), lambda: grid(tr, kind).data())
+    cells = memo(
+        "head_grid", (tr, kind, measure, both), lambda: grid_payload(tr, kind, measure, both)
+    )
     head_grid(
         {**cells, "selected": [layer, head], "kind": kind},
         show.presenting(),

@@ -16,6 +16,7 @@ from attnlens.app.web import show, waits
 from attnlens.app.web.explore.long_head import DRAWN_FOR, FOLLOWING, ZOOM, held_head, is_long
 from attnlens.app.web.pickers import memo
 from attnlens.app.web.safe_text import md
+from attnlens.record.norms import Measure
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heads.colour_scale import Scale
 from attnlens.viz.measures.token_sets import describe, token_set_grid, token_set_profile
@@ -48,8 +49,9 @@ def _index(value: object) -> int | None:
 
 
 @st.fragment
-def token_sets(tr: Trace, kind: Kind, scale: Scale) -> None:
-    """The set's controls, its every-head grid and the enlarged head's profile."""
+def token_sets(tr: Trace, kind: Kind, scale: Scale, measure: Measure = "weight") -> None:
+    """The set's controls, its every-head grid and the enlarged head's profile, in the
+    measure the page shows (weights, or αᵢⱼ ‖f(xⱼ)‖)."""
     if st.session_state.pop(PICKED, False):
         st.rerun()  # a head picked on the grid: the enlarged head and the grid's outline follow
     st.subheader("Choose tokens, see where they look")
@@ -77,13 +79,13 @@ def token_sets(tr: Trace, kind: Kind, scale: Scale) -> None:
         L, H = tr.model.shape(kind)
         what = waits.Wait(f"Weighing the set of {len(positions):,} {side} in every head "
                           f"({L} layers × {H} heads)")  # fmt: skip
-        result = memo("token_set", (tr, kind, side, positions), lambda: waits.waited(
-            None, what, lambda: set_attention(tr, kind, side, positions)))  # fmt: skip
+        result = memo("token_set", (tr, kind, side, positions, measure), lambda: waits.waited(
+            None, what, lambda: set_attention(tr, kind, side, positions, measure)))  # fmt: skip
     except ValueError as err:  # names nothing, or more than the weights a set may need
         st.error(md(f"{err}{elsewhere(typed, tr.shown(kind), side)}"))
         return
     layer, head = held_head(tr, kind)
-    st.session_state[DRAWN_FOR] = (layer, head)  # long_head reruns the page when it moves
+    st.session_state[DRAWN_FOR] = (layer, head, measure)  # long_head reruns the page on a move
     st.session_state.pop(FOLLOWING, None)
     st.caption(md(f"The set: {named(positions, tokens)}"))
     L, H = tr.model.shape(kind)

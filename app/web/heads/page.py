@@ -35,7 +35,8 @@ def traced_view(started: Started) -> None:
         "a text twice), shown once at least 4 tokens have one. first_norm and special_norm: "
         "the share of what the head wrote, Σ αᵢⱼ ‖f(xⱼ)‖, that came from the first token and "
         "from the special tokens ([CLS], [SEP], <s>, </s>), beside special, their share of "
-        "weight: a sink head takes weight and gives little (a long record leaves them empty)."
+        "weight: a sink head takes weight and gives little (a record without norms, or a long "
+        "one recorded before attnlens kept these, leaves them empty)."
         + (
             " Aligned: the share of output tokens whose cross-attention argmax is their true "
             "source (known from the task); 80% or more tags an alignment head."

@@ -14,15 +14,30 @@ export default function headGrid({ data, parentElement, setTriggerValue }) {
   if (!root || !data) return undefined;
   const state = root.__headGrid || (root.__headGrid = setUp(root));
   state.pick = (layer, head) => setTriggerValue("picked", { layer, head });
+  state.given = data;
+  state.measure = data.measure;
+  show(state);
+  return () => state.observer.disconnect();
+}
+
+// The payload in the measure asked for: its own, or the other one it carries ("other": a long
+// input's head view switches the measure without sending this grid again).
+function show(state) {
+  const { given } = state;
+  const other = given.other && given.other.measure === state.measure ? given.other : null;
+  const data = other ? { ...given, ...other } : given;
   if (state.cellsText !== data.cells) {
-    state.image = cellImage(data);
+    // each measure's cells decoded once: switching back and forth decodes nothing again
+    const kept = state.images && state.images.get(data.cells);
+    state.image = kept || cellImage(data);
+    state.images = new Map([[state.cellsText, state.images?.get(state.cellsText) ?? state.image],
+                            [data.cells, state.image]]);
     state.bytes = state.image.bytes;
     state.cellsText = data.cells;
   }
   state.data = data;
   texts(state);
   draw(state);
-  return () => state.observer.disconnect();
 }
 
 function setUp(root) {
@@ -47,12 +62,19 @@ function setUp(root) {
   // a long input's head view (head_zoom.js) says which head it shows: outline it here, as
   // another head picked there does not send this grid again. A zoom says the same head again:
   // nothing to redraw (at 16 × 32 heads the redraw held the zoomed window's first paint)
+  // It says its measure too: the grid shows the same one where its payload carries it.
   window.addEventListener("attnlens-head", (e) => {
-    const { kind, selected } = e.detail || {};
+    const { kind, selected, measure } = e.detail || {};
     if (!state.data || !state.root.isConnected || kind !== state.data.kind) return;
-    if (String(selected) === String(state.data.selected)) return;
-    state.data = { ...state.data, selected };
-    draw(state);
+    const known = measure === state.given.measure || measure === state.given.other?.measure;
+    const switched = known && measure !== state.measure;
+    if (String(selected) === String(state.data.selected) && !switched) return;
+    state.given = { ...state.given, selected };
+    if (!switched) { show(state); return; }
+    // another measure: redrawn after the head view has painted (512 thumbnails decoded and
+    // drawn in the same task held its first paint back)
+    state.measure = measure;
+    requestAnimationFrame(() => setTimeout(() => show(state), 0));
   });
   return state;
 }
@@ -246,7 +268,7 @@ function cellLines(state, at) {
   };
   const rows = span(data.row_edges, data.query_labels, at.row, "query", "queries");
   const cols = span(data.col_edges, data.key_labels, at.col, "key", "keys");
-  const pooled = data.note ? "mean share" : "weight";
+  const pooled = data.cell_name || (data.note ? "mean share" : "weight");
   if (byte === 0) return [rows, cols, "masked: no weight here"];
   const share = Math.pow((byte - 1) / data.levels, data.power);
   const shown = share < 0.01 ? share.toPrecision(1) : share.toFixed(2);

@@ -29,7 +29,7 @@ export default function headZoom({ data, parentElement, setTriggerValue }) {
   texts(state);
   draw(state);
   if (data.selected) { // the every-head grid outlines this head (grid_canvas.js)
-    const detail = { kind: data.kind, selected: data.selected };
+    const detail = { kind: data.kind, selected: data.selected, measure: data.measure };
     window.dispatchEvent(new CustomEvent("attnlens-head", { detail }));
   }
   return () => state.observer.disconnect();
@@ -297,8 +297,11 @@ function hover(state, event) {
     span(data.row_edges, data.query_labels, at.row, "query", "queries"),
     span(data.col_edges, data.key_labels, at.col, "key", "keys"),
   ];
-  const what = data.pooling ? `${data.pooling} weight` : "weight";
-  lines.push(Number.isNaN(value) ? "masked: not allowed" : `${what} ${value.toFixed(data.digits)}`);
+  // the value itself: the norm measure is sent as a share of its largest (data.unit)
+  const quantity = data.quantity || "weight";
+  const what = data.pooling ? `${data.pooling} ${quantity}` : quantity;
+  const shown = value * (data.unit || 1);
+  lines.push(Number.isNaN(value) ? "masked: not allowed" : `${what} ${shown.toFixed(data.digits)}`);
   const g = state.geom;
   showTip(tip, lines.join("\n"), g.left + at.x + 14, g.top + at.y + 14, g.width);
 }

@@ -84,11 +84,12 @@ def _layer(item: int, queries: int, keys: int, rows: int) -> int:
 
 
 def _overview(heads: int, Q: int, K: int) -> int:
-    """A kind's Summary: max and mean blocks in float16, four statistics a head."""
+    """A kind's Summary: max, mean and the norms' mean blocks in float16, four statistics a
+    head."""
     if not (Q and K):
         return 0
     blocks = summaries.OVERVIEW  # (tests patch it there: one place)
-    return heads * (2 * 2 * min(Q, blocks) * min(K, blocks) + 4 * FLOAT)
+    return heads * (3 * 2 * min(Q, blocks) * min(K, blocks) + 4 * FLOAT)
 
 
 def longest(fits: Callable[[int], bool], upto: int) -> int:

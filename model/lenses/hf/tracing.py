@@ -22,7 +22,7 @@ from attnlens.model.lenses.hf.twin import NOT_REGISTERED, kernel_twin
 from attnlens.model.lenses.hf.windows import StackRules, stack_rules, unexplained_zeros
 from attnlens.model.lenses.summaries import summarise
 from attnlens.record.norms import HeadNorms
-from attnlens.record.picking import END_TOKENS, earlier_matches
+from attnlens.record.picking import END_TOKENS, earlier_matches, special_keys
 from attnlens.record.scores import LayerScores
 from attnlens.record.trace import Architecture, Kind, ModelInfo, Trace
 
@@ -92,12 +92,17 @@ def _record(
     give_back()  # the forward pass's freed buffers, before the summaries (model/heap.py)
     S, T = len(src.ids) if src else 0, len(tgt.ids) if tgt else 0
     sizes = {"encoder_self": (S, S), "decoder_self": (T, T), "cross": (T, S)}
-    # each kind kept as scores: its summary, and its layers' log-sum-exps made exact on the way
+    # each kind kept as scores: its summary (with its norms' overview where the norms were
+    # taken, before it), and its layers' log-sum-exps made exact on the way
+    carried = {k: n.carried for k, n in (norms[0] or {}).items()}
     summarised = {
-        k: summarise(v, _matches(k, src, tgt), _ends(k, src, tgt), run.device)
+        k: summarise(
+            v, _matches(k, src, tgt), _ends(k, src, tgt), run.device, carried.get(k),
+            special_keys(_keys(k, src, tgt)),
+        )
         for k, v in recorded.items()
         if isinstance(v, tuple)
-    }
+    }  # fmt: skip
     scores: dict[str, tuple[LayerScores, ...]] = {k: v[1] for k, v in summarised.items()}
     attention: dict[Kind, np.ndarray | None] = {
         k: v for k, v in recorded.items() if not isinstance(v, tuple)
@@ -151,10 +156,14 @@ def _matches(kind: str, src: Encoded | None, tgt: Encoded | None) -> list[tuple[
     return [(q, j + 1) for q, j in earlier_matches(tokens)]
 
 
+def _keys(kind: str, src: Encoded | None, tgt: Encoded | None) -> tuple[str, ...]:
+    """The key tokens of one kind."""
+    return (tgt if kind == "decoder_self" else src).tokens  # type: ignore[union-attr]
+
+
 def _ends(kind: str, src: Encoded | None, tgt: Encoded | None) -> list[int]:
     """The key positions holding end tokens (the Heads page's "end" share)."""
-    keys = (tgt if kind == "decoder_self" else src).tokens  # type: ignore[union-attr]
-    return [j for j, token in enumerate(keys) if token in END_TOKENS]
+    return [j for j, token in enumerate(_keys(kind, src, tgt)) if token in END_TOKENS]
 
 
 def _token_types(run: Runner, src: Encoded) -> tuple[dict[str, torch.Tensor], list[str]]:

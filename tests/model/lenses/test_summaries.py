@@ -66,3 +66,17 @@ def test_each_overview_block_is_the_max_and_mean_of_its_exact_weights(
             there = (keys >= 0) & (keys < K)
             want = p[:, rows[there], keys[there]].mean(-1)
             assert np.allclose(getattr(summary, field)[i], want, atol=1e-6), field
+
+
+def test_sharp_cells_in_a_short_last_block_are_scored_again_with_the_rest() -> None:
+    """1,001 rows in blocks of 8: the last block holds one row, and sharp cells (scores past
+    ±40) fall in it and in whole blocks alike; each row's log-sum-exp stays exact."""
+    rng = np.random.default_rng(4)
+    q = (rng.standard_normal((2, 1001, 8)) * 9).astype(np.float32)
+    k = rng.standard_normal((2, 40, 8)).astype(np.float32)
+    s = torch.from_numpy(q).double() @ torch.from_numpy(k).double().mT * 0.7
+    assert s.abs().max() > 40
+    layer = LayerScores(q, k, torch.logsumexp(s, -1).numpy(), 0.7, MaskRule())
+    summary, (exact,) = summarise([layer], [])
+    assert np.diff(summary.row_edges)[-1] == 1
+    np.testing.assert_allclose(exact.lse, torch.logsumexp(s, -1).numpy(), rtol=0, atol=1e-7)

@@ -167,20 +167,3 @@ def test_an_exact_windows_download_carries_the_screens_token_labels(scores: Trac
     assert len(y.ticktext) <= 30 and y.ticktext[1] == window.query_labels[step]
     pooled = window_figure(head_window(scores, KIND, 1, 0))
     assert pooled.layout.xaxis.tickmode is None  # position numbers while pooled
-
-
-@pytest.mark.parametrize("pooling", ["max", "mean"])
-def test_the_norm_overview_pools_weight_times_norm_on_demand(
-    scores: Trace, weights: Trace, pooling: str
-) -> None:
-    """A scores record's whole head in the norm measure: each block's max or mean of
-    αᵢⱼ ‖f_h(xⱼ)‖, as the dense weights of the same input give it; the title says so."""
-    window = head_window(scores, KIND, 1, 0, pooling=pooling, measure="norm")  # type: ignore[arg-type]
-    assert weights.decoder_self is not None and weights.norms is not None
-    an = weights.decoder_self[1, 0] * weights.norms[KIND].carried[1, 0][None, :]
-    r, c = window.row_edges, window.col_edges
-    ok = ~np.isnan(window.values)
-    want = np.array([[getattr(an[r[i] : r[i + 1], c[j] : c[j + 1]], pooling)()
-                      for j in range(len(c) - 1)] for i in range(len(r) - 1)])  # fmt: skip
-    np.testing.assert_allclose(window.values[ok], want[ok], rtol=1e-4, atol=1e-6)
-    assert window.title.endswith("· norm α‖f(x)‖")

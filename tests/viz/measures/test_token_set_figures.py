@@ -4,10 +4,13 @@ it is on; the profile is the head's row of the result; tokens stay text."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from attnlens.analysis.token_sets import set_attention
+from attnlens.record.norms import HeadNorms
 from attnlens.record.trace import Trace
 from attnlens.viz.heads.colour_scale import colour_position
 from attnlens.viz.measures.token_sets import BARS_UP_TO, OUTLINE, token_set_grid, token_set_profile
@@ -90,3 +93,23 @@ def test_many_heads_are_numbered_so_the_numbers_never_touch(synth: type) -> None
     wide = synth.make_trace(L=1, H=32)  # type: ignore[attr-defined]
     fig = token_set_grid(wide, set_attention(wide, "encoder_self", "keys", (0,)))
     assert list(fig.layout.xaxis.tickvals) == list(range(0, 32, 2))
+
+
+def test_a_norm_set_is_coloured_against_its_largest_and_says_so(trace: Trace) -> None:
+    """The norm measure: the squares are α‖f(x)‖ as such on hover, coloured as a share of the
+    largest square, the title, colour bar and profile naming the measure."""
+    L, H, Q, K = trace.encoder_self.shape  # type: ignore[union-attr]
+    rng = np.random.default_rng(2)
+    norms = HeadNorms(rng.uniform(1, 20, (L, H, K)).astype(np.float32), np.ones((L, H, Q)))
+    trace = dataclasses.replace(trace, norms={"encoder_self": norms})
+    result = set_attention(trace, "encoder_self", "keys", (0, 2), measure="norm")
+    fig = token_set_grid(trace, result, "linear")
+    (squares,) = fig.data
+    top = float(result.summary.max())
+    np.testing.assert_allclose(squares.marker.color, result.summary.ravel() / top, atol=1e-6)
+    assert squares.marker.colorbar.title.text == f"norm α‖f(x)‖ ÷ {top:.3g} (linear colour)"
+    assert "α‖f(x)‖ they give" in fig.layout.title.text
+    assert f"{result.summary[0, 0]:.4f}" in squares.hovertext[0]
+    profile = token_set_profile(trace, result, 1, 2)
+    assert profile.layout.yaxis.title.text == "α‖f(x)‖"
+    assert "α‖f(x)‖ each query gives the set" in profile.layout.title.text
