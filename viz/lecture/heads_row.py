@@ -37,15 +37,15 @@ def heads_row(trace: Trace, kind: Kind, layer: int, first_head: int = 0) -> go.F
         z = np.where(allowed, weights[layer, h], np.nan).astype(np.float32)  # (Q, K)
         panel = weights_panel(z, x, y, f"head {h}", showscale=col == len(heads))
         fig.add_trace(panel, row=1, col=col)
-    fig.update_xaxes(type="category", side="bottom", tickangle=-60, showticklabels=len(x) <= 24)
+    # upright key labels: slanted, a panel's last ran under the next panel's first (lm at 1400 px)
+    fig.update_xaxes(type="category", side="bottom", tickangle=-90, showticklabels=len(x) <= 24)
     fig.update_yaxes(type="category", autorange="reversed", showticklabels=False)
     # the queries are named once, left of the first panel: a shared axis's labels drawn for
     # every panel sit in the gap between panels, over the previous head's cells
     fig.update_yaxes(showticklabels=len(y) <= 40, row=1, col=1)
     shown = "" if len(heads) == H else f" (heads {heads[0]}–{heads[-1]} of {H})"
     fig.update_layout(
-        title=f"{KIND_TITLES[kind]}, layer {layer}: the same input through "
-        f"each of its {H} heads{shown}",
+        title=f"{KIND_TITLES[kind]}, layer {layer}: {H} heads, one input{shown}",
         margin={"l": 10, "r": 10, "t": 90, "b": 10},
     )
     return fig

@@ -93,6 +93,15 @@ def test_a_student_s_phone_gets_the_legend_at_the_foot_and_the_title_in_lines() 
     )
 
 
+def test_the_heads_slide_fits_its_column_at_1400_px() -> None:
+    """Slide 6 on lm at 1,400 px: the title ran past the 840 px plot ("… through ea") and each
+    panel's last slanted key label ran under the next panel's first."""
+    fig = projected(heads_row(synth.make_trace(L=1, H=4), "encoder_self", 0))
+    title = fig.layout.title.text
+    assert len(title) * 0.55 * PROJECTOR_FONT <= 840, title  # ~0.55 em a character, bold
+    assert all(axis.tickangle == -90 for axis in fig.select_xaxes())
+
+
 def test_the_class_histogram_names_every_option_on_a_projector() -> None:
     """The teacher's histogram (300 px in the words' column) kept ~50 px for its bars once its
     margins grew with the projector's text, and Plotly dropped every other option's name."""
