@@ -33,16 +33,16 @@ def test_another_head_redraws_the_heatmap_and_lines_and_moves_the_outline(
 def test_another_head_does_not_build_the_grid_again(
     tiny_model_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from attnlens import viz
+    from attnlens.viz.heads import overview_grid
 
     built: list[str] = []
-    original = viz.head_grid
+    original = overview_grid.head_grid  # what the page's grid builds a short input's from
 
     def counted(tr: Trace, kind: Kind, *args: object, **kwargs: object) -> HeadGrid:
         built.append(kind)
         return original(tr, kind, *args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(viz, "head_grid", counted)
+    monkeypatch.setattr(overview_grid, "head_grid", counted)
     at = open_on(tiny_model_dir, "explore", text="bad")
     at.selectbox(key="w_head").select(1).run()
     at.selectbox(key="w_layer").select(0).run()
