@@ -14,6 +14,7 @@ from attnlens.app.web import session_records, urlstate, waits
 from attnlens.app.web.resources import shared_trace
 from attnlens.app.web.safe_text import md, md_items
 from attnlens.model.lenses.lens import RecordMode
+from attnlens.record.norms import MEASURES, NOT_RECORDED, Measure, check_measure
 from attnlens.record.trace import Kind, Trace
 
 KIND_LABELS: dict[str, str] = {
@@ -65,6 +66,21 @@ def text_input(lens: attnlens.Lens) -> str:
         )
     urlstate.remember("text", text)
     return str(text)
+
+
+def measure_radio(where: DeltaGenerator, held: bool, missing: str | None) -> Measure:
+    """Explore's and Decode's "Measure: weight / norm": the weights αᵢⱼ, or αᵢⱼ ‖f(xⱼ)‖, what
+    each key gave the head's output (record/norms.py), kept in the address as `measure`. Where
+    the record holds no norms (not held) it offers the weight only, greyed, saying why
+    (missing: the record's own reason)."""
+    urlstate.prepare("w_measure", "measure", "weight", check_measure, list(MEASURES))
+    why = "αᵢⱼ ‖f(xⱼ)‖: how much each key gave the head's output, not only where it looked"
+    picked = where.radio(
+        "Measure", MEASURES, key="w_measure", horizontal=True, disabled=not held,
+        help=why if held else f"{why}. {missing or NOT_RECORDED}",
+    )  # fmt: skip
+    urlstate.remember("measure", picked)
+    return check_measure(picked) if held and picked else "weight"
 
 
 def target_input(lens: attnlens.Lens) -> str | None:

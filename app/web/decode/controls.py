@@ -13,7 +13,7 @@ from streamlit.delta_generator import DeltaGenerator
 
 from attnlens.analysis.experiments.common import kinds_of
 from attnlens.app.web import urlstate, waits
-from attnlens.app.web.pickers import memo
+from attnlens.app.web.pickers import measure_radio, memo
 from attnlens.app.web.safe_text import md
 from attnlens.model.decoding.heads import HeadRef, head_name
 from attnlens.model.decoding.request import (
@@ -26,7 +26,7 @@ from attnlens.model.decoding.request import (
 from attnlens.model.lenses.hf.ablation import ablation_support
 from attnlens.model.lenses.lens import Lens
 from attnlens.record.decode import DecodeRun
-from attnlens.record.norms import MEASURES, NOT_RECORDED, Measure, check_measure
+from attnlens.record.norms import Measure
 
 LABELS = {
     "strategy": "Strategy",
@@ -248,15 +248,6 @@ def _remembered_force() -> tuple[int, str]:
 
 
 def measure_picker(where: DeltaGenerator, run: DecodeRun) -> Measure:
-    """What a step's bars show: the weights αᵢⱼ, or αᵢⱼ ‖f(xⱼ)‖, what each key gave the head's
-    output (record/norms.py); kept in the address as `measure`, Explore's word. A run without
-    norms offers the weight only, greyed, and says why."""
-    urlstate.prepare("w_measure", "measure", "weight", check_measure, list(MEASURES))
-    held = run.has_norms
-    why = "αᵢⱼ ‖f(xⱼ)‖: how much each key gave the head's output, not only where it looked"
-    picked = where.radio(
-        "Measure", MEASURES, key="w_measure", horizontal=True, disabled=not held,
-        help=why if held else f"{why}. {run.norms_missing or NOT_RECORDED}",
-    )  # fmt: skip
-    urlstate.remember("measure", picked)
-    return check_measure(picked) if held and picked else "weight"
+    """What a step's bars show (pickers.measure_radio, Explore's control), where the run's
+    steps hold norms."""
+    return measure_radio(where, run.has_norms, run.norms_missing)

@@ -14,14 +14,14 @@ from functools import partial
 import numpy as np
 import streamlit as st
 
-from attnlens.app.web import show, urlstate
+from attnlens.app.web import show
 from attnlens.app.web.downloads import figure_name
 from attnlens.app.web.explore.head_zoom import RESET, head_zoom, zoom_asked
 from attnlens.app.web.explore.lines_canvas import lines_canvas
-from attnlens.app.web.pickers import layer_head_pickers, memo
+from attnlens.app.web.pickers import layer_head_pickers, measure_radio, memo
 from attnlens.app.web.safe_text import md
 from attnlens.model.lenses.head_pooling import kept_as_scores, norm_blocks
-from attnlens.record.norms import MEASURES, NOT_RECORDED, Measure, check_measure
+from attnlens.record.norms import Measure
 from attnlens.record.trace import Kind, Trace
 from attnlens.viz.heads.colour_scale import Scale
 from attnlens.viz.heads.head_marks import HeadMarks, head_marks
@@ -61,18 +61,9 @@ def scale_picker(where: st.delta_generator.DeltaGenerator) -> Scale:
 
 
 def measure_picker(where: st.delta_generator.DeltaGenerator, tr: Trace, kind: Kind) -> Measure:
-    """What the enlarged head shows: its weights αᵢⱼ, or αᵢⱼ ‖f(xⱼ)‖, what each key gave the
-    head's output (record/norms.py); kept in the address as `measure`. A record without
-    norms offers the weight only, and says why."""
-    urlstate.prepare("w_measure", "measure", "weight", check_measure, list(MEASURES))
+    """What the enlarged head shows (pickers.measure_radio), where the record holds norms."""
     held = tr.norms is not None and kind in tr.norms
-    why = "αᵢⱼ ‖f(xⱼ)‖: how much each key gave the head's output, not only where it looked"
-    picked = where.radio(
-        "Measure", MEASURES, key="w_measure", horizontal=True, disabled=not held,
-        help=why if held else f"{why}. {tr.norms_missing or NOT_RECORDED}",
-    )  # fmt: skip
-    urlstate.remember("measure", picked)
-    return check_measure(picked) if held and picked else "weight"
+    return measure_radio(where, held, tr.norms_missing)
 
 
 def held_measure(tr: Trace, kind: Kind) -> Measure:
