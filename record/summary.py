@@ -43,6 +43,9 @@ class Summary:
     special: np.ndarray | None = None
     first_norm: np.ndarray | None = None
     special_norm: np.ndarray | None = None
+    # (L, H, B_q, B_k) float16: each block's largest αᵢⱼ ‖f_h(xⱼ)‖, beside the weights' largest;
+    # None where the record has no norms (or was written before this was kept)
+    overview_norm_max: np.ndarray | None = None
 
     def arrays(self) -> dict[str, np.ndarray]:
         fields = {name: getattr(self, name) for name in SUMMARY_FIELDS}
@@ -58,10 +61,11 @@ class Summary:
 
 SUMMARY_FIELDS = ("overview_max", "overview_mean", "row_edges", "col_edges", "entropy",
                   "previous", "first", "induction", "own", "distance", "end",
-                  "overview_norm_mean", "special", "first_norm", "special_norm")  # fmt: skip
+                  "overview_norm_mean", "special", "first_norm", "special_norm",
+                  "overview_norm_max")  # fmt: skip
 # absent from older records (and the norms' from any record without norms)
 LATER_FIELDS = frozenset({"own", "distance", "end", "overview_norm_mean", "special", "first_norm",
-                          "special_norm"})  # fmt: skip
+                          "special_norm", "overview_norm_max"})  # fmt: skip
 NO_NORM_OVERVIEW = "this record keeps no overview of the norms (recorded without norms, or "
 NO_NORM_OVERVIEW += "before attnlens kept one)"
 
@@ -81,7 +85,8 @@ def summary_tree(summaries: dict[str, Summary]) -> dict[str, dict[str, np.ndarra
 def summaries_from(tree: dict[str, Any]) -> dict[str, Summary]:
     """Summaries back from summary_tree(...) (JSON lists or arrays alike)."""
     types = {"overview_max": np.float16, "overview_mean": np.float16, "row_edges": np.int64,
-             "col_edges": np.int64, "overview_norm_mean": np.float16}  # fmt: skip
+             "col_edges": np.int64, "overview_norm_mean": np.float16,
+             "overview_norm_max": np.float16}  # fmt: skip
     return {
         kind: Summary(
             **{

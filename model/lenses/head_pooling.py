@@ -1,8 +1,9 @@
-"""One head's window of αᵢⱼ ‖f_h(xⱼ)‖ pooled into blocks on demand (Explore's norm measure at any
-length), by the code that pools every head at trace time (pooling.py) run for that one head
-over that window: its queries, keys and exact log-sum-exps as the record keeps them, and its
-keys' carried norms. At 8,192 positions the whole head takes a fraction of a second, where a
-row-block loop over Trace.head rebuilt T² weights in float64 and took seconds."""
+"""One head's window of αᵢⱼ ‖f_h(xⱼ)‖ pooled into blocks on demand (Explore's norm measure of a
+zoomed window; the whole head's overviews are the record's own), by the code that pools every
+head at trace time (pooling.py) run for that one head over that window: its queries, keys and
+exact log-sum-exps as the record keeps them, and its keys' carried norms. At 8,192 positions a
+whole head takes about 0.13 s, where a row-block loop over Trace.head rebuilt T² weights in
+float64 and took seconds."""
 
 from __future__ import annotations
 
@@ -72,4 +73,4 @@ def _pooled_window(
         bias = torch.from_numpy(np.ascontiguousarray(wide))
     scoring = Scoring(layer.scale, rule, layer.softcap, bias)
     norms = torch.from_numpy(np.ascontiguousarray(carried, dtype=np.float32)).unsqueeze(0)
-    return pool(q, k, lse, scoring, side, norms, norm_max=True)
+    return pool(q, k, lse, scoring, side, norms)

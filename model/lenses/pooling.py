@@ -57,8 +57,8 @@ class Pooled:
     mean: np.ndarray  # (H, B_q, B_k) float16: each block's mean over all its cells
     entropy: np.ndarray  # (H,) float32: mean over rows of −Σⱼ pᵢⱼ ln pᵢⱼ
     distance: np.ndarray  # (H,) float32: mean over rows of Σⱼ pᵢⱼ |i − j|
-    # (H, B_q, B_k) float32 with the keys' norms: each block's mean of pᵢⱼ ‖f_h(xⱼ)‖, and
-    # (asked for) its largest; None without
+    # (H, B_q, B_k) float32 with the keys' norms: each block's mean of pᵢⱼ ‖f_h(xⱼ)‖, and its
+    # largest; None without
     norm_mean: np.ndarray | None = None
     norm_max: np.ndarray | None = None
     norm_total: np.ndarray | None = None  # (H,) float64: Σᵢ Σⱼ pᵢⱼ ‖f_h(xⱼ)‖ with norms
@@ -71,16 +71,16 @@ def pool(
     scoring: Scoring,
     side: int = OVERVIEW,
     carried: torch.Tensor | None = None,
-    norm_max: bool = False,
 ) -> Pooled:
     """The pooled layer of queries q (H, Q, d) over keys k (H_kv, K, d) whose rows' log-sum-
     exp the kernel gave as lse (H, Q), in at most side × side blocks; any float dtype, any
     device (grouped-query attention: query head h reads key head h // (H / H_kv)). carried:
-    ‖f_h(xⱼ)‖ (H, K), each block's mean of pᵢⱼ ‖f_h(xⱼ)‖ pooled beside the weights (from each
-    key's weight summed over the block's rows: nearly free), and with norm_max its largest
-    (a pass over every cell more: for one head on demand, not at trace time)."""
+    ‖f_h(xⱼ)‖ (H, K), each block's mean and largest pᵢⱼ ‖f_h(xⱼ)‖ pooled beside the weights,
+    nearly free: the mean from each key's weight summed over the block's rows, the largest
+    from each key's largest weight over them (both reductions the weights' overview makes
+    anyway), times the key's norm."""
     with torch.inference_mode():
-        layer = _Layer(q, k, lse, scoring, side, carried, norm_max)
+        layer = _Layer(q, k, lse, scoring, side, carried)
         for r0, r1, c0, c1 in layer.tiles():
             layer.tile(r0, r1, c0, c1)
         return layer.result()
@@ -97,7 +97,6 @@ class _Layer:
         scoring: Scoring,
         side: int,
         carried: torch.Tensor | None = None,
-        norm_max: bool = False,
     ) -> None:
         H, Q, d = q.shape
         H_kv, K, _ = k.shape
@@ -128,20 +127,21 @@ class _Layer:
         self.key_pos = torch.arange(self.K_pad, dtype=torch.float32, device=self.dev)
         least = torch.nn.functional.pad(_sharp_at(self.lse), (0, B_q * self.h - Q), value=1.0)
         self.sharp_at = least.view(H, B_q, self.h).amin(-1)  # (H, B_q): per block of rows
-        cells = max(H * (r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in self.tiles())
+        sizes = [(r1 - r0, c1 - c0) for r0, r1, c0, c1 in self.tiles()]
+        cells = max(H * R * C for R, C in sizes)
         self.scores = torch.empty(cells, device=self.dev)  # a tile's log₂ p, then p · log₂ p
         self.weights = torch.empty(cells, device=self.dev)  # a tile's p
-        self.cells = torch.empty(cells, device=self.dev)  # p again, each overview cell in a run
+        # a tile's largest weight of each key over a block's rows, and that times its norm
+        keys = max(H * -(-R // self.h) * C for R, C in sizes)
+        self.tops = torch.empty(2, keys, device=self.dev)
         self.sharp: list[tuple[torch.Tensor, ...]] = []  # cells to score again (_exact_total)
-        self._norms(carried, norm_max)
+        self._norms(carried)
 
-    def _norms(self, carried: torch.Tensor | None, most: bool) -> None:
+    def _norms(self, carried: torch.Tensor | None) -> None:
         """The keys' norms (H, K_pad) float32, the padded keys' 0, and what they fill: each
-        block's Σ pᵢⱼ ‖f(xⱼ)‖ (float64) and, where asked, its largest pᵢⱼ ‖f(xⱼ)‖."""
-        self.carried, self.norm_sum, self.norm_top, self.product = None, None, None, None
+        block's Σ pᵢⱼ ‖f(xⱼ)‖ (float64) and its largest pᵢⱼ ‖f(xⱼ)‖."""
+        self.carried, self.norm_sum, self.norm_top = None, None, None
         if carried is None:
-            if most:
-                raise ValueError("norm_max needs the keys' norms (carried)")
             return
         if tuple(carried.shape) != (self.H, self.K):
             raise ValueError(f"carried is {tuple(carried.shape)}, the layer's keys ({self.H}, "
@@ -149,8 +149,7 @@ class _Layer:
         pad = self.K_pad - self.K
         self.carried = torch.nn.functional.pad(carried.to(self.dev, torch.float32), (0, pad))
         self.norm_sum = torch.zeros_like(self.sum)
-        self.norm_top = torch.zeros_like(self.max) if most else None
-        self.product = torch.empty_like(self.weights) if most else None  # a tile's p ‖f(x)‖
+        self.norm_top = torch.zeros_like(self.max)
 
     def tiles(self) -> list[tuple[int, int, int, int]]:
         """(r0, r1, c0, c1) of each tile: whole overview blocks of rows (a short last block on
@@ -197,12 +196,9 @@ class _Layer:
         at = (slice(None), slice(b0, b0 + n_r), slice(k0, k0 + n))
         torch.maximum(self.max[at], most, out=self.max[at])
         self.sum[at] += total
-        if self.norm_sum is not None and normed is not None:
-            self.norm_sum[at] += normed
-        if self.norm_top is not None and self.carried is not None and self.product is not None:
-            weighted = self.product[: p.numel()].view(self.H, R, C)
-            torch.mul(p.view(self.H, R, C), self.carried[:, None, c0:c1], out=weighted)
-            torch.maximum(self.norm_top[at], self._most(weighted, R), out=self.norm_top[at])
+        if self.norm_sum is not None and self.norm_top is not None and normed is not None:
+            self.norm_sum[at] += normed[0]
+            torch.maximum(self.norm_top[at], normed[1], out=self.norm_top[at])
         head, part, block = (most >= self.sharp_at[:, b0 : b0 + n_r, None]).nonzero(as_tuple=True)
         if len(head):  # out of the float32 sums below: scored again in float64 (_exact_total)
             p.view(self.H, n_r, R // n_r, n, self.w)[head, part, :, block] = 0.0
@@ -213,29 +209,26 @@ class _Layer:
 
     def _cells(
         self, p: torch.Tensor, r0: int, r1: int, c0: int
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-        """(H, n_r, n) each: the largest weight and the sum of each overview cell the tile
-        covers, and (with norms) its Σ pᵢⱼ ‖f(xⱼ)‖. Each key's weight summed over the block's
-        rows once (a reduction along whole rows of the tile) gives both sums: the block's is
-        the sum of those, the norms' their dot with the block's keys' norms."""
+    ) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, torch.Tensor] | None]:
+        """(H, n_r, n) each, of every overview cell the tile covers: its largest weight, its
+        sum of weights, and (with norms) its Σ pᵢⱼ ‖f(xⱼ)‖ and largest pᵢⱼ ‖f(xⱼ)‖. Each key's
+        weight summed, and its largest, over the block's rows (reductions along whole rows of
+        the tile) give them all: the sums from the first, the norms' by its dot with the keys'
+        norms; the largest from the second, the norms' by it times the keys' norms (exact: a
+        product by a norm ≥ 0, rounded, keeps the order)."""
         R, C = r1 - r0, p.size(-1)
         h, w = min(R, self.h), self.w
-        received = p.view(self.H, R // h, h, C).sum(2).view(self.H, R // h, C // w, w)
-        normed = None
-        if self.carried is not None:
-            keys = self.carried[:, c0 : c0 + C].view(self.H, 1, C // w, w)
-            normed = torch.linalg.vecdot(received, keys)
-        return self._most(p.view(self.H, R, C), R), received.sum(-1), normed
-
-    def _most(self, x: torch.Tensor, R: int) -> torch.Tensor:
-        """(H, n_r, n): the largest of each overview cell of a tile x (H, R, C), its cells
-        copied next to each other once (a reduction over a strided dimension, or a short one,
-        took three times as long as this copy and its one)."""
-        C = x.size(-1)
-        h, w = min(R, self.h), self.w
-        cells = self.cells[: x.numel()].view(self.H, R // h, C // w, h, w)
-        cells.copy_(x.view(self.H, R // h, h, C // w, w).permute(0, 1, 3, 2, 4))
-        return cells.view(self.H, R // h, C // w, h * w).amax(-1)
+        rows = p.view(self.H, R // h, h, C)
+        received = rows.sum(2).view(self.H, R // h, C // w, w)
+        tops = self.tops[:, : received.numel()].view(2, self.H, R // h, C)
+        torch.amax(rows, 2, out=tops[0])  # each key's largest weight over the block's rows
+        if self.carried is None:
+            return tops[0].view(received.shape).amax(-1), received.sum(-1), None
+        keys = self.carried[:, c0 : c0 + C]
+        torch.mul(tops[0], keys.unsqueeze(1), out=tops[1])
+        normed = torch.linalg.vecdot(received, keys.view(self.H, 1, C // w, w))
+        most = tops.view(2, *received.shape).amax(-1)  # both at once: a short reduction each
+        return most[0], received.sum(-1), (normed, most[1])
 
     def _shape(self, x: torch.Tensor, r0: int, r1: int, c0: int) -> None:
         """The cap and the bias on a tile of q · k (in base 2 after this), and the mask."""
@@ -324,10 +317,9 @@ class _Layer:
             distance = ((self.mass + sharp_mass) * rows - self.moment).sum(-1)
         p_ln_p = (self.p_log_p * LN2 + sharp_p_ln_p).sum(-1)
         norm_mean, norm_max, norm_total = None, None, None
-        if self.norm_sum is not None:
+        if self.norm_sum is not None and self.norm_top is not None:
             summed = self.norm_sum.cpu().numpy()  # (H, B_q, B_k) float64
             norm_mean, norm_total = (summed / cells).astype(np.float32), summed.sum((1, 2))
-        if self.norm_top is not None:
             norm_max = self.norm_top.cpu().numpy()
         return Pooled(
             lse=(self.lse + total.log()).cpu().numpy(),

@@ -40,7 +40,7 @@ def summarise(
     matches: (query, key) pairs of the induction statistic; ends and specials: the positions
     of end tokens and of special tokens among the keys; device: where the layers are pooled
     (the model's; the CPU by default); carried: the kind's ‖f_h(xⱼ)‖ (L, H, K), whose
-    norm-weighted overview and norm shares are kept beside the weights' (None: the record has
+    norm-weighted overviews and norm shares are kept beside the weights' (None: the record has
     no norms, and neither). Each layer's numbers go straight into the record's arrays (float16
     overviews)."""
     L, (H, Q, K) = len(layers), layers[0].shape
@@ -49,7 +49,7 @@ def summarise(
     rows, cols = edges(Q, OVERVIEW), edges(K, OVERVIEW)
     blocks = (L, H, len(rows) - 1, len(cols) - 1)
     most, mean = np.empty(blocks, np.float16), np.empty(blocks, np.float16)
-    normed = None if carried is None else np.empty(blocks, np.float16)
+    normed = None if carried is None else np.empty((2, *blocks), np.float16)  # mean, max
     stats: dict[str, list[np.ndarray]] = {"entropy": [], "distance": []}
     exact, totals = [], []
     norms = [None] * L if carried is None else list(carried)
@@ -57,7 +57,7 @@ def summarise(
     for i, (layer, pooled) in enumerate(zip(layers, pooled_layers, strict=True)):
         most[i], mean[i] = pooled.max, pooled.mean  # straight into the record's arrays
         if normed is not None:
-            normed[i] = pooled.norm_mean
+            normed[:, i] = pooled.norm_mean, pooled.norm_max
         stats["entropy"].append(pooled.entropy)
         stats["distance"].append(pooled.distance)
         exact.append(replace(layer, lse=pooled.lse))
@@ -73,7 +73,8 @@ def summarise(
         col_edges=cols,
         **{name: np.stack(values) for name, values in stats.items()},
         **{name: np.stack([row[name] for row in points]) for name in POINTS},
-        overview_norm_mean=normed,
+        overview_norm_mean=None if normed is None else normed[0],
+        overview_norm_max=None if normed is None else normed[1],
         special=shares["special"],
         first_norm=None if carried is None else shares["first_norm"],
         special_norm=None if carried is None else shares["special_norm"],

@@ -136,7 +136,7 @@ def head_window(
     """The window rows × cols (None: all) of (kind, layer, head): exact when both sides are
     at most exact_side, else at most blocks × blocks blocks of `pooling`, the whole head
     from the record's overview where it keeps that one. measure "norm": of αᵢⱼ ‖f_h(xⱼ)‖
-    (the record's norms' overview for the whole head's mean); anything the record does not
+    (the record's norms' overviews for the whole head); anything the record does not
     keep is pooled by `pooler` (default `pooled`: from Trace.head a block of rows at a time,
     exact, its memory that of one block of rows)."""
     Q, K = check_head_of(trace, kind, layer, head)
@@ -169,15 +169,15 @@ def kept_overview(
     measure: Measure,
 ) -> np.ndarray | None:
     """(L, H, B_q, B_k): the record's own overview of these blocks (the whole head's), of this
-    pooling and measure, where it keeps one; None where it does not (the norms' overview
-    holds block means only)."""
+    pooling and measure, where it keeps one; None where it does not (another window, or a
+    record without the norms' overviews)."""
     summary = (trace.summaries or {}).get(kind)
     if summary is None or not (
         np.array_equal(summary.row_edges, row_e) and np.array_equal(summary.col_edges, col_e)
     ):
         return None
     if measure == "norm":
-        return summary.overview_norm_mean if pooling == "mean" else None
+        return summary.overview_norm_mean if pooling == "mean" else summary.overview_norm_max
     return summary.overview_max if pooling == "max" else summary.overview_mean
 
 

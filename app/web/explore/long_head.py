@@ -83,9 +83,11 @@ def pool_head(
     pooling: Pooling,
     measure: Measure,
 ) -> np.ndarray:
-    """head_window's pooler: the norm measure of a record of scores pooled for that one head
-    by the trace-time code (model/lenses/head_pooling.py), both poolings kept for the session
-    until another head or window is shown; anything else as head_window pools it."""
+    """head_window's pooler, for what the record does not keep (the whole head's overviews,
+    both measures, it does): the norm measure of a record of scores, a zoomed window or an
+    older record's block max, pooled for that one head by the trace-time code
+    (model/lenses/head_pooling.py), both poolings kept for the session until another head or
+    window is shown; anything else as head_window pools it."""
     if measure != "norm" or not kept_as_scores(tr, kind):
         return pooled(tr, kind, layer, head, row_e, col_e, pooling, measure)
     window = (int(row_e[0]), int(row_e[-1]), int(col_e[0]), int(col_e[-1]), len(row_e))

@@ -67,12 +67,30 @@ def test_norm_redraws_the_overview_names_it_and_goes_in_the_address(
     assert zoom(at)["title"] == before["title"] and at.query_params["measure"] == "weight"
 
 
-def test_the_block_max_of_norms_is_pooled_for_the_one_head(long_page: AppTest) -> None:
+def test_the_first_switch_finds_the_block_max_of_norms_in_the_record(
+    long_page: AppTest, long_gpt2_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The whole head's block max of αᵢⱼ ‖f(xⱼ)‖ is the record's own overview (kept at trace
+    time), so switching to the norms pools nothing (it took 134 ms a head at 8,192 tokens)."""
+    from attnlens.app.web.explore import long_head
+
+    def refused(*_: object) -> None:
+        raise AssertionError("the whole head's norms pooled on demand")
+
+    monkeypatch.setattr(long_head, "norm_blocks", refused)
     at = long_page
     at.radio(key="w_measure").set_value("norm").run()
+    assert not at.exception and not at.error
     data = zoom(at)
     assert data["pooling"] == "max" and data["measure"] == "norm"
-    assert not at.exception and "max α‖f(x)‖" in str(data["caption"])
+    assert "max α‖f(x)‖" in str(data["caption"])
+    truth = attnlens.load(str(long_gpt2_dir)).trace(words(N), record="scores")
+    assert truth.summaries is not None
+    kept = truth.summaries[KIND].overview_norm_max
+    assert kept is not None
+    shown = values(data) * float(data["unit"])  # type: ignore[arg-type]
+    seen = ~np.isnan(shown)
+    np.testing.assert_allclose(shown[seen], kept[1, 0].astype(np.float32)[seen], rtol=2e-3)
 
 
 def test_a_token_set_follows_the_measure(long_page: AppTest) -> None:

@@ -1,6 +1,6 @@
-"""The norms' overview a trace keeps (model/lenses/pooling.py, Summary.overview_norm_mean) and the
-one computed for one head on demand (model/lenses/head_pooling.py), against a brute-force float64
-αᵢⱼ ‖f_h(xⱼ)‖ pooled from the record's own queries, keys and norms: random and sharp heads
+"""The norms' overviews a trace keeps (model/lenses/pooling.py, Summary.overview_norm_mean and
+overview_norm_max), against a brute-force float64 αᵢⱼ ‖f_h(xⱼ)‖ pooled from the record's own
+queries, keys and norms, each block's mean and largest: random and sharp heads
 (scores ±40), causal, windowed and cross layers, grouped-query attention; our translate model
 and the Hugging Face zoo's Llama (rotary, grouped), each with blocks of several rows and keys."""
 
@@ -56,14 +56,17 @@ def brute(layer: LayerScores, carried: np.ndarray, r: np.ndarray, c: np.ndarray)
 
 
 def check_summary(summary: Summary, layers: tuple[LayerScores, ...], carried: np.ndarray) -> None:
-    assert summary.overview_norm_mean is not None
-    assert summary.overview_norm_mean.dtype == np.float16
+    """Both norms' overviews, each block's mean and largest, against the brute force."""
+    kept = (summary.overview_norm_mean, summary.overview_norm_max)
+    assert all(o is not None and o.dtype == np.float16 for o in kept)
     r, c = summary.row_edges, summary.col_edges
     assert np.diff(r)[0] > 1 and np.diff(c)[0] > 1  # blocks of several rows and keys
     for i, layer in enumerate(layers):
-        want = brute(layer, carried[i], r, c)[..., 0]
-        got = summary.overview_norm_mean[i].astype(np.float64)
-        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=f"layer {i}")
+        want = brute(layer, carried[i], r, c)  # (H, B_q, B_k, mean and max)
+        for j, (name, got) in enumerate(zip(("mean", "max"), kept, strict=True)):
+            assert got is not None
+            np.testing.assert_allclose(got[i].astype(np.float64), want[..., j], rtol=RTOL,
+                                       atol=ATOL, err_msg=f"layer {i}, block {name}")  # fmt: skip
 
 
 def random_layer(
@@ -100,8 +103,9 @@ def test_the_recorded_norm_overview_is_the_float64_pooled_mean(
     summary, _ = summarise(layers, [], carried=carried)
     check_summary(summary, layers, carried)
     plain, _ = summarise(layers, [])  # without norms: none, and the weights' overview the same
-    assert plain.overview_norm_mean is None
+    assert plain.overview_norm_mean is None and plain.overview_norm_max is None
     assert np.array_equal(plain.overview_mean, summary.overview_mean)
+    assert np.array_equal(plain.overview_max, summary.overview_max)
 
 
 @functools.cache
@@ -166,13 +170,17 @@ def test_a_hugging_face_trace_keeps_its_norms_overview(
         assert back.summaries["decoder_self"].same(summary)
 
 
-def test_older_summaries_load_without_the_norms_overview() -> None:
+@pytest.mark.parametrize(
+    "left_out", [("overview_norm_max",), ("overview_norm_mean", "overview_norm_max")]
+)
+def test_older_summaries_load_without_the_norms_overviews(left_out: tuple[str, ...]) -> None:
+    """Records written before the block max of the norms was kept, or either overview."""
     rng = np.random.default_rng(1)
     layer = random_layer(rng, 20, 20, MaskRule(True), 1.0)
     summary, _ = summarise((layer,), [], carried=np.ones((1, 4, 20), np.float32))
     tree = summary_tree({"decoder_self": summary})
-    older = {k: {f: v for f, v in fields.items() if f != "overview_norm_mean"}
+    older = {k: {f: v for f, v in fields.items() if f not in left_out}
              for k, fields in tree.items()}  # fmt: skip
     back = summaries_from(older)["decoder_self"]
-    assert back.overview_norm_mean is None and not back.same(summary)
+    assert all(getattr(back, f) is None for f in left_out) and not back.same(summary)
     assert summaries_from(tree)["decoder_self"].same(summary)

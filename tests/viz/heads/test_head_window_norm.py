@@ -76,18 +76,33 @@ def model_pooler(
     return most if pooling == "max" else mean
 
 
-def test_the_whole_heads_norm_mean_is_the_records_overview(scores: Trace, weights: Trace) -> None:
-    window = head_window(scores, KIND, 1, 0, pooling="mean", measure="norm")
+def refusing_pooler(*_: object) -> np.ndarray:
+    raise AssertionError("the whole head was pooled on demand")
+
+
+@pytest.mark.parametrize("pooling", ["mean", "max"])
+def test_the_whole_heads_norm_blocks_are_the_records_overview(
+    scores: Trace, weights: Trace, pooling: Pooling
+) -> None:
+    """Block mean and block max alike: the record's own overview, nothing pooled on demand
+    (Explore's first switch to the norms draws it at once), as the dense weights give it."""
+    window = head_window(
+        scores, KIND, 1, 0, pooling=pooling, measure="norm", pooler=refusing_pooler
+    )
     assert scores.summaries is not None
-    kept = scores.summaries[KIND].overview_norm_mean
+    summary = scores.summaries[KIND]
+    kept = summary.overview_norm_mean if pooling == "mean" else summary.overview_norm_max
     assert kept is not None
     ok = ~np.isnan(window.values)
     np.testing.assert_array_equal(window.values[ok], kept[1, 0].astype(np.float32)[ok])
-    want = blocks(given(weights, 1, 0), window.row_edges, window.col_edges, "mean")
+    want = blocks(given(weights, 1, 0), window.row_edges, window.col_edges, pooling)
     np.testing.assert_allclose(window.values[ok], want[ok], rtol=RTOL, atol=ATOL)
-    same = head_window(weights, KIND, 1, 0, pooling="mean", measure="norm")  # pooled here
+    same = head_window(weights, KIND, 1, 0, pooling=pooling, measure="norm")  # pooled here
     np.testing.assert_allclose(window.values[ok], same.values[ok], rtol=RTOL, atol=ATOL)
-    assert window.title.endswith("· norm α‖f(x)‖") and "mean α‖f(x)‖" in window.caption()
+    on_demand = model_pooler(scores, KIND, 1, 0, window.row_edges, window.col_edges, pooling,
+                             "norm")  # fmt: skip
+    np.testing.assert_allclose(window.values[ok], on_demand[ok], rtol=RTOL, atol=ATOL)
+    assert window.title.endswith("· norm α‖f(x)‖") and f"{pooling} α‖f(x)‖" in window.caption()
 
 
 @pytest.mark.parametrize(
@@ -96,8 +111,9 @@ def test_the_whole_heads_norm_mean_is_the_records_overview(scores: Trace, weight
 def test_one_heads_norm_max_on_demand_is_exact(
     scores: Trace, weights: Trace, rows: tuple[int, int] | None, cols: tuple[int, int] | None
 ) -> None:
-    """The whole head and zoomed windows (their mask's offset moved to the window's first
-    row and key): each block's largest and mean αᵢⱼ ‖f‖, to float32."""
+    """Zoomed windows (their mask's offset moved to the window's first row and key), pooled
+    on demand: each block's largest and mean αᵢⱼ ‖f‖, to float32; the whole head, the
+    record's float16 overviews."""
     an = given(weights, 1, 1)
     poolings: tuple[Pooling, ...] = ("max", "mean")
     for pooling in poolings:
@@ -107,7 +123,7 @@ def test_one_heads_norm_max_on_demand_is_exact(
         assert not window.exact
         ok = ~np.isnan(window.values)
         want = blocks(an, window.row_edges, window.col_edges, pooling)
-        recorded = pooling == "mean" and rows is None  # the record's float16 overview
+        recorded = rows is None  # the record's float16 overview
         rtol, atol = (RTOL, ATOL) if recorded else (1e-5, 1e-9)
         np.testing.assert_allclose(window.values[ok], want[ok], rtol=rtol, atol=atol)
 
@@ -175,13 +191,15 @@ def test_short_norm_thumbnails_are_each_rows_share_of_what_it_carries(weights: T
 
 def test_without_the_overview_or_the_norms_the_views_say_why(scores: Trace) -> None:
     assert scores.summaries is not None
-    older = dataclasses.replace(scores, summaries={
-        KIND: dataclasses.replace(scores.summaries[KIND], overview_norm_mean=None)})  # fmt: skip
+    older = dataclasses.replace(scores, summaries={KIND: dataclasses.replace(
+        scores.summaries[KIND], overview_norm_mean=None, overview_norm_max=None)})  # fmt: skip
     with pytest.raises(ValueError, match="keeps no overview of the norms"):
         every_head_grid(older, KIND, measure="norm")
-    window = head_window(older, KIND, 1, 0, pooling="mean", measure="norm", pooler=model_pooler)
-    np.testing.assert_allclose(window.values, head_window(scores, KIND, 1, 0, pooling="mean",
-                               measure="norm").values, rtol=RTOL, atol=ATOL)  # fmt: skip
+    for pooling in ("mean", "max"):  # pooled on demand, as the record's would be
+        window = head_window(older, KIND, 1, 0, pooling=pooling, measure="norm",
+                             pooler=model_pooler)  # fmt: skip
+        np.testing.assert_allclose(window.values, head_window(scores, KIND, 1, 0, pooling=pooling,
+                                   measure="norm").values, rtol=RTOL, atol=ATOL)  # fmt: skip
     bare = dataclasses.replace(older, norms=None)
     for show in (lambda: head_window(bare, KIND, 1, 0, measure="norm"),
                  lambda: every_head_grid(bare, KIND, measure="norm")):  # fmt: skip
