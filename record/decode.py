@@ -143,13 +143,19 @@ class DecodeRun:
         return pd.DataFrame(rows, columns=["step", *BeamStep.__dataclass_fields__])
 
     def to_frame(self) -> pd.DataFrame:
-        """Long format: one row per (step, row, kind, layer, head, key) with the key's token."""
+        """Long format: one row per (step, row, kind, layer, head, key) with the key's token,
+        its weight and what it gives the head, ‖f_h(xⱼ)‖ (carried; NaN where not recorded)."""
         frames = [
-            _attention_frame(s.step, kind, weights, keys)
+            _attention_frame(s.step, kind, (weights, carried), keys)
             for s in self.steps
-            for kind, weights, keys in (
-                ("decoder_self", s.decoder_self_attention, lambda r, t=s.step: self.keys(t, r)),
-                ("cross", s.cross_attention, lambda r: self.src_tokens),
+            for kind, weights, carried, keys in (
+                (
+                    "decoder_self",
+                    s.decoder_self_attention,
+                    s.decoder_self_carried,
+                    lambda r, t=s.step: self.keys(t, r),
+                ),
+                ("cross", s.cross_attention, s.cross_carried, lambda r: self.src_tokens),
             )
             if weights is not None
         ]
@@ -230,14 +236,20 @@ class DecodeRun:
         return html_table("attnlens DecodeRun", rows)
 
 
-FRAME_COLUMNS = ("step", "row", "kind", "layer", "head", "key", "key_token", "weight")
+FRAME_COLUMNS = ("step", "row", "kind", "layer", "head", "key", "key_token", "weight", "carried")
 
 
 def _attention_frame(
-    step: int, kind: str, weights: np.ndarray, keys: Callable[[int], tuple[str, ...]]
+    step: int,
+    kind: str,
+    arrays: tuple[np.ndarray, np.ndarray | None],
+    keys: Callable[[int], tuple[str, ...]],
 ) -> pd.DataFrame:
-    """One step's (L, H, B, K) attention of one kind in long format."""
+    """One step's (L, H, B, K) attention of one kind and its keys' norms in long format."""
+    weights, carried = arrays
     L, H, B, K = weights.shape
+    if carried is None:
+        carried = np.full(weights.shape, np.nan, dtype=np.float32)
     layer, head, row, key = (a.ravel() for a in np.indices((L, H, B, K)))
     tokens = np.asarray([keys(r) for r in range(B)], dtype=object)  # (B, K)
     return pd.DataFrame(
@@ -250,6 +262,7 @@ def _attention_frame(
             "key": key,
             "key_token": tokens[row, key],
             "weight": weights.ravel(),
+            "carried": carried.ravel(),
         }
     )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -82,6 +83,32 @@ def test_long_frame_holds_every_weight_with_its_key_token(run: DecodeRun) -> Non
     assert list(pick.key_token) == ["<s>", *(b.token for b in path)]
     cross = frame[(frame.kind == "cross") & (frame.step == 0)]
     assert list(cross.key_token.unique()) == list(dict.fromkeys(run.src_tokens))
+
+
+def test_long_frame_holds_each_keys_norm_as_the_record_does(run: DecodeRun) -> None:
+    """The carried column: ‖f_h(xⱼ)‖ of each row's key, exactly the step's own array, for
+    both kinds; NaN in a run that holds no norms."""
+    assert run.has_norms
+    frame = run.to_frame()
+    assert list(frame.columns)[-2:] == ["weight", "carried"]
+    for step in run.steps:
+        for kind, carried in (("decoder_self", step.decoder_self_carried),
+                              ("cross", step.cross_carried)):  # fmt: skip
+            assert carried is not None
+            pick = frame[(frame.step == step.step) & (frame.kind == kind)]
+            assert pick.carried.dtype == np.float32
+            assert np.array_equal(pick.carried.to_numpy(), carried.ravel())
+    bare = dataclasses.replace(
+        run,
+        steps=tuple(
+            dataclasses.replace(s, decoder_self_carried=None, cross_carried=None) for s in run.steps
+        ),
+    )
+    plain = bare.to_frame()
+    assert plain.carried.isna().all() and plain.drop(columns="carried").equals(
+        frame.drop(columns="carried")
+    )
+    assert list(DecodeRun.from_json(run.to_json()).to_frame().carried) == list(frame.carried)
 
 
 def test_beams_frame_has_a_row_per_beam(run: DecodeRun) -> None:
