@@ -108,6 +108,25 @@ def test_the_recorded_norm_overview_is_the_float64_pooled_mean(
     assert np.array_equal(plain.overview_max, summary.overview_max)
 
 
+def test_tiles_of_part_of_a_block_keep_the_same_overviews(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where one block of rows and keys of every head passes a tile's cells, a tile is a few
+    rows of one block: each block's largest weight and αᵢⱼ ‖f_h(xⱼ)‖ are then gathered over
+    several tiles, to the same numbers (within float16: the tiles' products may round apart)."""
+    from attnlens.model.lenses import pooling
+
+    monkeypatch.setattr(summaries, "OVERVIEW", SIDE)
+    rng = np.random.default_rng(7)
+    layers = (random_layer(rng, 60, 60, MaskRule(True), 9.0),)
+    carried = rng.uniform(0.1, 30.0, (1, 4, 60)).astype(np.float32)
+    whole, _ = summarise(layers, [], carried=carried)
+    monkeypatch.setattr(pooling, "TILE_CELLS", 100)  # 4 heads × 12 × 12 a block: 2 rows a tile
+    parts, _ = summarise(layers, [], carried=carried)
+    check_summary(parts, layers, carried)
+    for name in ("overview_max", "overview_norm_max"):
+        got, want = (getattr(x, name).astype(np.float64) for x in (parts, whole))
+        np.testing.assert_allclose(got, want, rtol=RTOL, atol=ATOL, err_msg=name)
+
+
 @functools.cache
 def own(name: str, factor: float = 1.0) -> OwnLens[Any]:
     """A bundled model of ours, loaded afresh (load caches none), its queries times factor."""
