@@ -287,6 +287,20 @@ def test_records_and_figures_load_without_torch(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
 
 
+def test_the_command_line_starts_without_torch(tmp_path: Path) -> None:
+    """`attnlens serve` hands over to Streamlit, which imports torch itself: the command line
+    parsing its arguments first took 2 s more of CPU for every server (and every `--help`)."""
+    done = _run(
+        "import sys\n"
+        "from attnlens.app.cli.main import build_parser\n"
+        "build_parser().parse_args(['serve', '--port', '8600'])\n"
+        "loaded = [m for m in ('torch', 'transformers', 'streamlit') if m in sys.modules]\n"
+        "assert not loaded, loaded\n",
+        tmp_path,
+    )
+    assert done.returncode == 0, done.stderr
+
+
 def test_a_users_own_model_viz_and_app_modules_do_not_collide(tmp_path: Path) -> None:
     """The issue-12 bug: a notebook beside its own model.py could not import attnlens' viz."""
     for name in ("model", "viz", "app", "record", "analysis"):

@@ -10,7 +10,7 @@ import json
 from typing import Any
 
 import attnlens
-from attnlens.model.training.evaluate import SUITES, PerplexityReport, Report, TaskReport
+from attnlens.model.training.reports import SUITES, PerplexityReport, Report, TaskReport
 from attnlens.record.errors import InputError
 
 DEFAULT_SEED = 20_000  # training's held-out set uses 10_000 + its seed; these differ

@@ -6,12 +6,13 @@ import argparse
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attnlens
 from attnlens.app.cli.usage import UsageError
-from attnlens.model.net.checkpoint import DESCRIPTION
-from attnlens.model.training.config import TrainConfig
+
+if TYPE_CHECKING:  # torch's modules: a command that does not train (serve) never imports them
+    from attnlens.model.training.config import TrainConfig
 
 
 def add_train_parser(sub: Any) -> None:
@@ -52,6 +53,8 @@ def cmd_train(args: argparse.Namespace) -> None:
 
 def _first_stage(resume: Path | None, config: TrainConfig) -> Path | None:
     """--resume: the folder of a two-stage recipe's first stage (checked before training)."""
+    from attnlens.model.net.checkpoint import DESCRIPTION
+
     if resume is None:
         return None
     if not config.then_steps:

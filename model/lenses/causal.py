@@ -42,8 +42,9 @@ from attnlens.model.net.decoder_only import CausalOutput, DecoderOnlyTransformer
 from attnlens.model.net.masks import causal_mask, target_mask
 from attnlens.model.net.tokenizer import BOS, EOS, CharTokenizer
 from attnlens.model.training.corpus import load_corpus
-from attnlens.model.training.evaluate import Report, evaluate_lm
+from attnlens.model.training.evaluate import evaluate_lm
 from attnlens.model.training.repeats import repeated_text
+from attnlens.model.training.reports import Report
 from attnlens.record.errors import InputError, literal
 from attnlens.record.next_tokens import NextTokens
 from attnlens.record.trace import Kind, Trace

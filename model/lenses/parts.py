@@ -30,7 +30,7 @@ from attnlens.record.trace import Kind, Trace
 
 if TYPE_CHECKING:
     from attnlens.model.lenses.lens import Lens
-    from attnlens.model.training.evaluate import Report
+    from attnlens.model.training.reports import Report
     from attnlens.model.training.snapshots import Snapshot, SnapshotScore
 
 

@@ -37,7 +37,8 @@ from attnlens.model.net.masks import padding_mask, subsequent_mask, target_mask
 from attnlens.model.net.tokenizer import BOS, EOS
 from attnlens.model.net.transformer import Decoded, Encoded, HeadMask, Transformer
 from attnlens.model.training.batch import source_ids
-from attnlens.model.training.evaluate import Report, evaluate_task, greedy_batch
+from attnlens.model.training.evaluate import evaluate_task, greedy_batch
+from attnlens.model.training.reports import Report
 from attnlens.model.training.tasks import TASKS
 from attnlens.model.training.tasks.base import Reading
 from attnlens.record.errors import InputError

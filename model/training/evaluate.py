@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 import torch
@@ -21,6 +20,14 @@ from attnlens.model.progress import bar
 from attnlens.model.training.batch import make_batch, source_ids
 from attnlens.model.training.corpus import MAX_CHARS, load_corpus
 from attnlens.model.training.lm import perplexity
+from attnlens.model.training.reports import (
+    MAX_EXAMPLES,
+    SUITES,
+    KindPerplexity,
+    KindScore,
+    PerplexityReport,
+    TaskReport,
+)
 from attnlens.model.training.tasks.base import Task
 from attnlens.record.errors import InputError
 from attnlens.record.example import Example
@@ -119,79 +126,6 @@ def combined(parts: Sequence[Evaluation]) -> Evaluation:
     correct = sum(p.exact * p.n for p in parts)
     n, tokens = sum(p.n for p in parts), sum(p.tokens for p in parts)
     return _scored(n, correct, np.asarray(hits), tokens)
-
-
-SUITES = ("held-out", "hard")  # what `attnlens eval --suite` measures
-MAX_EXAMPLES = 100_000  # per run (per kind of the hard suite): held in memory at once
-
-
-@dataclass(frozen=True)
-class KindScore:
-    """A task model's scores on one kind of the hard suite."""
-
-    kind: str
-    n: int
-    exact: float
-    best_head: tuple[int, int]  # (layer, head) aligning this kind best
-    best_head_alignment: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "best_head": list(self.best_head)}
-
-
-@dataclass(frozen=True)
-class TaskReport:
-    """What `attnlens eval` measured on a model of one of our tasks: over every example of the
-    suite, and for the hard suite also per kind."""
-
-    model: str
-    task: str
-    n: int
-    seed: int
-    exact: float
-    head_alignment: list[list[float]]  # (N, h): share of target tokens aligned by each head
-    best_head: tuple[int, int]  # (layer, head)
-    best_head_alignment: float
-    suite: str = "held-out"
-    kinds: tuple[KindScore, ...] = ()  # the hard suite's kinds, in order
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            **self.__dict__, "best_head": list(self.best_head),
-            "kinds": [k.to_dict() for k in self.kinds],
-        }  # fmt: skip
-
-
-@dataclass(frozen=True)
-class KindPerplexity:
-    """The language model on one kind of the hard suite."""
-
-    kind: str
-    n: int  # sentences
-    perplexity: float
-    unigram_perplexity: float
-
-    def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
-
-
-@dataclass(frozen=True)
-class PerplexityReport:
-    """What `attnlens eval` measured on our language model."""
-
-    model: str
-    task: str
-    n: int  # held-out sentences
-    perplexity: float  # per character, the end token included
-    unigram_perplexity: float  # character frequencies of the training sentences
-    suite: str = "held-out"
-    kinds: tuple[KindPerplexity, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**self.__dict__, "kinds": [k.to_dict() for k in self.kinds]}
-
-
-Report = TaskReport | PerplexityReport
 
 
 def evaluate_task(
