@@ -29,7 +29,10 @@ from attnlens.record.trace import Trace
 FOLDER = "traces"
 SHELVE_FROM_S = 1.0  # a trace made faster than this is made again rather than kept on disk
 DISK_MB = 2048  # ATTNLENS_TRACE_DISK_MB's default: about a dozen records of 4,000 tokens
-VERSION = 1  # bump when what a trace holds for the same input changes: older files are not read
+# bump when what a trace holds for the same input changes: older files are not read. 2: the
+# norms (issue 47); a record shelved before them was read back without, and the page greyed
+# the norm measure, "recorded before attnlens kept them", on an input it had just traced
+VERSION = 2
 
 
 def shelf_key(fingerprint: str, *inputs: object) -> str:

@@ -72,15 +72,20 @@ def measure_radio(where: DeltaGenerator, held: bool, missing: str | None) -> Mea
     """Explore's and Decode's "Measure: weight / norm": the weights αᵢⱼ, or αᵢⱼ ‖f(xⱼ)‖, what
     each key gave the head's output (record/norms.py), kept in the address as `measure`. Where
     the record holds no norms (not held) it offers the weight only, greyed, saying why
-    (missing: the record's own reason)."""
-    urlstate.prepare("w_measure", "measure", "weight", check_measure, list(MEASURES))
+    (missing: the record's own reason). The greyed control is one of its own, on weight: it
+    showed the user's "norm" checked over a figure of weights; the pick stays for the next
+    model that holds norms."""
     why = "αᵢⱼ ‖f(xⱼ)‖: how much each key gave the head's output, not only where it looked"
-    picked = where.radio(
-        "Measure", MEASURES, key="w_measure", horizontal=True, disabled=not held,
-        help=why if held else f"{why}. {missing or NOT_RECORDED}",
-    )  # fmt: skip
+    if not held:
+        where.radio(
+            "Measure", MEASURES, index=0, key="w_measure_greyed", horizontal=True,
+            disabled=True, help=f"{why}. {missing or NOT_RECORDED}",
+        )  # fmt: skip
+        return "weight"
+    urlstate.prepare("w_measure", "measure", "weight", check_measure, list(MEASURES))
+    picked = where.radio("Measure", MEASURES, key="w_measure", horizontal=True, help=why)
     urlstate.remember("measure", picked)
-    return check_measure(picked) if held and picked else "weight"
+    return check_measure(picked) if picked else "weight"
 
 
 def target_input(lens: attnlens.Lens) -> str | None:

@@ -284,6 +284,15 @@ function windowOf(data, a, b) {
   };
 }
 
+// A cell's value as the tip gives it: a weight to data.digits decimals; a norm, whose unit is
+// the model's own (a small GPT-2's are ~1e-5: every cell read 0.0000), to four figures where
+// it is smaller than 0.001, as Decode's step rows give it.
+function shownValue(value, data) {
+  const shown = value * (data.unit || 1);
+  const small = data.measure === "norm" && shown !== 0 && Math.abs(shown) < 0.001;
+  return small ? shown.toPrecision(4) : shown.toFixed(data.digits);
+}
+
 function hover(state, event) {
   const at = locate(state, event.clientX, event.clientY);
   const { tip, data } = state;
@@ -300,8 +309,7 @@ function hover(state, event) {
   // the value itself: the norm measure is sent as a share of its largest (data.unit)
   const quantity = data.quantity || "weight";
   const what = data.pooling ? `${data.pooling} ${quantity}` : quantity;
-  const shown = value * (data.unit || 1);
-  lines.push(Number.isNaN(value) ? "masked: not allowed" : `${what} ${shown.toFixed(data.digits)}`);
+  lines.push(Number.isNaN(value) ? "masked: not allowed" : `${what} ${shownValue(value, data)}`);
   const g = state.geom;
   showTip(tip, lines.join("\n"), g.left + at.x + 14, g.top + at.y + 14, g.width);
 }

@@ -4,8 +4,11 @@ Llama shape at 4,000 tokens took 33 s again in a new browser session)."""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
+import hashlib
 import io
+import json
 import mmap
 import time
 from pathlib import Path
@@ -126,3 +129,19 @@ def test_the_name_follows_the_weights_and_every_part_of_the_input() -> None:
         shelf_key("m@1", "text", None, None, "scores"),
     }
     assert len(names) == 5
+
+
+def test_a_record_shelved_before_the_norms_is_traced_again(
+    lens: attnlens.Lens, tmp_path: Path
+) -> None:
+    """A file an older attnlens shelved (key version 1, a record without norms) is not read:
+    it was, and Explore greyed the norm measure on the bundled reverse's default text."""
+    made = lens.trace("bad")
+    assert made.norms is not None
+    inputs = (lens.fingerprint(), "bad", None, None, "auto")
+    older = hashlib.sha256(json.dumps([1, *inputs], ensure_ascii=False).encode()).hexdigest()
+    shelf = TraceShelf(tmp_path, 2**30, from_seconds=0.0)
+    shelf.put(older, dataclasses.replace(made, norms=None), 1.0, wait=True)
+    assert (tmp_path / f"{older}.npz").is_file()
+    again = shelf.get(shelf_key(*inputs))
+    assert again is None or again.norms is not None

@@ -382,6 +382,8 @@ def test_a_model_whose_values_cannot_be_read_greys_the_norm_measure_with_why(
     tok.save_pretrained(tmp_path)
     at = open_on(tmp_path, "decode", text="the cat sat", measure="norm")
     assert not at.exception and not at.error
-    picker = at.radio(key="w_measure")
-    assert picker.disabled and "cannot take this model's values" in str(picker.help)
+    picker = at.radio(key="w_measure_greyed")  # on weight, what the charts show (not norm)
+    assert picker.disabled and picker.value == "weight" and "w_measure" not in at.session_state
+    assert at.query_params["measure"] == "norm"  # the user's pick, for a model that has norms
+    assert "cannot take this model's values" in str(picker.help)
     assert "olmo" in str(picker.help) and shown(at)["attention"]["axis"] == "weight"
