@@ -238,7 +238,9 @@ class ClassStore(StoreBackend):
             return False
         self._copy_of(code)
         qid, now = str(question_id), time.time()
-        done = self._run(lambda: self._answer(code, student, qid, choice, now), True)
+        # refused: looked at again once any rebuild under way is done (another thread's rebuild
+        # may have opened the new file and not yet written this class back into it)
+        done = self._run(lambda: self._answer(code, student, qid, choice, now), True, _refused)
         if done:
             with self._copy_lock:
                 if code in self._copies:
@@ -339,3 +341,7 @@ class ClassStore(StoreBackend):
 
 def _none(value: object) -> bool:
     return value is None
+
+
+def _refused(value: bool) -> bool:
+    return not value

@@ -8,6 +8,7 @@ import os
 import sqlite3
 import threading
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -102,6 +103,48 @@ def test_pages_reading_while_the_file_is_rebuilt_never_see_a_closed_descriptor(
         for reader in readers:
             reader.join()
     assert errors == [] and lesson.expected()[39 % 3] == 3
+
+
+def test_an_answer_during_another_threads_rebuild_waits_for_it_and_is_counted(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A page's read rebuilds a deleted file; an answer arriving after the new file is open and
+    before the class is written back into it was refused (the test above saw it at load 20)."""
+    path = tmp_path / "classes.sqlite3"
+    lesson = Lesson(open_store(f"sqlite:///{path}"))
+    students = lesson.join(1)
+    lesson.answer(students, 0)
+    store, code = lesson.store, lesson.made.code
+    opened, go, refused_once = threading.Event(), threading.Event(), threading.Event()
+    put_back, answer = store._put_back, store._answer  # type: ignore[attr-defined]
+
+    def held_put_back(*args: Any) -> None:  # the rebuild waits with the new file open
+        opened.set()
+        assert go.wait(60)
+        put_back(*args)
+
+    def first_answer(*args: Any) -> bool:
+        stored = bool(answer(*args))
+        if not stored:
+            refused_once.set()
+        return stored
+
+    monkeypatch.setattr(store, "_put_back", held_put_back)
+    monkeypatch.setattr(store, "_answer", first_answer)
+    path.unlink()
+    page = threading.Thread(target=store.state, args=(code,))
+    page.start()
+    assert opened.wait(60)
+    answered: list[bool] = []
+    student = threading.Thread(
+        target=lambda: answered.append(store.answer(code, students[0], "q1", 2))
+    )
+    student.start()
+    assert refused_once.wait(60)  # the class is not back yet: the first try finds nothing
+    go.set()
+    page.join(60)
+    student.join(60)
+    assert answered == [True] and store.counts(code, "q1", 3) == [0, 0, 1]
 
 
 def test_the_file_is_checked_under_the_lock_a_rebuild_takes(
