@@ -36,13 +36,15 @@ BARS_UP_TO = 512  # positions a profile draws as bars; past this, as a filled li
 def describe(result: SetAttention) -> str:
     """What a square of the grid is, in words (the norm measure's αᵢⱼ ‖f(xⱼ)‖ named)."""
     n = len(result.positions)
+    queries = f"{n} {'query' if n == 1 else 'queries'}"
+    keys = f"{n} {'key' if n == 1 else 'keys'}"
     if result.measure == "norm":
         if result.side == "queries":
-            return f"{n} queries: the largest mean α‖f(x)‖ one key gives them (norm)"
-        return f"{n} keys: the α‖f(x)‖ they give, summed, mean over every query (norm)"
+            return f"{queries}: the largest mean α‖f(x)‖ one key gives them (norm)"
+        return f"{keys}: the α‖f(x)‖ they give, summed, mean over every query (norm)"
     if result.side == "queries":
-        return f"{n} queries: the largest mean weight one key gets from them"
-    return f"{n} keys: the share of all attention they receive (mean over every query)"
+        return f"{queries}: the largest mean weight one key gets from them"
+    return f"{keys}: the share of all attention they receive (mean over every query)"
 
 
 def unit_of(result: SetAttention) -> float:

@@ -13,7 +13,13 @@ from attnlens.analysis.token_sets import set_attention
 from attnlens.record.norms import HeadNorms
 from attnlens.record.trace import Trace
 from attnlens.viz.heads.colour_scale import colour_position
-from attnlens.viz.measures.token_sets import BARS_UP_TO, OUTLINE, token_set_grid, token_set_profile
+from attnlens.viz.measures.token_sets import (
+    BARS_UP_TO,
+    OUTLINE,
+    describe,
+    token_set_grid,
+    token_set_profile,
+)
 
 
 def test_a_key_set_grid_is_one_square_per_head_with_its_share(trace: Trace) -> None:
@@ -32,6 +38,16 @@ def test_a_key_set_grid_is_one_square_per_head_with_its_share(trace: Trace) -> N
     assert "2 keys: the share of all attention they receive" in fig.layout.title.text
     assert fig.layout.yaxis.range[0] > fig.layout.yaxis.range[1]  # layer 0 on top
     assert squares.marker.colorbar.title.text == "share (linear colour)"
+
+
+def test_a_set_of_one_is_named_in_the_singular(trace: Trace) -> None:
+    """'1 query', '1 key': the caption under the grid said '1 queries'."""
+    for side, word in (("queries", "1 query:"), ("keys", "1 key:")):
+        weights = set_attention(trace, "encoder_self", side, (1,))
+        for result in (weights, dataclasses.replace(weights, measure="norm")):
+            assert describe(result).startswith(word), describe(result)
+        two = set_attention(trace, "encoder_self", side, (1, 2))
+        assert describe(two).startswith(f"2 {side}:")
 
 
 def test_a_query_set_grid_names_where_the_set_looks_most(trace: Trace) -> None:
