@@ -18,7 +18,7 @@ from helpers.long_gpt2 import words
 
 pytestmark = pytest.mark.browser
 N = 40
-GRID = "queries: the largest mean weight"
+GRID = "the largest mean weight one key gets from them"  # a query set's grid ("1 query: …")
 # page px of the square of (layer, head) in the grid chart, from Plotly's own axes
 SQUARE_AT = """([title, layer, head]) => {
   for (const gd of document.querySelectorAll('.js-plotly-plot')) {
