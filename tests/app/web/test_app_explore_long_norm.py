@@ -56,13 +56,7 @@ def test_norm_redraws_the_overview_names_it_and_goes_in_the_address(
     assert str(after["bar_title"]).startswith("norm α‖f(x)‖ ÷ ")
     assert after["measure"] == "norm" and "mean α‖f(x)‖" in str(after["caption"])
     assert at.query_params["measure"] == "norm"
-    truth = attnlens.load(str(long_gpt2_dir)).trace(words(N), record="scores")
-    assert truth.summaries is not None
-    kept = truth.summaries[KIND].overview_norm_mean
-    assert kept is not None
-    shown = values(after) * float(after["unit"])  # type: ignore[arg-type]
-    seen = ~np.isnan(shown)
-    np.testing.assert_allclose(shown[seen], kept[1, 0].astype(np.float32)[seen], rtol=2e-3)
+    assert_shows_kept(after, long_gpt2_dir, "overview_norm_mean")
     at.radio(key="w_measure").set_value("weight").run()
     assert zoom(at)["title"] == before["title"] and at.query_params["measure"] == "weight"
 
@@ -84,11 +78,16 @@ def test_the_first_switch_finds_the_block_max_of_norms_in_the_record(
     data = zoom(at)
     assert data["pooling"] == "max" and data["measure"] == "norm"
     assert "max α‖f(x)‖" in str(data["caption"])
-    truth = attnlens.load(str(long_gpt2_dir)).trace(words(N), record="scores")
+    assert_shows_kept(data, long_gpt2_dir, "overview_norm_max")
+
+
+def assert_shows_kept(shown_zoom: dict[str, object], folder: Path, overview: str) -> None:
+    """The overview drawn (layer 1, head 0) is the record's own, as a fresh trace keeps it."""
+    truth = attnlens.load(str(folder)).trace(words(N), record="scores")
     assert truth.summaries is not None
-    kept = truth.summaries[KIND].overview_norm_max
+    kept = getattr(truth.summaries[KIND], overview)
     assert kept is not None
-    shown = values(data) * float(data["unit"])  # type: ignore[arg-type]
+    shown = values(shown_zoom) * float(shown_zoom["unit"])  # type: ignore[arg-type]
     seen = ~np.isnan(shown)
     np.testing.assert_allclose(shown[seen], kept[1, 0].astype(np.float32)[seen], rtol=2e-3)
 
