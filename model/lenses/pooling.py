@@ -121,8 +121,12 @@ class _Layer:
             3, H, Q, dtype=torch.float64, device=self.dev
         )
         B_q, B_k = len(self.rows) - 1, len(self.cols) - 1
-        self.max = torch.zeros(H, B_q, B_k, device=self.dev)
-        self.sum = torch.zeros(H, B_q, B_k, dtype=torch.float64, device=self.dev)
+        self.parts = 1 if carried is None else 2  # the weights' blocks, and the norms' beside
+        # each block's largest and summed weight (then pᵢⱼ ‖f(xⱼ)‖'s), stacked: one reduction
+        # and one update a tile pools both with
+        self.max = torch.zeros(self.parts, H, B_q, B_k, device=self.dev)
+        self.sum = torch.zeros(self.parts, H, B_q, B_k, dtype=torch.float64, device=self.dev)
+        self.ones = torch.ones(self.w, device=self.dev)
         self.distance = torch.zeros(H, dtype=torch.float64, device=self.dev)  # non-causal
         self.key_pos = torch.arange(self.K_pad, dtype=torch.float32, device=self.dev)
         least = torch.nn.functional.pad(_sharp_at(self.lse), (0, B_q * self.h - Q), value=1.0)
@@ -131,16 +135,16 @@ class _Layer:
         cells = max(H * R * C for R, C in sizes)
         self.scores = torch.empty(cells, device=self.dev)  # a tile's log₂ p, then p · log₂ p
         self.weights = torch.empty(cells, device=self.dev)  # a tile's p
-        # a tile's largest weight of each key over a block's rows, and that times its norm
+        # each key's summed weight and its largest over a block's rows (then each times the
+        # key's norm), for a tile
         keys = max(H * -(-R // self.h) * C for R, C in sizes)
-        self.tops = torch.empty(2, keys, device=self.dev)
+        self.columns = torch.empty(2 * self.parts * keys, device=self.dev)
         self.sharp: list[tuple[torch.Tensor, ...]] = []  # cells to score again (_exact_total)
         self._norms(carried)
 
     def _norms(self, carried: torch.Tensor | None) -> None:
-        """The keys' norms (H, K_pad) float32, the padded keys' 0, and what they fill: each
-        block's Σ pᵢⱼ ‖f(xⱼ)‖ (float64) and its largest pᵢⱼ ‖f(xⱼ)‖."""
-        self.carried, self.norm_sum, self.norm_top = None, None, None
+        """The keys' norms (H, K_pad) float32, the padded keys' 0 (None without norms)."""
+        self.carried = None
         if carried is None:
             return
         if tuple(carried.shape) != (self.H, self.K):
@@ -148,8 +152,6 @@ class _Layer:
                              f"{self.K})")  # fmt: skip
         pad = self.K_pad - self.K
         self.carried = torch.nn.functional.pad(carried.to(self.dev, torch.float32), (0, pad))
-        self.norm_sum = torch.zeros_like(self.sum)
-        self.norm_top = torch.zeros_like(self.max)
 
     def tiles(self) -> list[tuple[int, int, int, int]]:
         """(r0, r1, c0, c1) of each tile: whole overview blocks of rows (a short last block on
@@ -191,14 +193,12 @@ class _Layer:
             self.moment[:, r0:r1] += (p @ self.key_pos[c0:c1]).view(self.H, R)
         else:
             self._distance(p, r0, r1, c0)
-        most, total, normed = self._cells(p, r0, r1, c0)  # (H, n_r, n) each
-        b0, k0, n_r = r0 // self.h, c0 // self.w, most.size(1)
-        at = (slice(None), slice(b0, b0 + n_r), slice(k0, k0 + n))
+        most, total = self._cells(p, r0, r1, c0)  # (parts, H, n_r, n) each
+        b0, k0, n_r = r0 // self.h, c0 // self.w, most.size(2)
+        at = (slice(None), slice(None), slice(b0, b0 + n_r), slice(k0, k0 + n))
         torch.maximum(self.max[at], most, out=self.max[at])
         self.sum[at] += total
-        if self.norm_sum is not None and self.norm_top is not None and normed is not None:
-            self.norm_sum[at] += normed[0]
-            torch.maximum(self.norm_top[at], normed[1], out=self.norm_top[at])
+        most = most[0]  # the weights'
         head, part, block = (most >= self.sharp_at[:, b0 : b0 + n_r, None]).nonzero(as_tuple=True)
         if len(head):  # out of the float32 sums below: scored again in float64 (_exact_total)
             p.view(self.H, n_r, R // n_r, n, self.w)[head, part, :, block] = 0.0
@@ -207,28 +207,27 @@ class _Layer:
         self.mass[:, r0:r1] += p.sum(-1).view(self.H, R)
         self.p_log_p[:, r0:r1] += x.mul_(p).sum(-1).view(self.H, R)
 
-    def _cells(
-        self, p: torch.Tensor, r0: int, r1: int, c0: int
-    ) -> tuple[torch.Tensor, torch.Tensor, tuple[torch.Tensor, torch.Tensor] | None]:
-        """(H, n_r, n) each, of every overview cell the tile covers: its largest weight, its
-        sum of weights, and (with norms) its Σ pᵢⱼ ‖f(xⱼ)‖ and largest pᵢⱼ ‖f(xⱼ)‖. Each key's
-        weight summed, and its largest, over the block's rows (reductions along whole rows of
-        the tile) give them all: the sums from the first, the norms' by its dot with the keys'
-        norms; the largest from the second, the norms' by it times the keys' norms (exact: a
-        product by a norm ≥ 0, rounded, keeps the order)."""
-        R, C = r1 - r0, p.size(-1)
-        h, w = min(R, self.h), self.w
-        rows = p.view(self.H, R // h, h, C)
-        received = rows.sum(2).view(self.H, R // h, C // w, w)
-        tops = self.tops[:, : received.numel()].view(2, self.H, R // h, C)
-        torch.amax(rows, 2, out=tops[0])  # each key's largest weight over the block's rows
-        if self.carried is None:
-            return tops[0].view(received.shape).amax(-1), received.sum(-1), None
-        keys = self.carried[:, c0 : c0 + C]
-        torch.mul(tops[0], keys.unsqueeze(1), out=tops[1])
-        normed = torch.linalg.vecdot(received, keys.view(self.H, 1, C // w, w))
-        most = tops.view(2, *received.shape).amax(-1)  # both at once: a short reduction each
-        return most[0], received.sum(-1), (normed, most[1])
+    def _cells(self, p: torch.Tensor, r0: int, r1: int, c0: int) -> tuple[torch.Tensor, ...]:
+        """(parts, H, n_r, n) each, of every overview cell the tile covers: its largest weight
+        and its sum of weights, and (with norms) its largest pᵢⱼ ‖f(xⱼ)‖ and its Σ pᵢⱼ ‖f(xⱼ)‖.
+        Each key's weight summed, and its largest, over the block's rows (reductions along
+        whole rows of the tile) give them all: the norms' from those times the key's norm (the
+        largest exact: a product by a norm ≥ 0, rounded, keeps the order), then every part
+        reduced over each block's keys at once."""
+        R, C, H, w = r1 - r0, p.size(-1), self.H, self.w
+        h = min(R, self.h)
+        rows = p.view(H, R // h, h, C)
+        size = H * (R // h) * C  # of each part
+        summed, largest = self.columns[: 2 * self.parts * size].view(2, self.parts, H, -1, C)
+        torch.sum(rows, 2, out=summed[0])
+        torch.amax(rows, 2, out=largest[0])
+        if self.carried is not None:  # (two products: one over both strided took longer)
+            keys = self.carried[:, c0 : c0 + C].unsqueeze(1)
+            torch.mul(summed[0], keys, out=summed[1])
+            torch.mul(largest[0], keys, out=largest[1])
+        shape = (self.parts, H, R // h, C // w)
+        most = _block_max(largest, w).view(shape)
+        return most, torch.mv(summed.view(-1, w), self.ones).view(shape)
 
     def _shape(self, x: torch.Tensor, r0: int, r1: int, c0: int) -> None:
         """The cap and the bias on a tile of q · k (in base 2 after this), and the mask."""
@@ -317,20 +316,32 @@ class _Layer:
             distance = ((self.mass + sharp_mass) * rows - self.moment).sum(-1)
         p_ln_p = (self.p_log_p * LN2 + sharp_p_ln_p).sum(-1)
         norm_mean, norm_max, norm_total = None, None, None
-        if self.norm_sum is not None and self.norm_top is not None:
-            summed = self.norm_sum.cpu().numpy()  # (H, B_q, B_k) float64
-            norm_mean, norm_total = (summed / cells).astype(np.float32), summed.sum((1, 2))
-            norm_max = self.norm_top.cpu().numpy()
+        if self.carried is not None:
+            summed = self.sum[1]  # (H, B_q, B_k) float64
+            norm_total = summed.sum((1, 2)).cpu().numpy()
+            per_cell = torch.from_numpy(cells.astype(np.float64)).to(self.dev)
+            norm_mean = (summed / per_cell).float().cpu().numpy()
+            norm_max = self.max[1].cpu().numpy()
         return Pooled(
             lse=(self.lse + total.log()).cpu().numpy(),
-            max=self.max.cpu().numpy().astype(np.float16),
-            mean=(self.sum.cpu().numpy() / cells).astype(np.float16),
+            max=self.max[0].cpu().numpy().astype(np.float16),
+            mean=(self.sum[0].cpu().numpy() / cells).astype(np.float16),
             entropy=(-p_ln_p / self.Q).float().cpu().numpy(),
             distance=(distance / self.Q).float().cpu().numpy(),
             norm_mean=norm_mean,
             norm_max=norm_max,
             norm_total=norm_total,
         )
+
+
+def _block_max(x: torch.Tensor, w: int) -> torch.Tensor:
+    """(…, C // w): the largest of each w keys of x (…, C), by the kernel that does it faster
+    on the CPU: a pooling window for short blocks (amax over a short last axis is 3× slower),
+    a reduction for wide ones."""
+    C = x.size(-1)
+    if w >= 32 or x.device.type != "cpu":
+        return x.view(*x.shape[:-1], C // w, w).amax(-1)
+    return torch.nn.functional.max_pool1d(x.view(-1, 1, C), w).view(*x.shape[:-1], C // w)
 
 
 def _sharp_at(lse: torch.Tensor) -> torch.Tensor:
