@@ -33,6 +33,25 @@ def test_the_factor_of_a_slice_keeps_every_norm() -> None:
     assert got.dtype == torch.float32 and torch.allclose(got.double(), direct, rtol=2e-6)
 
 
+def test_a_rank_deficient_head_is_factored_too() -> None:
+    """A pruned head (W_O^h zero) and one of rank 2 have no Cholesky factor of their Gram
+    matrix: their R comes from a QR instead, and every norm still holds (here 0 for the
+    pruned head), the other heads' factors untouched by the fallback."""
+    torch.manual_seed(3)
+    w_o = torch.randn(24, 4 * 6)
+    w_o[:, 6:12] = 0.0  # head 1 pruned
+    w_o[:, 12:18] = torch.randn(24, 2) @ torch.randn(2, 6)  # head 2 of rank 2
+    slices = c.head_slices(w_o, 4)
+    factors = c.head_factors(slices)
+    x = torch.randn(4, 30, 6).double()
+    direct = (slices.double() @ x.transpose(-1, -2)).norm(dim=1)
+    got = c.norms_through(factors, x)
+    assert torch.allclose(got, direct, rtol=1e-9, atol=1e-12)
+    assert torch.equal(got[1], torch.zeros(30, dtype=torch.float64))
+    alone = c.head_factors(slices[[0, 3]])
+    assert torch.equal(factors[[0, 3]], alone)
+
+
 def test_grouped_heads_read_their_value_head_through_their_own_slice() -> None:
     """Under grouped-query attention query head h reads value head h // (H / H_kv), but writes
     through its own W_O^h: 6 query heads on 2 value heads."""
@@ -191,3 +210,22 @@ def test_norms_of_a_scores_record_head_weigh_its_exact_weights() -> None:
     tile = layer.weights(1)
     got = norms.weighted(0, 1, tile, cols)
     assert np.allclose(got, tile * norms.carried[0, 1][None, :])
+
+
+def test_kept_factors_are_taken_once_and_again_when_the_weight_changes() -> None:
+    """A model's W^O is factored by its first trace and the factors reused by the next; a
+    weight changed in place, or another tensor under the same layer, is factored again."""
+    torch.manual_seed(4)
+    w_o = torch.randn(24, 4 * 6)
+    kept = c.KeptFactors()
+    first = kept.of(("decoder_self", 0), w_o, 4)
+    assert torch.equal(first, c.head_factors(c.head_slices(w_o, 4)))
+    assert kept.of(("decoder_self", 0), w_o, 4) is first
+    assert kept.of(("decoder_self", 1), w_o.T.contiguous().T, 4) is not first
+    with torch.no_grad():
+        w_o[:, :6] *= 2.0  # head 0's slice doubled in place
+    again = kept.of(("decoder_self", 0), w_o, 4)
+    assert again is not first
+    assert torch.allclose(again[0].abs(), 2 * first[0].abs(), rtol=1e-12)
+    assert torch.equal(again[1:], first[1:])
+    assert kept.of(("decoder_self", 0), w_o, 2).shape == (2, 12, 12)
