@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -35,6 +35,8 @@ from attnlens.record.scores import KEPT_DTYPES, LayerScores, MaskRule
 
 CAPTURE = "attnlens_capture"
 CAPTURE_HEADS = "attnlens_capture_heads"  # CAPTURE, the values and heads' outputs beside
+# the keyword by which a forward pass hands CAPTURE_HEADS what takes a layer's norms at once
+TAKE_NORMS = "attnlens_take_norms"
 EXTRAS = {  # keyword arguments that change the scores beyond what the record states
     "s_aux": "it adds learned sink logits",
     "sinks": "it adds learned sink logits",
@@ -48,14 +50,33 @@ class UnexpressibleError(Exception):
     """The layer's scores hold something a LayerScores record cannot state exactly."""
 
 
-@dataclass(frozen=True)
-class CapturedHeads:
-    """CAPTURE_HEADS's record of one layer: its scores, and what its heads read and wrote, by
-    which the trace takes the norms of what each head carries (record/norms.py)."""
+class TakeNorms(Protocol):
+    """What takes one layer's norms inside its attention call: (H, K) what each key gives each
+    head and (H, Q) what each head writes, from the values the call received (H_kv, K, d_head)
+    and its heads' outputs (H, Q, d_head); None where it cannot tell the layer."""
 
-    scores: LayerScores
+    def __call__(
+        self, module: nn.Module, values: torch.Tensor, output: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor] | None: ...
+
+
+@dataclass(frozen=True)
+class HeldHeads:
+    """What one layer's heads read and wrote, held until the pass ends."""
+
     values: torch.Tensor  # (H_kv, K, d_head): the values the attention call received
     output: torch.Tensor  # (H, Q, d_head): each head's output, before W^O
+
+
+@dataclass(frozen=True)
+class CapturedHeads:
+    """CAPTURE_HEADS's record of one layer: its scores, and the norms of what each head carries
+    and writes (record/norms.py: (H, K) carried, (H, Q) written), taken in the call; or, where
+    they could not be, what its heads read and wrote, from which the trace takes them after
+    the pass."""
+
+    scores: LayerScores
+    heads: tuple[torch.Tensor, torch.Tensor] | HeldHeads
 
 
 def capture_heads(
@@ -66,9 +87,15 @@ def capture_heads(
     attention_mask: torch.Tensor | None,
     **kwargs: Any,
 ) -> tuple[torch.Tensor, CapturedHeads]:
-    """CAPTURE, with the values the call received and each head's output handed back too."""
+    """CAPTURE, with the layer's norms taken by what the pass handed over as TAKE_NORMS, while
+    its values and heads' outputs are at hand; where none was handed over (a model that does
+    not pass its keywords down) or it cannot tell the layer, the values and outputs handed
+    back instead (held until the pass ends: the size of the queries and keys again)."""
+    take: TakeNorms | None = kwargs.pop(TAKE_NORMS, None)
     out, scores = capture_attention(module, query, key, value, attention_mask, **kwargs)
-    return out, CapturedHeads(scores, value[0].detach(), out[0].transpose(0, 1))
+    heads = out[0].transpose(0, 1)  # (H, Q, d_head)
+    taken = None if take is None else take(module, value[0], heads)
+    return out, CapturedHeads(scores, taken or HeldHeads(value[0].detach(), heads))
 
 
 def capture_attention(

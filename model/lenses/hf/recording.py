@@ -64,9 +64,10 @@ def weights_bytes(info: ModelInfo, S: int, T: int) -> int:
 
 def scores_bytes(info: ModelInfo, widths: Widths, S: int, T: int) -> int:
     """Queries and keys (at the model's dtype) and each row's log-sum-exp (float64) of every
-    layer, the values and heads' outputs the capture holds beside them until the forward ends
-    (hf/capture.py's CapturedHeads, the norms' inputs: the size of the keys and queries again),
-    and the summaries: linear in S and T."""
+    layer, the values and heads' outputs the capture may hold beside them until the forward
+    ends (hf/capture.py's HeldHeads, the norms' inputs, the size of the keys and queries again:
+    held only where a call cannot take its layer's norms itself, as ALBERT's shared layers'
+    cannot, but counted for every model, a bound), and the summaries: linear in S and T."""
     L, H = info.shape("encoder_self")
     dL, dH = info.shape("decoder_self")
     kv, d, dkv, dd = widths.kv_heads, widths.d_head, widths.decoder_kv_heads, widths.decoder_d_head

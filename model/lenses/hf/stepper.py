@@ -26,7 +26,13 @@ from attnlens.model.decoding.carried import CarriedNorms
 from attnlens.model.decoding.heads import HeadRef
 from attnlens.model.decoding.stepper import StepOutput
 from attnlens.model.lenses.hf.ablation import OutputProjections
-from attnlens.model.lenses.hf.capture import CAPTURE, CAPTURE_HEADS, UnexpressibleError
+from attnlens.model.lenses.hf.capture import (
+    CAPTURE,
+    CAPTURE_HEADS,
+    CapturedHeads,
+    HeldHeads,
+    UnexpressibleError,
+)
 from attnlens.model.lenses.hf.step_norms import cache_values, fed_values, run_norms
 from attnlens.model.lenses.hf.tracing import stacked
 from attnlens.model.lenses.hf.twin import kernel_twin
@@ -184,11 +190,17 @@ def _prefill(state: HFState, new: torch.Tensor) -> StepOutput[HFState] | None:
     self_attention = torch.stack([torch.nn.functional.pad(r, (fed - r.size(-1), 0)) for r in rows])
     norms = state.norms  # every prompt position's values as the calls received them
     if norms is not None:
-        norms = norms.grown([x.values.unsqueeze(0) for x in out.attentions])
+        norms = norms.grown([_held(x).values.unsqueeze(0) for x in out.attentions])
     after = HFState(state.model, out.past_key_values, None, None, fed, norms)
     own = None if norms is None else norms.of_rows(1)[0]
     log_probs = torch.log_softmax(logits, dim=-1)
     return StepOutput(log_probs, self_attention, None, after, logits, own)
+
+
+def _held(layer: CapturedHeads) -> HeldHeads:
+    """What a prefill's layer held (it takes no norms in the call: a step takes its own)."""
+    assert isinstance(layer.heads, HeldHeads), "a prefill hands its calls no norms to take"
+    return layer.heads
 
 
 def last_logits_only(model: PreTrainedModel) -> dict[str, int]:

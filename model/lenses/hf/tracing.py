@@ -3,6 +3,7 @@ output_attentions tensors, with the masks, positions and tokens as the model app
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,15 +13,22 @@ import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
 from attnlens.model.heap import give_back
-from attnlens.model.lenses.hf.capture import CAPTURE_HEADS, CapturedHeads, UnexpressibleError
+from attnlens.model.lenses.hf.capture import (
+    CAPTURE_HEADS,
+    TAKE_NORMS,
+    CapturedHeads,
+    UnexpressibleError,
+)
 from attnlens.model.lenses.hf.encoding import Encoded, is_byte_level
+from attnlens.model.lenses.hf.heads import HeadsError
 from attnlens.model.lenses.hf.mapping import next_token_logprobs, stack_attention
-from attnlens.model.lenses.hf.norms import trace_norms
+from attnlens.model.lenses.hf.norms import InCall, trace_norms
 from attnlens.model.lenses.hf.positions import Positions
 from attnlens.model.lenses.hf.tokens import display_tokens
 from attnlens.model.lenses.hf.twin import NOT_REGISTERED, kernel_twin
 from attnlens.model.lenses.hf.windows import StackRules, stack_rules, unexplained_zeros
 from attnlens.model.lenses.summaries import summarise
+from attnlens.model.net.contributions import KeptFactors
 from attnlens.record.norms import HeadNorms
 from attnlens.record.picking import END_TOKENS, earlier_matches, special_keys
 from attnlens.record.scores import LayerScores
@@ -51,6 +59,8 @@ class Runner:
     rules: StackRules = field(default_factory=StackRules)  # the only stack's per-layer rules
     byte_level: bool = False  # token strings stand for bytes (Ġ = space)
     token_types: int = 0  # how many token types (segments) the model embeds; 0: takes none
+    # the heads' factors of W^O, taken by the first trace with norms and kept for the next
+    factors: KeptFactors = field(default_factory=KeptFactors, compare=False)
 
     def ids(self, ids: tuple[int, ...]) -> torch.Tensor:
         return torch.tensor([ids], dtype=torch.long, device=self.device)  # (1, N)
@@ -190,8 +200,14 @@ def stacked(per_layer: Any, scores: bool) -> Any:
 
 def forward(run: Runner, scores: bool, **inputs: Any) -> Any:
     """The model's output with its attention: the weights (eager), or (scores) what the
-    kernel computed them from, with the values it read and each head's output."""
-    model = kernel_twin(run.model, CAPTURE_HEADS) if scores else run.model
+    kernel computed them from, with the norms of what its heads carry and write (taken in
+    each call where the model hands its keywords down to it, else from the values and heads'
+    outputs each call hands back)."""
+    if not scores:
+        return run.model(**inputs, output_attentions=True)
+    model = kernel_twin(run.model, CAPTURE_HEADS)
+    with contextlib.suppress(HeadsError):  # the norms' own step says why there are none
+        inputs[TAKE_NORMS] = InCall(model, run.info, run.factors)
     return model(**inputs, output_attentions=True)
 
 
@@ -202,8 +218,8 @@ def norms(run: Runner, scores: bool, attentions: dict[Kind, Any], inputs: dict[s
     if scores:
         if not all(isinstance(x, CapturedHeads) for got in attentions.values() for x in got):
             return None, "attnlens cannot take this model's values: " + NOT_REGISTERED
-        captured = {kind: list(got) for kind, got in attentions.items()}
-    return trace_norms(run.model, run.info, captured, inputs)
+        captured = {kind: [x.heads for x in got] for kind, got in attentions.items()}
+    return trace_norms(run.model, run.info, captured, inputs, run.factors)
 
 
 @torch.inference_mode()

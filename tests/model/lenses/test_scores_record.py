@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -14,11 +16,11 @@ import torch
 from attnlens.model import budget
 from attnlens.model.budget import RecordTooLargeError
 from attnlens.model.lenses import summaries
-from attnlens.model.lenses.hf import recording
-from attnlens.model.lenses.hf.capture import CapturedHeads
+from attnlens.model.lenses.hf import recording, tracing
+from attnlens.model.lenses.hf.capture import CapturedHeads, HeldHeads
+from attnlens.model.lenses.hf.heads import HeadsError
 from attnlens.model.lenses.hf.lens import HFLens
 from attnlens.model.lenses.hf.recording import Widths, scores_bytes, weights_bytes
-from attnlens.model.lenses.hf.tracing import forward
 from attnlens.model.lenses.registry import load
 from attnlens.record.errors import InputError
 from attnlens.record.trace import Trace
@@ -151,31 +153,64 @@ def test_a_set_record_budget_is_the_limit_of_scores_too(monkeypatch: pytest.Monk
 
 
 @pytest.mark.parametrize("name", ["llama", "bart"])
-def test_the_scores_budget_counts_what_the_capture_holds_until_the_forward_ends(name: str) -> None:
+def test_the_scores_budget_counts_what_the_capture_holds_until_the_forward_ends(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Grouped-query Llama and an encoder-decoder: the budget is, beside the summaries, every
-    layer's kept queries, keys and float64 log-sum-exps and the values and heads' outputs the
-    capture holds with them until the forward pass ends (the norms' inputs), to the byte."""
+    layer's kept queries, keys and float64 log-sum-exps and, where the calls cannot take the
+    norms themselves, the values and heads' outputs the capture holds with them until the
+    forward pass ends (the norms' inputs), to the byte. Where they can (these models), each
+    layer holds its norms alone, the very numbers taken from what it would have held."""
     lens = zoo(name)
-    S, T = (9, 6) if lens.info.architecture == "encoder-decoder" else (0, 11)
-    ids = lambda n: torch.arange(4, 4 + n).unsqueeze(0)  # noqa: E731  # (1, n)
-    if S:
-        inputs = {"input_ids": ids(S), "decoder_input_ids": ids(T), "use_cache": False}
-        fields = ("encoder_attentions", "decoder_attentions", "cross_attentions")
-    else:
-        inputs, fields = {"input_ids": ids(T), "use_cache": False}, ("attentions",)
-    out = forward(lens.runner, True, **inputs)
-    layers = [layer for field in fields for layer in getattr(out, field)]
-    assert layers and all(isinstance(layer, CapturedHeads) for layer in layers)
+    taken = _captured(lens)
+    assert all(isinstance(layer.heads, tuple) for layer in taken)
+    monkeypatch.setattr(tracing, "InCall", mock.Mock(side_effect=HeadsError("told apart")))
+    layers = _captured(lens)
+    assert all(isinstance(layer.heads, HeldHeads) for layer in layers)
+    (kind,) = {"llama": ("decoder_self",), "bart": ("encoder_self",)}[name]
+    first = lens.info.shape(kind)[0]  # the first kind's layers (bart: the encoder's)
+    with torch.inference_mode():
+        held = {kind: [x.heads for x in layers[:first]]}
+        norms = tracing.trace_norms(lens.model, lens.info, held, {})  # type: ignore[dict-item]
+    assert norms[0] is not None
+    carried = np.stack([layer.heads[0].numpy() for layer in taken[:first]])  # type: ignore[index]
+    assert np.array_equal(norms[0][kind].carried, carried)
     widths = Widths.of(lens.model.config, lens.info)
     held = sum(
         layer.scores.q.nbytes + layer.scores.k.nbytes + 8 * layer.scores.lse.size
-        + widths.item * (layer.values.numel() + layer.output.numel())
+        + widths.item * (layer.heads.values.numel() + layer.heads.output.numel())
         for layer in layers
+        if isinstance(layer.heads, HeldHeads)
     )  # fmt: skip
-    values = sum(widths.item * layer.values.numel() for layer in layers)
+    values = sum(
+        widths.item * layer.heads.values.numel()
+        for layer in layers
+        if isinstance(layer.heads, HeldHeads)
+    )
+    S, T = _sizes(lens)
     L, H = lens.info.shape("decoder_self")
     summaries = recording._overview(L * H, T, T) + recording._overview(L * H, T, S)
     if S:
         eL, eH = lens.info.shape("encoder_self")
         summaries += recording._overview(eL * eH, S, S)
     assert values > 0 and scores_bytes(lens.info, widths, S, T) == held + summaries
+
+
+def _sizes(lens: Any) -> tuple[int, int]:
+    return (9, 6) if lens.info.architecture == "encoder-decoder" else (0, 11)
+
+
+def _captured(lens: Any) -> list[CapturedHeads]:
+    """Every layer's CapturedHeads of one forward pass of the trace's (encoder's first)."""
+    S, T = _sizes(lens)
+    ids = lambda n: torch.arange(4, 4 + n).unsqueeze(0)  # noqa: E731  # (1, n)
+    if S:
+        inputs = {"input_ids": ids(S), "decoder_input_ids": ids(T), "use_cache": False}
+        fields = ("encoder_attentions", "decoder_attentions", "cross_attentions")
+    else:
+        inputs, fields = {"input_ids": ids(T), "use_cache": False}, ("attentions",)
+    with torch.inference_mode():  # as a trace runs it
+        out = tracing.forward(lens.runner, True, **inputs)
+    layers = [layer for field in fields for layer in getattr(out, field)]
+    assert layers and all(isinstance(layer, CapturedHeads) for layer in layers)
+    return layers

@@ -16,6 +16,8 @@ import torch
 from transformers import AttentionInterface
 from transformers.masking_utils import ALL_MASK_ATTENTION_FUNCTIONS, sdpa_mask
 
+from attnlens.model.lenses.hf import tracing
+from attnlens.model.lenses.hf.capture import CapturedHeads
 from attnlens.model.lenses.hf.heads import (
     EAGER_VALUES,
     HeadsError,
@@ -25,7 +27,7 @@ from attnlens.model.lenses.hf.heads import (
     output_weights,
 )
 from attnlens.model.lenses.hf.lens import HFLens
-from attnlens.model.lenses.hf.norms import head_norms
+from attnlens.model.lenses.hf.norms import head_norms, trace_norms
 from attnlens.model.lenses.hf.twin import kernel_twin
 from attnlens.model.net.contributions import head_slices, head_vectors
 from attnlens.record.norms import HeadNorms
@@ -287,6 +289,34 @@ def test_a_traces_norms_equal_what_the_calls_and_hooks_saw(name: str, record: st
     np.testing.assert_allclose(tile, want, rtol=1e-6)
     for back in (Trace.from_npz(trace.to_npz()), Trace.from_json(trace.to_json())):
         assert back.equals(trace) and back.norms is not None
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama", "bert", "bart", "t5", "albert"])
+def test_each_call_takes_its_own_layers_norms(name: str) -> None:
+    """A trace's attention calls take their layer's norms while they run, so that the pass holds
+    no values or heads' outputs: each call's module tells its layer (T5's and BART's self- and
+    cross-attention apart). ALBERT's layers share one W^O, which tells no layer: its calls hold
+    what they read and wrote, and the norms are taken after the pass, the same either way."""
+    hf = lens(name)
+    with torch.inference_mode():
+        out = tracing.forward(hf.runner, True, **inputs(hf))
+    only: Kind = "encoder_self" if hf.info.architecture == "encoder" else "decoder_self"
+    fields: dict[str, Kind] = {
+        "encoder_attentions": "encoder_self",
+        "cross_attentions": "cross",
+        "decoder_attentions": "decoder_self",
+        "attentions": only,
+    }
+    captured = {kind: list(getattr(out, f)) for f, kind in fields.items() if getattr(out, f, None)}
+    layers = [x for got in captured.values() for x in got]
+    assert set(captured) == set(hf.info.kinds) and all(isinstance(x, CapturedHeads) for x in layers)
+    in_call = [isinstance(x.heads, tuple) for x in layers]
+    assert all(in_call) if name != "albert" else not any(in_call)
+    heads = {kind: [x.heads for x in got] for kind, got in captured.items()}
+    with torch.inference_mode():
+        norms, missing = trace_norms(hf.model, hf.info, heads, {})  # type: ignore[arg-type]
+    assert norms is not None, missing
+    assert_norms_as_seen(hf, norms)
 
 
 def test_an_eager_architecture_not_stated_has_no_parts(monkeypatch: pytest.MonkeyPatch) -> None:
