@@ -316,11 +316,11 @@ class _Layer:
             distance = ((self.mass + sharp_mass) * rows - self.moment).sum(-1)
         p_ln_p = (self.p_log_p * LN2 + sharp_p_ln_p).sum(-1)
         norm_mean, norm_max, norm_total = None, None, None
-        if self.carried is not None:
+        if self.carried is not None:  # the sums made means in place: no more fresh pages
             summed = self.sum[1]  # (H, B_q, B_k) float64
             norm_total = summed.sum((1, 2)).cpu().numpy()
-            per_cell = torch.from_numpy(cells.astype(np.float64)).to(self.dev)
-            norm_mean = (summed / per_cell).float().cpu().numpy()
+            summed.div_(torch.from_numpy(cells.astype(np.float64)).to(self.dev))
+            norm_mean = summed.float().cpu().numpy()
             norm_max = self.max[1].cpu().numpy()
         return Pooled(
             lse=(self.lse + total.log()).cpu().numpy(),

@@ -57,7 +57,8 @@ def summarise(
     for i, (layer, pooled) in enumerate(zip(layers, pooled_layers, strict=True)):
         most[i], mean[i] = pooled.max, pooled.mean  # straight into the record's arrays
         if normed is not None:
-            normed[0, i], normed[1, i] = _half(pooled.norm_mean), _half(pooled.norm_max)
+            _as_half(normed[0, i], pooled.norm_mean)
+            _as_half(normed[1, i], pooled.norm_max)
         stats["entropy"].append(pooled.entropy)
         stats["distance"].append(pooled.distance)
         exact.append(replace(layer, lse=pooled.lse))
@@ -81,10 +82,11 @@ def summarise(
     ), tuple(exact)
 
 
-def _half(a: np.ndarray | None) -> np.ndarray:
-    """A float32 array as float16, through torch: numpy's cast takes five times as long."""
+def _as_half(out: np.ndarray, a: np.ndarray | None) -> None:
+    """A float32 array cast into the float16 array out, through torch (numpy's cast took five
+    times as long) and with nothing between."""
     assert a is not None, "pooled without the keys' norms"
-    return torch.from_numpy(a).half().numpy()
+    torch.from_numpy(out).copy_(torch.from_numpy(a))
 
 
 def _positions(keys: Sequence[int]) -> torch.Tensor:

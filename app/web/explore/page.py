@@ -106,6 +106,8 @@ def head_view(tr: Trace, alignment: tuple[int, ...] | None = None) -> None:
     show.let_it_draw()  # the heatmap leaves alone and is drawn first (module docstring)
     with right:
         lines_view(tr, kind, layer, head, present)
+        if measure == "norm":  # the lines are weights whatever the measure: said beside them
+            st.caption("The lines show the weights αᵢⱼ; Measure colours the heatmap and heads.")
     if tr.src_segments is not None and kind == "encoder_self":
         pair_view(tr, layer, head)
     every_head(tr, kind, layer, head, measure)

@@ -257,7 +257,8 @@ def test_cross_attention_circles_the_true_alignment_when_the_task_knows_it() -> 
 
 def test_the_measure_control_draws_the_norms_and_says_so(tiny_model_dir: Path) -> None:
     """Measure: norm redraws the heatmap as weight × the key's norm, named in its title and
-    colour bar, and goes in the address; weight draws the weights again."""
+    colour bar, and goes in the address, the lines view said to stay weights; weight draws the
+    weights again."""
     at = open_page(tiny_model_dir)
     before = heatmap(at)
     at.radio(key="w_measure").set_value("norm").run()
@@ -267,5 +268,8 @@ def test_the_measure_control_draws_the_norms_and_says_so(tiny_model_dir: Path) -
     assert after["data"][0]["colorbar"]["title"]["text"].startswith("norm α‖f(x)‖ ÷ ")
     assert after["data"][0]["z"] != before["data"][0]["z"]
     assert at.query_params["measure"] == "norm"
+    lines_said = "The lines show the weights αᵢⱼ; Measure colours the heatmap and heads."
+    assert lines_said in [c.value for c in at.caption]  # the lines stay weights: said so
     at.radio(key="w_measure").set_value("weight").run()
     assert heatmap(at)["layout"]["title"]["text"] == before["layout"]["title"]["text"]
+    assert lines_said not in [c.value for c in at.caption]
