@@ -4,7 +4,6 @@ slice of W^O."""
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
@@ -42,7 +41,7 @@ def norms_of(
     lens's), else taken here."""
     held = any(not isinstance(p, tuple) for layers in heads.values() for p in layers)
     projected = output_weights(model, model_type, info) if held else None
-    kept = kept or KeptFactors()
+    kept = KeptFactors() if kept is None else kept
     out: dict[Kind, HeadNorms] = {}
     for kind, layers in heads.items():
         pairs: list[Taken] = []
@@ -93,7 +92,10 @@ class InCall:
         if key is None:
             return None
         w_o = self.projected.weight(*key)
-        return layer_norms(w_o, values, output, self.kept.of(key, w_o, output.size(0)))
+        try:
+            return layer_norms(w_o, values, output, self.kept.of(key, w_o, output.size(0)))
+        except ValueError:  # held instead: the trace's own step says why, and keeps the pass
+            return None
 
 
 def _layer_modules(
@@ -102,7 +104,7 @@ def _layer_modules(
     """id(module) → its layer, for every module under the highest part of the model that holds
     one layer's W^O and no other's (the attention module calling the kernel is one of them:
     GPT-2's attn holds its c_proj, BERT's layer holds both its self-attention and its output
-    dense); a W^O shared by several layers tells none."""
+    dense); a W^O shared by several layers tells none (each of its parts holds them all)."""
     paths = {id(m): name for name, m in model.named_modules(remove_duplicate=False)}
     owner: dict[str, tuple[Kind, int] | None] = {}  # each ancestor of a W^O: its one layer
     for key, proj in projections.items():
@@ -114,11 +116,8 @@ def _layer_modules(
     for prefix, alone in sorted(owner.items(), key=lambda kv: kv[0].count(".")):
         if alone is not None and alone not in tops:
             tops[alone] = prefix
-    shared = {k for k, n in Counter(map(id, projections.values())).items() if n > 1}
     out: dict[int, tuple[Kind, int]] = {}
     for key, top in tops.items():
-        if id(projections[key]) in shared:
-            continue
         for m in model.get_submodule(top).modules():
             out[id(m)] = key
     return out

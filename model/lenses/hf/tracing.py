@@ -206,7 +206,7 @@ def forward(run: Runner, scores: bool, **inputs: Any) -> Any:
     if not scores:
         return run.model(**inputs, output_attentions=True)
     model = kernel_twin(run.model, CAPTURE_HEADS)
-    with contextlib.suppress(HeadsError):  # the norms' own step says why there are none
+    with contextlib.suppress(HeadsError, ValueError):  # the norms' own step says why not
         inputs[TAKE_NORMS] = InCall(model, run.info, run.factors)
     return model(**inputs, output_attentions=True)
 

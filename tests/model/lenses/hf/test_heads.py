@@ -319,6 +319,24 @@ def test_each_call_takes_its_own_layers_norms(name: str) -> None:
     assert_norms_as_seen(hf, norms)
 
 
+def test_norms_a_call_cannot_take_leave_the_trace_whole(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A W^O the norms cannot use (here: every layer refused as a crafted folder's would be)
+    fails neither the call nor the pass: the trace keeps its scores and says why it has no
+    norms."""
+    from attnlens.model.lenses.hf import norms as module
+
+    def refused(*args: object) -> None:
+        raise ValueError("W^O reads 7 inputs, which do not split into 4 heads")
+
+    monkeypatch.setattr(module, "layer_norms", refused)
+    trace = lens("gpt2").trace(TEXT, record="scores")
+    assert trace.scores is not None and trace.norms is None
+    assert trace.norms_missing == (
+        "attnlens cannot take this model's values: W^O reads 7 inputs, which do not split into "
+        "4 heads"
+    )
+
+
 def test_an_eager_architecture_not_stated_has_no_parts(monkeypatch: pytest.MonkeyPatch) -> None:
     from attnlens.model.lenses.hf import heads as module
 
